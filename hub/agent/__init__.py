@@ -1,0 +1,1 @@
+"""The turn loop, conversations, prompt building and speakable text."""

@@ -1,0 +1,89 @@
+"""What interfaces hand the agent, and what they get back while a turn runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from hub.llm.types import Reasoning, ToolCall, Usage
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    text: str
+    conversation_id: str | None = None  # None: a new conversation
+    language: str | None = None  # None: the configured default
+    source: str = "cli"  # cli | wyoming | mqtt | rest
+    satellite_id: str | None = None
+    device_id: str | None = None
+    conversational: bool | None = None  # None: the configured default
+    reasoning: Reasoning | None = None  # None: the configured default
+    persona: str | None = None
+
+
+# --- events streamed while a turn runs ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReplyChunk:
+    """Speakable reply text as it streams (thinking never appears here)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call: ToolCall
+    ok: bool
+    data: dict[str, Any]
+    seconds: float
+
+
+@dataclass
+class TurnTimings:
+    prefill_s: float = 0.0
+    first_token_s: float = 0.0  # from turn start to the first reply token
+    decode_s: float = 0.0
+    thinking_s: float = 0.0
+    tools_s: float = 0.0
+    total_s: float = 0.0
+    prompt_tokens: int = 0
+    evaluated_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    thinking_tokens: int = 0
+    model_rounds: int = 0
+
+    def add_usage(self, usage: Usage) -> None:
+        self.prefill_s += usage.prefill_s
+        self.decode_s += usage.decode_s
+        self.thinking_s += usage.thinking_s
+        self.prompt_tokens += usage.prompt_tokens
+        self.evaluated_prompt_tokens += usage.evaluated_prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.thinking_tokens += usage.thinking_tokens
+        self.model_rounds += 1
+
+
+@dataclass
+class TurnResult:
+    conversation_id: str
+    language: str
+    reply: str  # the speakable reply
+    ok: bool = True  # False: the turn failed and `reply` is the spoken error
+    error: str | None = None  # machine-readable error code
+    tool_calls: list[ToolFinished] = field(default_factory=list)
+    timings: TurnTimings = field(default_factory=TurnTimings)
+    path: str = "model"  # model | fast_path
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    result: TurnResult
+
+
+TurnEvent = Union[ReplyChunk, ToolStarted, ToolFinished, TurnDone]

@@ -1,0 +1,222 @@
+"""All of the hub's options, in one table that also produces the add-on's `config.yaml` schema.
+
+Each option has an add-on schema type (`str`, `bool`, `int(1,10)`, `list(a|b)`, `port`,
+`password`, `float`, `url`, ending in `?` when optional) and a default. The voluptuous schema
+is built from those same type strings, so the add-on UI and the hub cannot disagree.
+Options come from, in order of precedence: environment (`BOLT_HUB_<NAME>`), a YAML/JSON file
+(`--config`, or the add-on's `/data/options.json`), then the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import voluptuous as vol
+import yaml
+
+ADDON_OPTIONS_PATH = Path("/data/options.json")
+ENV_PREFIX = "BOLT_HUB_"
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    type: str  # add-on schema type
+    default: Any = None  # None: no default (optional options only)
+
+
+LANGUAGES = (
+    "ar bg ca cs da de el en es fi fr he hi hr hu id it ja ko ms nb nl pl pt ro ru sk sl sr sv "
+    "th tr uk vi zh"
+).split()
+
+OPTIONS: tuple[Option, ...] = (
+    # general
+    Option("log_level", "list(debug|info|warning|error)", "info"),
+    Option("language", "str", "en"),
+    Option("data_dir", "str?"),
+    # model
+    Option("model_path", "str?"),
+    Option("n_ctx", "int(512,65536)", 8192),
+    Option("n_gpu_layers", "int(-1,999)", 0),
+    Option("threads", "int(0,256)", 0),
+    Option("flash_attn", "bool", True),
+    Option("kv_cache_type", "list(f16|q8_0|q4_0)", "f16"),
+    Option("constrained_tools", "list(auto|always|never)", "auto"),
+    Option("temperature", "float", 0.2),
+    # agent
+    Option("conversational_mode", "bool", True),
+    Option("reasoning", "list(on|off|budget)", "off"),
+    Option("reasoning_budget", "int(0,8192)", 256),
+    Option("max_reply_chars", "int(40,4000)", 400),
+    Option("max_tokens", "int(16,4096)", 256),
+    Option("max_tool_rounds", "int(1,10)", 3),
+    Option("history_tokens", "int(0,32768)", 2048),
+    Option("conversation_idle_minutes", "int(1,1440)", 30),
+    Option("turn_timeout", "int(1,600)", 30),
+    Option("queue_size", "int(1,1000)", 32),
+    Option("fast_path", "bool", True),
+    # Home Assistant
+    Option("ha_url", "str?"),
+    Option("ha_token", "password?"),
+    Option("expose", "list(assist|all)", "assist"),
+    Option("include_entities", "str?"),  # comma-separated entity ids or globs
+    Option("exclude_entities", "str?"),
+    # Wyoming
+    Option("wyoming_port", "port", 10500),
+    Option("zeroconf", "bool", True),
+    # MQTT
+    Option("mqtt_host", "str?"),
+    Option("mqtt_port", "port", 1883),
+    Option("mqtt_username", "str?"),
+    Option("mqtt_password", "password?"),
+    Option("mqtt_tls", "bool", False),
+    Option("mqtt_base_topic", "str", "bolt_hub"),
+    Option("mqtt_discovery_prefix", "str", "homeassistant"),
+    Option("instance_name", "str", "Bolt Hub"),
+    # HTTP
+    Option("http_port", "port", 8099),
+    Option("api_token", "password?"),
+)
+
+OPTION_BY_NAME = {o.name: o for o in OPTIONS}
+
+_INT = re.compile(r"^int(?:\((-?\d*),(-?\d*)\))?$")
+_FLOAT = re.compile(r"^float(?:\((-?[\d.]*),(-?[\d.]*)\))?$")
+_LIST = re.compile(r"^list\((.+)\)$")
+
+
+class ConfigError(ValueError):
+    """Options that cannot be used; the message names the option and what is wrong."""
+
+
+def validator_for(addon_type: str) -> Callable[[Any], Any]:
+    """The voluptuous validator for one add-on schema type (without the optional `?`)."""
+    if addon_type in ("str", "password"):
+        return vol.All(vol.Coerce(str))
+    if addon_type == "bool":
+        return vol.Boolean()
+    if addon_type == "port":
+        return vol.All(vol.Coerce(int), vol.Range(min=1, max=65535))
+    if addon_type == "url":
+        return vol.Url()
+    if addon_type == "email":
+        return vol.Email()
+    if match := _INT.match(addon_type):
+        low, high = (int(v) if v else None for v in match.groups())
+        return vol.All(vol.Coerce(int), vol.Range(min=low, max=high))
+    if match := _FLOAT.match(addon_type):
+        low, high = (float(v) if v else None for v in match.groups())
+        return vol.All(vol.Coerce(float), vol.Range(min=low, max=high))
+    if match := _LIST.match(addon_type):
+        return vol.In(match.group(1).split("|"))
+    raise ValueError(f"unknown add-on schema type {addon_type!r}")
+
+
+def _build_schema() -> vol.Schema:
+    fields: dict[Any, Any] = {}
+    for option in OPTIONS:
+        optional = option.type.endswith("?")
+        base = option.type.rstrip("?")
+        validator = validator_for(base)
+        if optional:
+            fields[vol.Optional(option.name)] = vol.Any(None, validator)
+        else:
+            fields[vol.Optional(option.name, default=option.default)] = validator
+    return vol.Schema(fields, extra=vol.PREVENT_EXTRA)
+
+
+SCHEMA = _build_schema()
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """Validated options. Attribute access: `config.n_ctx`; missing optional options are None."""
+
+    values: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPTION_BY_NAME:
+            return self.values.get(name)
+        raise AttributeError(name)
+
+    def with_changes(self, **changes: Any) -> "HubConfig":
+        return validate({**self.values, **changes})
+
+    @property
+    def in_addon(self) -> bool:
+        return bool(os.environ.get("SUPERVISOR_TOKEN"))
+
+    @property
+    def state_dir(self) -> Path:
+        if self.data_dir:
+            return Path(self.data_dir)
+        if self.in_addon:
+            return Path("/data")
+        return Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "bolt-hub"
+
+
+def validate(raw: dict[str, Any]) -> HubConfig:
+    cleaned = {k: v for k, v in raw.items() if not (v is None or v == "")}
+    try:
+        return HubConfig(SCHEMA(cleaned))
+    except vol.MultipleInvalid as err:
+        problems = "; ".join(_describe(e) for e in err.errors)
+        raise ConfigError(f"invalid options: {problems}") from None
+
+
+def _describe(error: vol.Invalid) -> str:
+    where = ".".join(str(p) for p in error.path) or "options"
+    if error.error_message == "extra keys not allowed":
+        return f"{where}: unknown option"
+    return f"{where}: {error.error_message}"
+
+
+def env_overrides(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    environ = dict(os.environ) if environ is None else environ
+    found = {}
+    for option in OPTIONS:
+        key = ENV_PREFIX + option.name.upper()
+        if key in environ:
+            found[option.name] = environ[key]
+    return found
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise ConfigError(f"config file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of options")
+    return data
+
+
+def load(config_path: Path | None = None, environ: dict[str, str] | None = None, **overrides: Any) -> HubConfig:
+    """Defaults < file (explicit path, else the add-on's options.json if present) < env < overrides."""
+    raw: dict[str, Any] = {}
+    if config_path is not None:
+        raw.update(load_file(config_path))
+    elif ADDON_OPTIONS_PATH.exists():
+        raw.update(load_file(ADDON_OPTIONS_PATH))
+    raw.update(env_overrides(environ))
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    return validate(raw)
+
+
+def addon_options_and_schema() -> tuple[dict[str, Any], dict[str, str]]:
+    """The `options` and `schema` sections that config.yaml must carry."""
+    options = {o.name: o.default for o in OPTIONS if not o.type.endswith("?")}
+    schema = {o.name: o.type for o in OPTIONS}
+    return options, schema

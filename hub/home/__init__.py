@@ -1,0 +1,1 @@
+"""Entities, their resolution, tools and policy; Home Assistant and MQTT device backends."""

@@ -1,0 +1,119 @@
+"""Entities the hub knows, whichever backend (demo, Home Assistant, MQTT) provides them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from typing import Any, Awaitable, Callable, Iterable, Protocol
+
+
+@dataclass(frozen=True)
+class Entity:
+    entity_id: str  # "light.kitchen"
+    name: str  # friendly name
+    state: str = "unknown"
+    attributes: dict[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    area: str | None = None
+    device_class: str | None = None
+    source: str = "demo"  # demo | ha | mqtt
+    device_id: str | None = None  # used to merge one device seen through HA and MQTT
+
+    @property
+    def domain(self) -> str:
+        return self.entity_id.split(".", 1)[0]
+
+
+StateListener = Callable[[Entity | None, Entity], Awaitable[None] | None]
+
+
+class EntityBackend(Protocol):
+    """Carries out a service call on the real (or simulated) device."""
+
+    async def call_service(
+        self, entity: Entity, service: str, data: dict[str, Any]
+    ) -> None: ...
+
+
+class BackendError(RuntimeError):
+    """The backend could not carry out the call (HA down, 500, broker gone, ...)."""
+
+
+class EntityStore:
+    """The live set of exposed entities, with listeners for state changes.
+
+    Backends push entities in with `upsert`; tools read them and route service calls to the
+    backend registered for the entity's source.
+    """
+
+    def __init__(self) -> None:
+        self._entities: dict[str, Entity] = {}
+        self._backends: dict[str, EntityBackend] = {}
+        self._listeners: list[StateListener] = []
+        self.version = 0  # bumps when the set of entities or their names change (not states)
+
+    def register_backend(self, source: str, backend: EntityBackend) -> None:
+        self._backends[source] = backend
+
+    def backend_for(self, entity: Entity) -> EntityBackend:
+        try:
+            return self._backends[entity.source]
+        except KeyError as err:
+            raise BackendError(f"no backend for {entity.source} entities") from err
+
+    def add_listener(self, listener: StateListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def get(self, entity_id: str) -> Entity | None:
+        return self._entities.get(entity_id)
+
+    def all(self) -> list[Entity]:
+        return sorted(self._entities.values(), key=lambda e: e.entity_id)
+
+    def __len__(self) -> int:
+        return len(self._entities)
+
+    def __contains__(self, entity_id: str) -> bool:
+        return entity_id in self._entities
+
+    def upsert(self, entity: Entity) -> None:
+        old = self._entities.get(entity.entity_id)
+        self._entities[entity.entity_id] = entity
+        if old is None or _identity(old) != _identity(entity):
+            self.version += 1
+        if old is None or old.state != entity.state or old.attributes != entity.attributes:
+            self._notify(old, entity)
+
+    def update_state(
+        self, entity_id: str, state: str, attributes: dict[str, Any] | None = None
+    ) -> Entity | None:
+        old = self._entities.get(entity_id)
+        if old is None:
+            return None
+        new = replace(old, state=state, attributes=attributes if attributes is not None else old.attributes)
+        self.upsert(new)
+        return new
+
+    def remove(self, entity_id: str) -> None:
+        if self._entities.pop(entity_id, None) is not None:
+            self.version += 1
+
+    def replace_all(self, entities: Iterable[Entity], source: str) -> None:
+        """Make the entities of one source exactly `entities` (a full reload)."""
+        wanted = {e.entity_id: e for e in entities}
+        for entity_id in [i for i, e in self._entities.items() if e.source == source and i not in wanted]:
+            self.remove(entity_id)
+        for entity in wanted.values():
+            self.upsert(entity)
+
+    def _notify(self, old: Entity | None, new: Entity) -> None:
+        for listener in list(self._listeners):
+            result = listener(old, new)
+            if asyncio.iscoroutine(result):
+                asyncio.ensure_future(result)
+
+
+def _identity(entity: Entity) -> tuple[Any, ...]:
+    """What the model's stable prompt depends on: everything but the live state."""
+    return (entity.entity_id, entity.name, entity.aliases, entity.area, entity.device_class)

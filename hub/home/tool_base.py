@@ -1,0 +1,103 @@
+"""The one interface every tool implements, and the registry the agent calls tools through."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import jsonschema
+
+from hub.llm.types import ToolCall, ToolSpec
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who asked: passed to every tool so it can localize, log and report back."""
+
+    conversation_id: str
+    language: str = "en"
+    source: str = "cli"  # cli | wyoming | mqtt | rest | fast_path
+    satellite_id: str | None = None
+    device_id: str | None = None
+
+
+@dataclass
+class ToolResult:
+    """A tool's outcome. `data` goes back to the model as JSON.
+
+    `speech` is a short localized sentence for the user (used by the fast path and when the
+    model is not asked to phrase the answer). `pending` marks an acknowledged action whose real
+    outcome is reported later.
+    """
+
+    ok: bool
+    data: dict[str, Any] = field(default_factory=dict)
+    speech: str | None = None
+    pending: bool = False
+    changed_entities: tuple[str, ...] = ()
+
+
+class Tool(Protocol):
+    spec: ToolSpec
+    # names of arguments that hold entity ids: constrained decoding offers candidates for them
+    entity_args: tuple[str, ...]
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+class ToolError(Exception):
+    """A call the hub refuses or cannot carry out; its message goes back to the model/user."""
+
+    def __init__(self, message: str, code: str = "error", **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, tool: Tool) -> None:
+        if tool.spec.name in self._tools:
+            raise ValueError(f"tool {tool.spec.name!r} registered twice")
+        jsonschema.Draft202012Validator.check_schema(tool.spec.parameters)
+        self._tools[tool.spec.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
+        chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}
+        return [t.spec for t in chosen.values()]
+
+    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Validate and run one call. Never raises for bad calls: errors become results."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return ToolResult(
+                ok=False,
+                data={"error": "unknown_tool", "message": f"No tool named {call.name!r}.",
+                      "available": self.names()},
+            )
+        try:
+            jsonschema.validate(call.arguments, tool.spec.parameters)
+        except jsonschema.ValidationError as err:
+            return ToolResult(
+                ok=False,
+                data={"error": "invalid_arguments", "message": err.message,
+                      "path": "/".join(str(p) for p in err.absolute_path)},
+            )
+        try:
+            return await tool.execute(call.arguments, ctx)
+        except ToolError as err:
+            return ToolResult(ok=False, data={"error": err.code, "message": str(err), **err.details})
+        except Exception as err:  # a tool bug must not end the turn
+            _LOGGER.exception("tool %s failed", call.name)
+            return ToolResult(ok=False, data={"error": "tool_failed", "message": str(err)})

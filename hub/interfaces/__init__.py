@@ -1,0 +1,1 @@
+"""Wyoming, MQTT and HTTP interfaces."""

@@ -1,0 +1,161 @@
+"""Data shared by engines, the parser and the agent: messages, tools, stream deltas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, AsyncIterator, Literal, Protocol, Union
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for. `id` is assigned by the hub when the format has none."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+
+@dataclass
+class Message:
+    """One chat message, as the agent keeps it in a conversation's history.
+
+    `tool_calls` is set on assistant messages that called tools; `name` and `tool_call_id`
+    on role="tool" messages that carry a tool's result (JSON text in `content`).
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    name: str | None = None
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about a tool: name, description, JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ReasoningMode(str, Enum):
+    ON = "on"
+    OFF = "off"
+    BUDGET = "budget"
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    mode: ReasoningMode = ReasoningMode.OFF
+    budget: int = 256  # thinking tokens allowed when mode is BUDGET
+
+
+@dataclass(frozen=True)
+class ToolConstraint:
+    """Constrained decoding: the next output must be one call to one of `tool_names`.
+
+    `entity_ids` is the enum the grammar offers for every entity argument
+    (the candidates the resolver found for this request).
+    """
+
+    tool_names: tuple[str, ...]
+    entity_ids: tuple[str, ...]
+
+
+@dataclass
+class GenerationRequest:
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    reasoning: Reasoning = field(default_factory=Reasoning)
+    conversational: bool = True
+    max_tokens: int = 512
+    temperature: float = 0.2
+    constraint: ToolConstraint | None = None
+
+
+# --- stream deltas -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class MalformedToolCall:
+    """The model started a tool call the parser could not read; `raw` is what it wrote."""
+
+    raw: str
+    error: str
+
+
+@dataclass
+class Usage:
+    """Token counts and timings (seconds) of one generation."""
+
+    prompt_tokens: int = 0
+    reused_prompt_tokens: int = 0  # taken from the KV cache, not evaluated again
+    evaluated_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    thinking_tokens: int = 0
+    prefill_s: float = 0.0
+    first_token_s: float = 0.0
+    decode_s: float = 0.0
+    thinking_s: float = 0.0
+    total_s: float = 0.0
+    stop_reason: str = "stop"  # stop | length | tool_call | budget | error
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        return self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Done:
+    usage: Usage
+
+
+Delta = Union[TextDelta, ThinkingDelta, ToolCallDelta, MalformedToolCall, Done]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    architecture: str
+    path: str
+    n_ctx: int
+    n_ctx_train: int
+    n_params: int
+    is_stand_in: bool = False  # an embedded test model standing in for Bolt E4B
+
+
+class EngineError(RuntimeError):
+    """A model problem worth telling the user in plain words (bad file, context too long, ...)."""
+
+
+class Engine(Protocol):
+    """Streams typed deltas for a chat request. Implementations must not block the event loop."""
+
+    info: ModelInfo
+
+    def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        """Yield Text/Thinking/ToolCall/MalformedToolCall deltas and exactly one final Done."""
+        ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    async def close(self) -> None: ...
