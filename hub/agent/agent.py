@@ -1,0 +1,349 @@
+"""The turn loop: request → (fast path | prompt → model → tool calls → results → model) → reply.
+
+The agent holds no network code: interfaces hand it `TurnRequest`s and stream its events.
+Each turn runs as its own task so a deadline can end it cleanly whatever it is waiting on,
+and turns of one conversation run one at a time, in arrival order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Callable, Protocol, Sequence
+
+from hub.agent import prompt
+from hub.agent.conversation import Conversation, ConversationStore
+from hub.agent.reply import ReplyBuilder
+from hub.agent.types import (
+    ReplyChunk,
+    ToolFinished,
+    ToolStarted,
+    TurnDone,
+    TurnEvent,
+    TurnRequest,
+    TurnResult,
+    TurnTimings,
+)
+from hub.config import HubConfig
+from hub.home.entities import Entity
+from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.llm.types import (
+    Done,
+    Engine,
+    EngineError,
+    GenerationRequest,
+    MalformedToolCall,
+    Message,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolConstraint,
+)
+from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase
+from hub.settings import RuntimeSettings
+
+_LOGGER = logging.getLogger(__name__)
+SMALL_MODEL_PARAMS = 2_000_000_000
+FULL_OVERVIEW_MAX_ENTITIES = 60
+MAX_REQUEST_CHARS = 4000
+
+
+class FastPathLike(Protocol):
+    async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
+
+
+class HomeView(Protocol):
+    """What the agent needs to know about the home to build prompts and narrow tool calls."""
+
+    def entities(self) -> Sequence[Entity]: ...
+    def candidates(self, text: str, language: str) -> Sequence[Entity]: ...
+    def overview(self, entities: Sequence[Entity]) -> str: ...
+    def live_states(self, entities: Sequence[Entity]) -> str: ...
+
+
+@dataclass
+class _TurnState:
+    request: TurnRequest
+    conversation: Conversation
+    language: str
+    ctx: ToolContext
+    timings: TurnTimings = field(default_factory=TurnTimings)
+    started: float = field(default_factory=time.monotonic)
+    finished_calls: list[ToolFinished] = field(default_factory=list)
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        registry: ToolRegistry,
+        settings: RuntimeSettings,
+        config: HubConfig,
+        home: HomeView | None = None,
+        fast_path: FastPathLike | None = None,
+        clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
+    ) -> None:
+        self._engine = engine
+        self._registry = registry
+        self._settings = settings
+        self._config = config
+        self._home = home
+        self._fast_path = fast_path
+        self._clock_text = clock_text
+        self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
+        self.languages: list[str] = list(SUPPORTED_LANGUAGES)
+        mode = config.constrained_tools
+        self._constrained = mode == "always" or (
+            mode == "auto" and engine.info.n_params < SMALL_MODEL_PARAMS
+        )
+
+    # --- public API ---------------------------------------------------------------------------
+
+    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+        """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
+        language = normalize_language(request.language, default=self._config.language)
+        error = _check_request(request.text)
+        if error:
+            yield TurnDone(self._failure(request.conversation_id or "", language, error))
+            return
+        conversation = self.conversations.get_or_create(request.conversation_id, language)
+        conversation.language = language
+        events: asyncio.Queue[TurnEvent] = asyncio.Queue()
+        task = asyncio.create_task(self._locked_turn(request, conversation, language, events))
+        deadline = time.monotonic() + self._config.turn_timeout
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(events.get(), max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._config.turn_timeout)
+                    yield TurnDone(self._failure(conversation.id, language, "timeout"))
+                    return
+                yield event
+                if isinstance(event, TurnDone):
+                    return
+        finally:
+            if not task.done():
+                task.cancel()
+
+    async def ask(self, request: TurnRequest) -> TurnResult:
+        async for event in self.run(request):
+            if isinstance(event, TurnDone):
+                return event.result
+        raise AssertionError("run() ended without TurnDone")  # pragma: no cover
+
+    async def report(self, conversation_id: str, text: str) -> None:
+        """Add an outcome that arrived after its turn ended, as something the hub said."""
+        conversation = self.conversations.get_or_create(conversation_id, self._config.language)
+        async with conversation.lock:
+            conversation.messages.append(Message("assistant", text))
+
+    def clear_conversations(self) -> None:
+        self.conversations.clear()
+
+    # --- one turn -----------------------------------------------------------------------------
+
+    async def _locked_turn(
+        self, request: TurnRequest, conversation: Conversation, language: str,
+        events: asyncio.Queue[TurnEvent],
+    ) -> None:
+        async with conversation.lock:
+            ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id)
+            state = _TurnState(request, conversation, language, ctx)
+            try:
+                result = await self._turn(state, events.put_nowait)
+            except asyncio.CancelledError:
+                raise
+            except EngineError as err:
+                code = "busy" if type(err).__name__ == "EngineBusy" else "model"
+                _LOGGER.warning("model error in %s: %s", conversation.id, err)
+                result = self._failure(conversation.id, language, code)
+            except Exception:
+                _LOGGER.exception("turn in %s failed", conversation.id)
+                result = self._failure(conversation.id, language, "generic")
+            result.timings.total_s = time.monotonic() - state.started
+            events.put_nowait(TurnDone(result))
+
+    async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
+        text = state.request.text.strip()
+        if self._fast_path is not None and self._config.fast_path:
+            handled = await self._try_fast_path(state, text, emit)
+            if handled is not None:
+                return handled
+        return await self._model_turn(state, text, emit)
+
+    async def _try_fast_path(
+        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
+    ) -> TurnResult | None:
+        outcome = await self._fast_path.try_handle(text, state.language, state.ctx)  # type: ignore[union-attr]
+        if outcome is None:
+            return None
+        for call, result in zip(outcome.calls, outcome.results):
+            emit(ToolStarted(call))
+            finished = ToolFinished(call, result.ok, result.data, 0.0)
+            state.finished_calls.append(finished)
+            emit(finished)
+        emit(ReplyChunk(outcome.reply))
+        # the model sees what happened, so a follow-up turn can refer to it
+        state.conversation.messages += [Message("user", text), Message("assistant", outcome.reply)]
+        self._trim(state.conversation)
+        state.timings.first_token_s = time.monotonic() - state.started
+        return TurnResult(state.conversation.id, state.language, outcome.reply,
+                          tool_calls=state.finished_calls, timings=state.timings, path="fast_path")
+
+    async def _model_turn(
+        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
+    ) -> TurnResult:
+        request, conversation = state.request, state.conversation
+        conversational = (request.conversational if request.conversational is not None
+                          else self._settings.conversational_mode)
+        reasoning = request.reasoning or self._settings.reasoning
+        entities = list(self._home.entities()) if self._home else []
+        candidates = list(self._home.candidates(text, state.language)) if self._home else []
+        system = Message("system", prompt.system_prompt(prompt.PromptParts(
+            prompt.ASSISTANT_INSTRUCTIONS, conversational, self._stable_overview(entities))))
+        live = self._home.live_states(candidates) if self._home else ""
+        turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
+        tools = self._registry.specs()
+        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit))
+        retries_left = 1
+        spoken_results: list[str] = []
+
+        for round_no in range(self._config.max_tool_rounds + 1):
+            constraint = None
+            if round_no == 0 and self._constrained and candidates and tools:
+                constraint = ToolConstraint(tuple(t.name for t in tools), tuple(e.entity_id for e in candidates))
+            generation = GenerationRequest(
+                messages=[system, *conversation.messages, *turn_messages], tools=tools,
+                reasoning=reasoning, conversational=conversational,
+                max_tokens=self._config.max_tokens, temperature=self._config.temperature,
+                constraint=constraint,
+            )
+            raw_text, calls = await self._generate(generation, state, reply)
+            if not calls:
+                turn_messages.append(Message("assistant", raw_text if not reply.capped else reply.text))
+                break
+            if round_no == self._config.max_tool_rounds:
+                _LOGGER.info("tool round limit reached in %s", conversation.id)
+                turn_messages.append(Message("assistant", raw_text))
+                break
+            turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
+            results = await self._run_tools(calls, state, emit, turn_messages)
+            if any(not r.ok for r in results):
+                if retries_left == 0:
+                    spoken_results = [_speech_of(r, state.language) for r in results]
+                    break
+                retries_left -= 1
+            if constraint is not None and all(r.ok for r in results):
+                # a small model phrases results badly: speak the tools' own confirmations
+                spoken_results = [_speech_of(r, state.language) for r in results]
+                turn_messages.append(Message("assistant", " ".join(spoken_results)))
+                break
+            spoken_results = [_speech_of(r, state.language) for r in results]
+        reply.finish()
+        if not reply.text:
+            fallback = " ".join(s for s in spoken_results if s) or phrase(state.language, "action.done")
+            reply.add_text(fallback)
+            reply.finish()
+        conversation.messages += turn_messages
+        self._trim(conversation)
+        return TurnResult(conversation.id, state.language, reply.text,
+                          tool_calls=state.finished_calls, timings=state.timings)
+
+    async def _generate(
+        self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder
+    ) -> tuple[str, list[ToolCall]]:
+        raw: list[str] = []
+        calls: list[ToolCall] = []
+        stream = self._engine.stream(generation)
+        try:
+            async for delta in stream:
+                if isinstance(delta, TextDelta):
+                    raw.append(delta.text)
+                    reply.add_text(delta.text)
+                    if reply.capped:
+                        break
+                elif isinstance(delta, ToolCallDelta):
+                    calls.append(delta.call)
+                elif isinstance(delta, MalformedToolCall):
+                    calls.append(ToolCall("invalid_tool_call", {"raw": delta.raw[:300], "error": delta.error},
+                                          id=f"bad_{len(calls) + 1}"))
+                elif isinstance(delta, ThinkingDelta):
+                    _LOGGER.debug("thinking: %s", delta.text)
+                elif isinstance(delta, Done):
+                    state.timings.add_usage(delta.usage)
+        finally:
+            await stream.aclose()
+        return "".join(raw), calls
+
+    async def _run_tools(
+        self, calls: list[ToolCall], state: _TurnState, emit: Callable[[TurnEvent], None],
+        turn_messages: list[Message],
+    ) -> list[ToolResult]:
+        results = []
+        for call in calls:
+            emit(ToolStarted(call))
+            started = time.monotonic()
+            if call.name == "invalid_tool_call":
+                result = ToolResult(ok=False, data={
+                    "error": "malformed_call",
+                    "message": f"Your tool call could not be read ({call.arguments.get('error')}). "
+                               "Write one valid call."})
+            else:
+                result = await self._registry.call(call, state.ctx)
+            seconds = time.monotonic() - started
+            state.timings.tools_s += seconds
+            finished = ToolFinished(call, result.ok, result.data, seconds)
+            state.finished_calls.append(finished)
+            emit(finished)
+            _LOGGER.info("tool %s(%s) in %s from %s: %s", call.name, json.dumps(call.arguments),
+                         state.conversation.id, state.ctx.source, "ok" if result.ok else result.data.get("error"))
+            turn_messages.append(Message("tool", json.dumps(result.data, ensure_ascii=False),
+                                         name=call.name, tool_call_id=call.id or None))
+            results.append(result)
+        return results
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _chunk_emitter(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> Callable[[str], None]:
+        def on_chunk(text: str) -> None:
+            if not state.timings.first_token_s:
+                state.timings.first_token_s = time.monotonic() - state.started
+            emit(ReplyChunk(text))
+        return on_chunk
+
+    def _stable_overview(self, entities: list[Entity]) -> str:
+        if not self._home or len(entities) > FULL_OVERVIEW_MAX_ENTITIES:
+            return ""
+        return self._home.overview(entities)
+
+    def _trim(self, conversation: Conversation) -> None:
+        conversation.trim(self._config.history_tokens, self._message_tokens)
+
+    def _message_tokens(self, message: Message) -> int:
+        calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)
+        return self._engine.count_tokens(message.content + calls) + 4
+
+    def _failure(self, conversation_id: str, language: str, code: str) -> TurnResult:
+        return TurnResult(conversation_id, language, phrase(language, f"error.{code}"), ok=False, error=code)
+
+
+def _check_request(text: str) -> str | None:
+    if not text or not text.strip():
+        return "empty"
+    if len(text) > MAX_REQUEST_CHARS:
+        return "too_long"
+    return None
+
+
+def _speech_of(result: ToolResult, language: str) -> str:
+    if result.speech:
+        return result.speech
+    if not result.ok:
+        return phrase(language, "action.failed", reason=str(result.data.get("message", result.data.get("error", ""))))
+    return phrase(language, "action.done")

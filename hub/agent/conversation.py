@@ -1,0 +1,76 @@
+"""Conversations: history per conversation id, idle expiry and a token budget."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hub.llm.types import Message
+
+
+@dataclass
+class Conversation:
+    id: str
+    language: str
+    messages: list[Message] = field(default_factory=list)
+    last_used: float = field(default_factory=time.monotonic)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one turn at a time, in arrival order
+
+    def turns(self) -> list[list[Message]]:
+        """History split into turns; each starts at a user message and keeps calls with results."""
+        turns: list[list[Message]] = []
+        for message in self.messages:
+            if message.role == "user" or not turns:
+                turns.append([])
+            turns[-1].append(message)
+        return turns
+
+    def trim(self, budget_tokens: int, count_tokens: Callable[[Message], int]) -> int:
+        """Drop the oldest whole turns until the history fits the budget. Returns turns dropped.
+
+        The latest turn is always kept, so a call is never separated from its result.
+        """
+        turns = self.turns()
+        sizes = [sum(count_tokens(m) for m in turn) for turn in turns]
+        dropped = 0
+        while len(turns) - dropped > 1 and sum(sizes[dropped:]) > budget_tokens:
+            dropped += 1
+        if dropped:
+            self.messages = [m for turn in turns[dropped:] for m in turn]
+        return dropped
+
+
+class ConversationStore:
+    def __init__(self, idle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._idle_seconds = idle_seconds
+        self._clock = clock
+        self._conversations: dict[str, Conversation] = {}
+
+    def get(self, conversation_id: str) -> Conversation | None:
+        self.expire()
+        return self._conversations.get(conversation_id)
+
+    def get_or_create(self, conversation_id: str | None, language: str) -> Conversation:
+        self.expire()
+        conversation_id = conversation_id or uuid.uuid4().hex
+        conversation = self._conversations.get(conversation_id)
+        if conversation is None:
+            conversation = Conversation(conversation_id, language, last_used=self._clock())
+            self._conversations[conversation_id] = conversation
+        conversation.last_used = self._clock()
+        return conversation
+
+    def expire(self) -> None:
+        now = self._clock()
+        for cid in [c.id for c in self._conversations.values()
+                    if now - c.last_used > self._idle_seconds and not c.lock.locked()]:
+            del self._conversations[cid]
+
+    def clear(self) -> None:
+        self._conversations.clear()
+
+    def ids(self) -> list[str]:
+        return list(self._conversations)
