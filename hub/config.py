@@ -79,6 +79,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("mqtt_base_topic", "str", "bolt_hub"),
     Option("mqtt_discovery_prefix", "str", "homeassistant"),
     Option("instance_name", "str", "Bolt Hub"),
+    # speech
+    Option("stt_uri", "str?"),  # Wyoming STT, e.g. tcp://127.0.0.1:10300 (add-on: core-whisper)
+    Option("tts_uri", "str?"),  # Wyoming TTS, e.g. tcp://127.0.0.1:10200 (add-on: core-piper)
+    Option("tts_voices", "str?"),  # per language, e.g. en:en_US-joe-medium,de:de_DE-thorsten-medium
     # HTTP
     Option("http_port", "port", 8099),
     Option("api_token", "password?"),
