@@ -1,0 +1,470 @@
+"""The hub's one MQTT connection: paho-mqtt 2.x driven by the asyncio event loop.
+
+Why paho directly and not aiomqtt: the hub needs reconnect with backoff, re-subscription,
+a bounded outbox for messages published while the broker is away, a last will, and
+re-announcement on Home Assistant's birth message. aiomqtt leaves all of that to the caller
+(its connection is a context manager that ends on the first disconnect), so it would save
+nothing and add a dependency. The loop integration follows paho's documented asyncio
+pattern (and Home Assistant's MQTT client): the socket callbacks register the socket with
+`loop.add_reader/add_writer`, a 1 s timer drives `loop_misc` (keepalive), and only the
+blocking TCP/TLS connect runs in a worker thread, while no other code touches paho.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+import secrets
+import ssl
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import aiohttp
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+
+_LOGGER = logging.getLogger(__name__)
+
+SUPERVISOR_URL = "http://supervisor"
+HA_BIRTH_PAYLOAD = b"online"
+
+
+@dataclass(frozen=True)
+class BrokerSettings:
+    host: str
+    port: int = 1883
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls: bool = False
+
+    def describe(self) -> str:
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class MqttMessage:
+    topic: str
+    payload: bytes
+    retain: bool = False
+    qos: int = 0
+
+
+MessageHandler = Callable[[MqttMessage], Awaitable[None]]
+Announcer = Callable[[], Awaitable[None]]
+Payload = str | bytes | dict | list | int | float | None
+
+
+async def broker_from_config(
+    config: Any, environ: dict[str, str] | None = None, supervisor_url: str = SUPERVISOR_URL
+) -> BrokerSettings | None:
+    """The broker to use: the `mqtt_*` options, else (in the add-on) the Supervisor's MQTT service.
+
+    Returns None when neither names a broker (the caller may then start the embedded one).
+    """
+    if config.mqtt_host:
+        return BrokerSettings(
+            host=config.mqtt_host,
+            port=int(config.mqtt_port),
+            username=config.mqtt_username,
+            password=config.mqtt_password,
+            tls=bool(config.mqtt_tls),
+        )
+    environ = dict(os.environ) if environ is None else environ
+    token = environ.get("SUPERVISOR_TOKEN")
+    if not token:
+        return None
+    return await _supervisor_mqtt_service(token, supervisor_url)
+
+
+async def _supervisor_mqtt_service(token: str, supervisor_url: str) -> BrokerSettings | None:
+    try:
+        timeout = aiohttp.ClientTimeout(total=10)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            async with session.get(
+                f"{supervisor_url}/services/mqtt", headers={"Authorization": f"Bearer {token}"}
+            ) as response:
+                if response.status != 200:
+                    _LOGGER.info("no MQTT service from the Supervisor (HTTP %s)", response.status)
+                    return None
+                body = await response.json()
+    except (aiohttp.ClientError, asyncio.TimeoutError, json.JSONDecodeError) as err:
+        _LOGGER.warning("could not ask the Supervisor for the MQTT service: %s", err)
+        return None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, dict) or not data.get("host"):
+        _LOGGER.warning("the Supervisor's MQTT service answer has no broker: %r", body)
+        return None
+    return BrokerSettings(
+        host=str(data["host"]),
+        port=int(data.get("port") or 1883),
+        username=data.get("username") or None,
+        password=data.get("password") or None,
+        tls=bool(data.get("ssl")),
+    )
+
+
+def encode_payload(payload: Payload) -> bytes:
+    """dict/list → compact JSON; str → UTF-8; None → empty (deletes a retained message)."""
+    if payload is None:
+        return b""
+    if isinstance(payload, bytes):
+        return payload
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class _Subscription:
+    """One handler on one topic filter, fed in arrival order by its own worker task."""
+
+    def __init__(self, topic_filter: str, qos: int, handler: MessageHandler, queue_limit: int) -> None:
+        self.topic_filter = topic_filter
+        self.qos = qos
+        self.handler = handler
+        self.queue: asyncio.Queue[MqttMessage] = asyncio.Queue(maxsize=queue_limit)
+        self.worker = asyncio.ensure_future(self._run())
+
+    def deliver(self, message: MqttMessage) -> None:
+        if self.queue.full():
+            self.queue.get_nowait()
+            _LOGGER.warning("handler for %s is behind: dropped its oldest message", self.topic_filter)
+        self.queue.put_nowait(message)
+
+    async def _run(self) -> None:
+        while True:
+            message = await self.queue.get()
+            try:
+                await self.handler(message)
+            except Exception:  # a handler's bug must never stop the client
+                _LOGGER.exception("MQTT handler for %s failed on %s", self.topic_filter, message.topic)
+
+
+class MqttClient:
+    """One connection with reconnect, re-subscription, an outbox, a last will and announcers.
+
+    - `subscribe(filter, handler)`: async handlers, called in arrival order per subscription;
+      an exception in a handler is logged and the client carries on.
+    - `publish(...)`: never blocks; while disconnected the message waits in a bounded outbox
+      (oldest dropped first, with a warning) and goes out right after the next connect.
+      QoS 1/2 messages already handed to paho when the link drops are re-sent by paho.
+    - availability: last will `offline` (retained) on `availability_topic`, `online` on connect.
+    - announcers run after every connect and whenever `birth_topic` carries `online`
+      (Home Assistant restarted): they re-publish discovery.
+    """
+
+    def __init__(
+        self,
+        broker: BrokerSettings,
+        *,
+        client_id: str | None = None,
+        availability_topic: str | None = None,
+        birth_topic: str | None = "homeassistant/status",
+        keepalive: int = 60,
+        outbox_limit: int = 1000,
+        handler_queue_limit: int = 1000,
+        backoff_min: float = 0.5,
+        backoff_max: float = 30.0,
+    ) -> None:
+        self.broker = broker
+        self.client_id = client_id or f"bolt-hub-{secrets.token_hex(4)}"
+        self.availability_topic = availability_topic
+        self.birth_topic = birth_topic
+        self._keepalive = keepalive
+        self._outbox: deque[tuple[str, bytes, int, bool]] = deque()
+        self._outbox_limit = outbox_limit
+        self._handler_queue_limit = handler_queue_limit
+        self._backoff = (backoff_min, backoff_max)
+        self._subscriptions: list[_Subscription] = []
+        self._announcers: list[Announcer] = []
+        self._connected = asyncio.Event()
+        self._stopping = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._reconnect_task: asyncio.Task | None = None
+        self._misc_timer: asyncio.TimerHandle | None = None
+        self._sock_fd: int | None = None
+        self._write_fd: int | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._connecting: asyncio.Future | None = None  # the connect running in a worker thread
+        self._closed: asyncio.Future | None = None  # set while stop() waits for the socket to close
+        self.connect_count = 0  # successful connects so far (tests and diagnostics)
+        self._paho = self._make_paho()
+
+    # --- public API -------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def start(self, wait: float = 5.0) -> None:
+        """Start connecting; wait up to `wait` s for the first connection (never raises for a
+        broker that is down: the client keeps retrying in the background)."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._stopping = False
+        self._paho.connect_async(self.broker.host, self.broker.port, self._keepalive)
+        self._reconnect_task = asyncio.ensure_future(self._connect_loop())
+        if wait > 0 and not await self.wait_connected(wait):
+            _LOGGER.warning("MQTT broker %s not reachable yet; retrying in the background", self.broker.describe())
+
+    async def wait_connected(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        """Say `offline`, disconnect cleanly, stop all workers."""
+        self._stopping = True
+        if self._reconnect_task:
+            self._reconnect_task.cancel()
+            await asyncio.gather(self._reconnect_task, return_exceptions=True)
+            self._reconnect_task = None
+        if self._connecting is not None:
+            # a connect still running in its thread would open a socket behind our back
+            await asyncio.wait({self._connecting}, timeout=15)
+            await asyncio.sleep(0)  # let its socket callbacks reach the loop
+        if self._sock_fd is not None:
+            if self.connected and self.availability_topic:
+                self._paho.publish(self.availability_topic, b"offline", qos=1, retain=True)
+            self._closed = asyncio.get_running_loop().create_future()
+            self._paho.disconnect()
+            try:
+                await asyncio.wait_for(self._closed, 3)
+            except asyncio.TimeoutError:
+                _LOGGER.warning("MQTT disconnect did not complete in time")
+        self._drop_socket()
+        self._connected.clear()
+        for sub in self._subscriptions:
+            sub.worker.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*(s.worker for s in self._subscriptions), *self._tasks, return_exceptions=True)
+        self._subscriptions.clear()
+
+    async def subscribe(self, topic_filter: str, handler: MessageHandler, qos: int = 1) -> Callable[[], None]:
+        """Call `handler` for every message on `topic_filter` (also after reconnects).
+
+        Returns a function that removes this subscription.
+        """
+        sub = _Subscription(topic_filter, qos, handler, self._handler_queue_limit)
+        already = any(s.topic_filter == topic_filter for s in self._subscriptions)
+        self._subscriptions.append(sub)
+        if self.connected and not already:
+            self._paho.subscribe(topic_filter, qos)
+
+        def unsubscribe() -> None:
+            if sub in self._subscriptions:
+                self._subscriptions.remove(sub)
+                sub.worker.cancel()
+                still_used = any(s.topic_filter == topic_filter for s in self._subscriptions)
+                if self.connected and not still_used:
+                    self._paho.unsubscribe(topic_filter)
+
+        return unsubscribe
+
+    def publish(
+        self, topic: str, payload: Payload, *, qos: int = 0, retain: bool = False, queue: bool = True
+    ) -> bool:
+        """Send now, or keep in the outbox until the next connect.
+
+        Returns False only when the message was not accepted (disconnected and `queue=False`).
+        """
+        data = encode_payload(payload)
+        if self.connected:
+            info = self._paho.publish(topic, data, qos=qos, retain=retain)
+            if info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS:
+                return True
+            if qos > 0 and info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN:
+                return True  # paho keeps QoS>0 messages and re-sends them after reconnect
+            if info.rc != MQTTErrorCode.MQTT_ERR_NO_CONN:
+                _LOGGER.warning("MQTT publish to %s failed: %s", topic, paho.error_string(info.rc))
+                return False
+        if not queue:
+            return False
+        if len(self._outbox) >= self._outbox_limit:
+            dropped = self._outbox.popleft()
+            _LOGGER.warning("MQTT outbox full: dropped the oldest message (to %s)", dropped[0])
+        self._outbox.append((topic, data, qos, retain))
+        return True
+
+    def add_announcer(self, announcer: Announcer) -> None:
+        """Run `announcer` after every (re)connect and on Home Assistant's birth message."""
+        self._announcers.append(announcer)
+        if self.connected:
+            self._spawn(self._run_announcer(announcer))
+
+    # --- connection -------------------------------------------------------------------------
+
+    def _make_paho(self) -> paho.Client:
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            protocol=paho.MQTTv311,
+            clean_session=True,
+            reconnect_on_failure=False,
+        )
+        if self.broker.username:
+            client.username_pw_set(self.broker.username, self.broker.password)
+        if self.broker.tls:
+            client.tls_set_context(ssl.create_default_context())
+        if self.availability_topic:
+            client.will_set(self.availability_topic, b"offline", qos=1, retain=True)
+        client.suppress_exceptions = True
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        client.on_socket_open = self._on_socket_open
+        client.on_socket_close = self._on_socket_close
+        client.on_socket_register_write = self._on_socket_register_write
+        client.on_socket_unregister_write = self._on_socket_unregister_write
+        return client
+
+    async def _connect_loop(self) -> None:
+        """Try to connect until connected, with exponential backoff and jitter."""
+        delay = self._backoff[0]
+        while not self._stopping and not self.connected:
+            self._connecting = asyncio.get_running_loop().run_in_executor(None, self._paho.reconnect)
+            try:
+                await asyncio.shield(self._connecting)
+            except (OSError, ssl.SSLError, ValueError) as err:
+                _LOGGER.debug("MQTT connect to %s failed: %s", self.broker.describe(), err)
+            else:
+                # the TCP link is up; CONNACK arrives through the reader. Give it a moment.
+                if await self.wait_connected(max(delay, 2.0)):
+                    return
+            await asyncio.sleep(delay * random.uniform(0.8, 1.2))
+            delay = min(delay * 2, self._backoff[1])
+
+    def _schedule_reconnect(self) -> None:
+        if self._stopping or self._loop is None:
+            return
+        if self._reconnect_task is None or self._reconnect_task.done():
+            self._reconnect_task = asyncio.ensure_future(self._connect_loop())
+
+    # --- paho callbacks (always run on the loop thread) -------------------------------------
+
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            _LOGGER.warning("MQTT broker %s refused the connection: %s", self.broker.describe(), reason)
+            return
+        self.connect_count += 1
+        _LOGGER.info("connected to MQTT broker %s", self.broker.describe())
+        filters = {s.topic_filter: s.qos for s in self._subscriptions}
+        if self.birth_topic and self._announcers:
+            filters.setdefault(self.birth_topic, 0)
+        if filters:
+            self._paho.subscribe(list(filters.items()))
+        self._connected.set()
+        if self.availability_topic:
+            self._paho.publish(self.availability_topic, b"online", qos=1, retain=True)
+        while self._outbox and self.connected:
+            topic, data, qos, retain = self._outbox.popleft()
+            self._paho.publish(topic, data, qos=qos, retain=retain)
+        for announcer in list(self._announcers):
+            self._spawn(self._run_announcer(announcer))
+
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        was_connected = self.connected
+        self._connected.clear()
+        if was_connected and not self._stopping:
+            _LOGGER.warning("lost the MQTT broker %s (%s); reconnecting", self.broker.describe(), reason)
+        self._schedule_reconnect()
+
+    def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+        message = MqttMessage(msg.topic, bytes(msg.payload), bool(msg.retain), msg.qos)
+        if self.birth_topic and message.topic == self.birth_topic and message.payload == HA_BIRTH_PAYLOAD:
+            for announcer in list(self._announcers):
+                self._spawn(self._run_announcer(announcer))
+        for sub in list(self._subscriptions):
+            if paho.topic_matches_sub(sub.topic_filter, message.topic):
+                sub.deliver(message)
+
+    # --- socket callbacks: the connect in the worker thread hops back to the loop ------------
+
+    def _in_loop(self, fn: Callable[..., None], *args: Any) -> None:
+        if self._loop is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            fn(*args)
+        else:
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._watch_socket, sock.fileno())
+
+    def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._socket_closed)
+
+    def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._watch_writes, sock.fileno())
+
+    def _on_socket_unregister_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        self._in_loop(self._unwatch_writes)
+
+    def _watch_socket(self, fd: int) -> None:
+        if fd < 0 or self._loop is None:
+            return
+        self._drop_socket()
+        self._sock_fd = fd
+        self._loop.add_reader(fd, self._read)
+        self._misc_timer = self._loop.call_later(1, self._misc)
+        self._read()  # data may already be waiting
+
+    def _watch_writes(self, fd: int) -> None:
+        if fd < 0 or self._loop is None or fd != self._sock_fd:
+            return
+        if self._write_fd is None:
+            self._write_fd = fd
+            self._loop.add_writer(fd, self._write)
+
+    def _unwatch_writes(self) -> None:
+        if self._write_fd is not None and self._loop is not None:
+            self._loop.remove_writer(self._write_fd)
+        self._write_fd = None
+
+    def _socket_closed(self) -> None:
+        self._drop_socket()
+        self._connected.clear()
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
+        self._schedule_reconnect()
+
+    def _drop_socket(self) -> None:
+        self._unwatch_writes()
+        if self._sock_fd is not None and self._loop is not None:
+            self._loop.remove_reader(self._sock_fd)
+        self._sock_fd = None
+        if self._misc_timer is not None:
+            self._misc_timer.cancel()
+            self._misc_timer = None
+
+    def _read(self) -> None:
+        self._paho.loop_read()
+
+    def _write(self) -> None:
+        self._paho.loop_write()
+
+    def _misc(self) -> None:
+        self._misc_timer = None
+        if self._paho.loop_misc() == MQTTErrorCode.MQTT_ERR_SUCCESS and self._sock_fd is not None and self._loop:
+            self._misc_timer = self._loop.call_later(1, self._misc)
+
+    # --- tasks ------------------------------------------------------------------------------
+
+    async def _run_announcer(self, announcer: Announcer) -> None:
+        try:
+            await announcer()
+        except Exception:
+            _LOGGER.exception("MQTT announcer failed")
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
