@@ -1,0 +1,168 @@
+"""Split streamed reply text into sentences as soon as each one is complete.
+
+A sentence ends at a line break (list items, headings), at a CJK full stop (`。！？`), or at
+`.`, `!`, `?`, `…` followed by whitespace — unless the `.` ends an abbreviation of the reply's
+language ("Dr.", "z. B.", "e.g."), an initial ("J. Smith", "M. Dupont"), a German/Polish
+ordinal ("am 3. Mai"), a list number ("1. Kitchen"), or the next word starts in lower case.
+Decimals ("21.5"), times ("7:30") and URLs never break: their dots are not followed by space.
+"etc." and its kin end a sentence only before a capital letter: in replies they usually close it.
+
+Deciding needs the first character after the space, so a finished sentence comes out with the
+first character of the next one (or at `flush()`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Lower-case, without the final dot. Shared by all languages: titles and Latin short forms.
+_COMMON = {"dr", "prof", "e.g", "i.e", "vs", "cf", "ca", "approx", "st"}
+_ABBREVIATIONS: dict[str, set[str]] = {
+    "en": {
+        "mr", "mrs", "ms", "jr", "sr", "mt", "ave", "rd", "blvd", "dept", "est", "fig", "inc",
+        "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+        "oct", "nov", "dec", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "gen", "gov",
+        "capt", "sgt", "lt", "col", "vol", "al", "a.m", "p.m",
+    },
+    "de": {
+        "z.b", "bzw", "vgl", "nr", "str", "hr", "fr", "frl", "ggf", "evtl", "inkl", "exkl",
+        "tel", "mio", "mrd", "jh", "jhd", "d.h", "u.a", "o.ä", "s.o", "s.u", "z.t", "u.u",
+        "sog", "geb", "abs", "bspw", "allg", "bzgl", "gem", "lt", "zzgl", "mind", "ggü",
+        "jan", "feb", "mär", "apr", "aug", "sept", "okt", "nov", "dez", "so", "mo", "di",
+        "mi", "do", "sa", "dipl", "ing", "u.v.m", "o.g",
+    },
+    "fr": {
+        "m", "mm", "mme", "mlle", "pr", "ste", "av", "bd", "env", "p.ex", "ex", "vol", "tél",
+        "boul", "janv", "févr", "avr", "juil", "sept", "oct", "nov", "déc", "min", "max",
+    },
+    "es": {
+        "sr", "sra", "srta", "dra", "ud", "uds", "p.ej", "ej", "pág", "av", "avda", "cía",
+        "lic", "ing", "aprox", "tel", "ene", "feb", "abr", "ago", "sept", "oct", "nov", "dic",
+        "dña", "dto", "admón",
+    },
+    "it": {
+        "sig", "sigg", "sig.ra", "sig.na", "dott", "dott.ssa", "ing", "avv", "geom", "rag",
+        "arch", "es", "pag", "tel", "gen", "feb", "apr", "giu", "lug", "ago", "sett", "ott",
+        "nov", "dic", "cfr", "p.es", "ca",
+    },
+    "nl": {
+        "dhr", "mevr", "mw", "ir", "ing", "mr", "bijv", "bv", "o.a", "m.b.t", "d.w.z", "blz",
+        "nr", "tel", "jan", "feb", "mrt", "apr", "aug", "sept", "okt", "nov", "dec", "incl",
+        "excl", "evt", "ong", "resp", "m.a.w", "t.a.v",
+    },
+    "pt": {
+        "sr", "sra", "srta", "dra", "profa", "eng", "av", "pág", "p.ex", "ex", "tel", "jan",
+        "fev", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez", "v.ex", "aprox",
+        "cia", "ltda",
+    },
+    "pl": {
+        "np", "tzn", "mgr", "inż", "ul", "al", "pl", "nr", "tel", "godz", "ws", "wg", "tj",
+        "tys", "mln", "mld", "św", "pkt", "ds", "jw", "m.in", "tzw", "ok", "im", "woj", "pow",
+    },
+}
+# Before a number only: "No. 5", "Art. 3", "p. 12".
+_BEFORE_NUMBER = {"no", "nos", "nr", "núm", "n", "art", "p", "pp", "s", "tel", "fig", "vol", "bd"}
+_ORDINAL_DOT_LANGUAGES = {"de", "pl", "da", "nb", "no", "fi", "cs", "sk", "hu", "sl", "hr", "sr", "et", "lv", "lt", "is", "tr"}
+
+_CANDIDATE = re.compile(r"[\n.!?…。！？｡؟।]")
+_WESTERN_ENDS = ".!?…؟।"
+_CJK_ENDS = "。！？｡"
+_CLOSERS = "\"'”’»«)]}」』）】*_`"
+_OPENERS = "\"'“‘«»([{「『（【*_`"
+_ACRONYM = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
+_LIST_MARKER = re.compile(r"(?:\d{1,3}|[ivxlcIVXLC]{1,5}|[A-Za-z])")
+
+
+def base_language(language: str) -> str:
+    """"de-DE" / "pt_BR" → "de" / "pt"."""
+    return re.split(r"[-_]", language.strip().lower(), maxsplit=1)[0] or "en"
+
+
+class SentenceSplitter:
+    """`feed(text)` returns the sentences completed so far; `flush()` returns the rest."""
+
+    def __init__(self, language: str) -> None:
+        self.language = base_language(language)
+        self._abbreviations = _COMMON | _ABBREVIATIONS.get(self.language, set())
+        self._ordinal_dot = self.language in _ORDINAL_DOT_LANGUAGES
+        self._buffer = ""  # the current (unfinished) sentence and whatever follows it
+        self._resume = 0  # index in the buffer where scanning continues
+
+    def feed(self, text: str) -> list[str]:
+        self._buffer += text
+        sentences: list[str] = []
+        buffer, pos = self._buffer, self._resume
+        while True:
+            match = _CANDIDATE.search(buffer, pos)
+            if match is None:
+                pos = len(buffer)
+                break
+            at = match.start()
+            end = self._sentence_end(buffer, at)
+            if end is None:  # need more text to decide
+                pos = at
+                break
+            if end < 0:  # not a boundary; continue after the decided part
+                pos = -end
+                continue
+            sentence = buffer[:end].strip()
+            if sentence:
+                sentences.append(sentence)
+            buffer, pos = buffer[end:], 0
+        self._buffer, self._resume = buffer, pos
+        return sentences
+
+    def flush(self) -> list[str]:
+        rest = self._buffer.strip()
+        self._buffer, self._resume = "", 0
+        return [rest] if rest else []
+
+    def _sentence_end(self, buffer: str, at: int) -> int | None:
+        """Where the sentence ends if `buffer[at]` ends it; -(resume index) if not; None: wait."""
+        char = buffer[at]
+        if char == "\n":
+            return at + 1
+        end = at + 1
+        size = len(buffer)
+        while end < size and (buffer[end] in _CLOSERS or buffer[end] in _WESTERN_ENDS or buffer[end] in _CJK_ENDS):
+            end += 1
+        if end == size:
+            return None
+        if char in _CJK_ENDS:
+            return end
+        if not buffer[end].isspace():
+            return -end  # "21.5", "example.com", "e.g.x"
+        following = end
+        while following < size and buffer[following].isspace() and buffer[following] != "\n":
+            following += 1
+        if following == size:
+            return None
+        if buffer[following] == "\n":
+            return end
+        run = buffer[at:end]
+        if "!" in run or "?" in run or "؟" in run or "।" in run:
+            return end
+        if self._continues(buffer, at, run, buffer[following]):
+            return -following
+        return end
+
+    def _continues(self, buffer: str, at: int, run: str, next_char: str) -> bool:
+        """Whether the dot(s) at `at` do not end the sentence, given the next visible character."""
+        if next_char.islower():
+            return True
+        if "…" in run or ".." in run:
+            return False
+        start = at
+        while start > 0 and not buffer[start - 1].isspace():
+            start -= 1
+        token = buffer[start:at].lstrip(_OPENERS)
+        word = token.lower()
+        if word in self._abbreviations or (word in _BEFORE_NUMBER and next_char.isdigit()):
+            return True
+        if len(token) == 1 and (token.isupper() or token.islower()) and not (token == "I" and self.language == "en"):
+            return True  # an initial: "J. Smith", "z. B.", "M. Dupont"
+        if _ACRONYM.fullmatch(token):
+            return True  # "U.S.", "z.B.", "d.h."
+        if _LIST_MARKER.fullmatch(token) and not buffer[:start].strip():
+            return True  # "1. Kitchen" at the start of a line
+        return self._ordinal_dot and token.isdigit() and len(token) <= 2 and next_char.isalnum()

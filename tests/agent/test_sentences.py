@@ -1,0 +1,107 @@
+"""SentenceSplitter: language-aware sentence ends, streamed by arbitrary chunks."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hub.agent.sentences import SentenceSplitter, base_language
+
+
+def split_whole(language: str, text: str) -> list[str]:
+    splitter = SentenceSplitter(language)
+    return splitter.feed(text) + splitter.flush()
+
+
+def split_chunks(language: str, chunks: list[str]) -> list[str]:
+    splitter = SentenceSplitter(language)
+    out: list[str] = []
+    for chunk in chunks:
+        out += splitter.feed(chunk)
+    return out + splitter.flush()
+
+
+def split_at(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    return [text[a:b] for a, b in zip(points, points[1:])]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        ("en", "Hello Dr. Smith. How are you?", ["Hello Dr. Smith.", "How are you?"]),
+        ("en", "Use e.g. the kitchen. Or i.e. not.", ["Use e.g. the kitchen.", "Or i.e. not."]),
+        ("en", "It is 21.5 degrees. Next!", ["It is 21.5 degrees.", "Next!"]),
+        ("en", "Wake me at 7:30. Thanks.", ["Wake me at 7:30.", "Thanks."]),
+        ("en", "See https://example.com/a?b=1.5 for more. Done.", ["See https://example.com/a?b=1.5 for more.", "Done."]),
+        ("en", "Lights, fans, etc. are on. OK.", ["Lights, fans, etc. are on.", "OK."]),
+        ("en", "Is it on? No. It is off.", ["Is it on?", "No.", "It is off."]),
+        ("en", "Press No. 5 now. So do I. End", ["Press No. 5 now.", "So do I.", "End"]),
+        ("en", "J. R. R. Tolkien wrote it. Yes.", ["J. R. R. Tolkien wrote it.", "Yes."]),
+        ("en", 'He said "Stop." Then left.', ['He said "Stop."', "Then left."]),
+        ("en", "**Done.** Next one… Really? Yes!", ["**Done.**", "Next one…", "Really?", "Yes!"]),
+        ("en", "Wait... what? OK.", ["Wait... what?", "OK."]),
+        ("en", "Here are your lights:\n- Kitchen: on\n- Living room: off", ["Here are your lights:", "- Kitchen: on", "- Living room: off"]),
+        ("en", "1. First step\n2. Second step.\n\nAfter.", ["1. First step", "2. Second step.", "After."]),
+        ("en", "The U.S. Army is here. Yes.", ["The U.S. Army is here.", "Yes."]),
+        ("de", "Das ist z. B. ein Test. Gut.", ["Das ist z. B. ein Test.", "Gut."]),
+        ("de", "Das ist z.B. ein Test. Gut.", ["Das ist z.B. ein Test.", "Gut."]),
+        ("de", "Am 3. Oktober sind es 21,5 Grad. Im 2. Stock auch.", ["Am 3. Oktober sind es 21,5 Grad.", "Im 2. Stock auch."]),
+        ("de", "Das war 2024. Jetzt nicht.", ["Das war 2024.", "Jetzt nicht."]),
+        ("de", "Herr Dr. Müller, Nr. 5, bzw. Frau Prof. Schulz. Ende.", ["Herr Dr. Müller, Nr. 5, bzw. Frau Prof. Schulz.", "Ende."]),
+        ("fr", "M. Dupont est là. Il fait 21,5 degrés. Bonjour !", ["M. Dupont est là.", "Il fait 21,5 degrés.", "Bonjour !"]),
+        ("fr", "Mme Durand habite av. Foch. Merci.", ["Mme Durand habite av. Foch.", "Merci."]),
+        ("es", "La Sra. García llegó. ¿Qué tal? Bien.", ["La Sra. García llegó.", "¿Qué tal?", "Bien."]),
+        ("it", "Il Sig. Rossi è qui. Il dott. Bianchi no.", ["Il Sig. Rossi è qui.", "Il dott. Bianchi no."]),
+        ("nl", "Dhr. Jansen is thuis. Mevr. De Vries niet.", ["Dhr. Jansen is thuis.", "Mevr. De Vries niet."]),
+        ("pt", "O Sr. Silva chegou. A Dra. Costa também.", ["O Sr. Silva chegou.", "A Dra. Costa também."]),
+        ("pl", "Jest ok. 5 stopni. Np. Kuchnia jest włączona. Dobrze.", ["Jest ok. 5 stopni.", "Np. Kuchnia jest włączona.", "Dobrze."]),
+        ("pl", "Dnia 3. Maja jest święto. Tak.", ["Dnia 3. Maja jest święto.", "Tak."]),
+        ("en", "The 3. Next one.", ["The 3.", "Next one."]),
+        ("ja", "今日は晴れです。明日は雨？「はい。」そうです！", ["今日は晴れです。", "明日は雨？", "「はい。」", "そうです！"]),
+        ("zh", "灯已打开。温度是21.5度！好", ["灯已打开。", "温度是21.5度！", "好"]),
+        ("de-DE", "Hallo. Welt", ["Hallo.", "Welt"]),
+    ],
+)
+def test_examples(language: str, text: str, expected: list[str]) -> None:
+    assert split_whole(language, text) == expected
+    assert split_chunks(language, list(text)) == expected
+
+
+def test_sentences_come_out_as_soon_as_they_are_decided() -> None:
+    splitter = SentenceSplitter("en")
+    assert splitter.feed("The kitchen light is on") == []
+    assert splitter.feed(". ") == []  # "on. " could still be "on. and" or an abbreviation
+    assert splitter.feed("The") == ["The kitchen light is on."]
+    assert splitter.feed(" hall is off!\n") == ["The hall is off!"]
+    assert splitter.feed("灯已打开。") == []  # a closing bracket may follow
+    assert splitter.feed("好") == ["灯已打开。"]
+    assert splitter.flush() == ["好"]
+    assert splitter.flush() == []
+
+
+def test_base_language() -> None:
+    assert base_language("de-DE") == "de"
+    assert base_language("pt_BR") == "pt"
+    assert base_language("") == "en"
+
+
+pieces = st.sampled_from(
+    [
+        "Dr.", "z.", "B.", "e.g.", "etc.", "No.", "3.", "21.5", "21,5", "7:30", "https://x.com/a?b=1",
+        ".", "!", "?", "…", "...", "。", "！", "」", "\"", "*", ")", " ", " ", "  ", "\n", "\n\n", "- ",
+        "Hello", "world", "the", "Kitchen", "I", "M.", "1.", "a", "Oktober", "日本",
+    ]
+)
+texts = st.one_of(st.lists(pieces, max_size=40).map("".join), st.text(max_size=120))
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.lists(st.integers(0, 10_000), max_size=20), st.sampled_from(["en", "de", "fr", "es", "it", "nl", "pt", "pl", "ja"]))
+def test_any_chunking_gives_the_same_sentences(text: str, cuts: list[int], language: str) -> None:
+    whole = split_whole(language, text)
+    assert split_chunks(language, split_at(text, cuts)) == whole
+    assert all(s and s == s.strip() for s in whole)
+    # Nothing is lost: the sentences hold every non-space character, in order.
+    assert "".join("".join(whole).split()) == "".join(text.split())
