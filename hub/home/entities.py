@@ -50,7 +50,8 @@ class EntityStore:
         self._entities: dict[str, Entity] = {}
         self._backends: dict[str, EntityBackend] = {}
         self._listeners: list[StateListener] = []
-        self.version = 0  # bumps when the set of entities or their names change (not states)
+        self._area_aliases: dict[str, tuple[str, ...]] = {}
+        self.version = 0  # bumps when the set of entities, their names or area aliases change
 
     def register_backend(self, source: str, backend: EntityBackend) -> None:
         self._backends[source] = backend
@@ -76,6 +77,17 @@ class EntityStore:
 
     def __contains__(self, entity_id: str) -> bool:
         return entity_id in self._entities
+
+    def set_area_aliases(self, area: str, aliases: Iterable[str]) -> None:
+        """Other names of an area ("Küche", "cuisine" for "Kitchen"), as HA's area registry has."""
+        cleaned = tuple(a.strip() for a in aliases if a.strip())
+        if self._area_aliases.get(area, ()) != cleaned:
+            self._area_aliases[area] = cleaned
+            self.version += 1
+
+    def area_aliases(self) -> dict[str, tuple[str, ...]]:
+        """Area → its aliases, for areas that have any."""
+        return {area: aliases for area, aliases in self._area_aliases.items() if aliases}
 
     def upsert(self, entity: Entity) -> None:
         old = self._entities.get(entity.entity_id)
