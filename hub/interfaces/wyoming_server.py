@@ -1,0 +1,359 @@
+"""The hub as a Wyoming `handle` program: Home Assistant's conversation agent over TCP.
+
+HA's Wyoming integration opens one connection per turn and sends `transcript {text, language?,
+context: {conversation_id, device_id?, satellite_id?}}`. It reads until `handled` / `not-handled`
+(newer HA also stops at `error`) and speaks that text; it ignores `handled-start/-chunk/-stop`, so
+every turn ends with a full `handled` or `not-handled` even when chunks were streamed. HA sends
+no history: the agent keeps it per `conversation_id`.
+
+Every transcript gets: `handled-start`, one `handled-chunk` per reply chunk, then `handled` (or
+`not-handled` with a short spoken message), then `handled-stop`. A transcript that cannot be used
+(no text, too long, a turn already running on the connection) gets only `not-handled`. Events
+that cannot be decoded get an `error` event; the connection stays usable.
+
+Turns run as tasks so the connection keeps answering `describe` (HA re-describes every 30 s) and
+`ping` while a turn runs. A client that disconnects mid-turn does not cancel the turn (a command
+that was understood still happens); its output is dropped and the turn stays bounded by the
+turn timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Protocol, Sequence
+
+from wyoming.event import Event, async_write_event
+from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
+from wyoming.info import Attribution, Describe, HandleModel, HandleProgram, Info
+from wyoming.error import Error
+from wyoming.ping import Ping, Pong
+from wyoming.server import AsyncEventHandler, AsyncServer
+
+from hub import __version__
+from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.config import HubConfig
+from hub.interfaces.discovery import Discovery
+from hub.locales import normalize_language, phrase
+
+_LOGGER = logging.getLogger(__name__)
+
+PROGRAM_NAME = "bolt-hub"
+ATTRIBUTION = Attribution(name="Bolt Hub", url="https://github.com/bolt-hub/bolt-hub")
+DESCRIPTION = "Local voice assistant for smart homes (Nemotron Bolt, llama.cpp)"
+MAX_TRANSCRIPT_CHARS = 4000
+MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are skipped unread
+MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
+TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
+
+
+class TurnAgent(Protocol):
+    languages: list[str]
+
+    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+
+
+@dataclass(frozen=True)
+class ProtocolProblem:
+    """An event that could not be decoded; `code` is machine-readable, `text` says what."""
+
+    code: str
+    text: str
+
+
+class WyomingServer:
+    """Serves the agent over Wyoming and announces itself (zeroconf / Supervisor discovery)."""
+
+    def __init__(
+        self,
+        agent: TurnAgent,
+        config: HubConfig,
+        languages: Sequence[str] | None = None,
+        *,
+        host: str = "0.0.0.0",
+        port: int | None = None,
+        discovery: Discovery | bool = True,
+        turn_timeout: float | None = None,
+    ) -> None:
+        self.agent = agent
+        self.config = config
+        self.host = host
+        self._requested_port = config.wyoming_port if port is None else port
+        self.languages = list(agent.languages if languages is None else languages)
+        # The agent enforces turn_timeout with a spoken error; this is the backstop behind it.
+        self.turn_timeout = config.turn_timeout + TIMEOUT_GRACE_S if turn_timeout is None else turn_timeout
+        self._server: AsyncServer | None = None
+        self.discovery: Discovery | None = (
+            Discovery(config) if discovery is True else discovery if isinstance(discovery, Discovery) else None
+        )
+        self.turns: set[asyncio.Task] = set()  # running turns, on any connection
+
+    @property
+    def port(self) -> int:
+        """The bound port (differs from the requested one when that was 0)."""
+        server = getattr(self._server, "_server", None)
+        if server is not None and server.sockets:
+            return server.sockets[0].getsockname()[1]
+        return self._requested_port
+
+    @property
+    def uri(self) -> str:
+        return f"tcp://{self.host}:{self.port}"
+
+    def info(self) -> Info:
+        model = HandleModel(
+            name=PROGRAM_NAME,
+            attribution=ATTRIBUTION,
+            installed=True,
+            description=DESCRIPTION,
+            version=__version__,
+            languages=list(self.languages),
+        )
+        program = HandleProgram(
+            name=PROGRAM_NAME,
+            attribution=ATTRIBUTION,
+            installed=True,
+            description=DESCRIPTION,
+            version=__version__,
+            models=[model],
+            supports_handled_streaming=True,
+            supports_home_control=True,
+        )
+        return Info(handle=[program])
+
+    async def start(self) -> None:
+        self._server = AsyncServer.from_uri(f"tcp://{self.host}:{self._requested_port}")
+        await self._server.start(lambda reader, writer: WyomingTurnHandler(reader, writer, self))
+        _LOGGER.info("Wyoming server listening on %s", self.uri)
+        if self.discovery is not None:
+            # Bound to one address: announce that one; bound to all: the outward one.
+            announced = None if self.host in ("0.0.0.0", "::", "") else self.host
+            await self.discovery.start(self.port, announced)
+
+    async def stop(self) -> None:
+        if self.discovery is not None:
+            await self.discovery.stop()
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        for task in list(self.turns):
+            task.cancel()
+        if self.turns:
+            await asyncio.wait(self.turns, timeout=5)
+
+
+class WyomingTurnHandler(AsyncEventHandler):
+    """One client connection: reads events, answers describe/ping at once, runs turns as tasks."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, server: WyomingServer) -> None:
+        super().__init__(reader, writer)
+        self.server = server
+        self._write_lock = asyncio.Lock()
+        self._connected = True
+        self._turn: asyncio.Task | None = None
+
+    async def run(self) -> None:
+        """Like the base class, but a bad event gets an `error` event instead of a hang-up."""
+        try:
+            while self._connected:
+                item = await read_event_checked(self.reader)
+                if item is None:
+                    break
+                if isinstance(item, ProtocolProblem):
+                    _LOGGER.warning("Wyoming client sent a bad event: %s", item.text)
+                    await self.send(Error(text=item.text, code=item.code).event())
+                    continue
+                if not await self.handle_event(item):
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            await self.disconnect()
+            self.writer.close()
+
+    async def disconnect(self) -> None:
+        self._connected = False
+
+    async def handle_event(self, event: Event) -> bool:
+        if Describe.is_type(event.type):
+            await self.send(self.server.info().event())
+        elif event.type == "transcript":
+            await self._on_transcript(event.data)
+        elif Ping.is_type(event.type):
+            await self.send(Pong(text=Ping.from_event(event).text).event())
+        else:
+            _LOGGER.debug("ignoring Wyoming event %r", event.type)
+        return True
+
+    async def send(self, event: Event) -> None:
+        """Write an event unless the client is gone (a vanished client is not an error)."""
+        if not self._connected:
+            return
+        try:
+            async with self._write_lock:
+                await async_write_event(event, self.writer)
+        except (ConnectionError, RuntimeError) as err:  # RuntimeError: transport closed
+            _LOGGER.debug("Wyoming client went away while writing: %s", err)
+            self._connected = False
+
+    async def _on_transcript(self, data: dict[str, Any]) -> None:
+        context = data.get("context") if isinstance(data.get("context"), dict) else {}
+        language = normalize_language(data.get("language"), default=self.server.config.language)
+        conversation_id = _text_or_none(context.get("conversation_id"))
+        text = data.get("text")
+        problem = None
+        if not isinstance(text, str) or not text.strip():
+            problem = "empty"
+        elif len(text) > MAX_TRANSCRIPT_CHARS:
+            problem = "too_long"
+        elif self._turn is not None and not self._turn.done():
+            problem = "busy"
+        if problem is not None:
+            _LOGGER.info("Wyoming transcript refused: %s", problem)
+            await self.send(_not_handled(phrase(language, f"error.{problem}"), conversation_id, problem))
+            return
+        request = TurnRequest(
+            text=text,
+            conversation_id=conversation_id,
+            language=_text_or_none(data.get("language")),
+            source="wyoming",
+            satellite_id=_text_or_none(context.get("satellite_id")),
+            device_id=_text_or_none(context.get("device_id")),
+        )
+        task = asyncio.create_task(self._run_turn(request, language), name="wyoming turn")
+        self._turn = task
+        self.server.turns.add(task)
+        task.add_done_callback(self.server.turns.discard)
+
+    async def _run_turn(self, request: TurnRequest, language: str) -> None:
+        await self.send(HandledStart(context=_context(request.conversation_id)).event())
+        result: TurnResult | None = None
+        turn = self.server.agent.run(request)
+        try:
+            async with asyncio.timeout(self.server.turn_timeout):
+                async for event in turn:
+                    if isinstance(event, ReplyChunk) and event.text:
+                        await self.send(HandledChunk(text=event.text).event())
+                    elif isinstance(event, TurnDone):
+                        result = event.result
+                        break
+        except TimeoutError:
+            _LOGGER.warning("Wyoming turn timed out after %.0f s", self.server.turn_timeout)
+            result = _failure(request, language, "timeout")
+        except Exception:  # the agent promises not to raise; never let one turn kill the server
+            _LOGGER.exception("Wyoming turn failed")
+            result = _failure(request, language, "generic")
+        finally:
+            await turn.aclose()
+        if result is None:
+            _LOGGER.error("agent ended a turn without TurnDone")
+            result = _failure(request, language, "generic")
+        if result.ok:
+            await self.send(Handled(text=result.reply, context=_context(result.conversation_id)).event())
+        else:
+            await self.send(_not_handled(result.reply, result.conversation_id, result.error))
+        await self.send(HandledStop().event())
+
+
+async def read_event_checked(reader: asyncio.StreamReader) -> Event | ProtocolProblem | None:
+    """Read one Wyoming event; None at end of stream, a ProtocolProblem for a bad event.
+
+    Unlike `wyoming.event.async_read_event` (which treats bad JSON as end of stream), a bad event
+    is consumed whole, so the next one is read cleanly.
+    """
+    try:
+        line = await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as err:  # end of stream (maybe after a last unterminated line)
+        line = err.partial
+    except asyncio.LimitOverrunError:  # header line longer than the reader's limit
+        await _skip_line(reader)
+        return ProtocolProblem("too_large", "event header line is too long")
+    if not line:
+        return None
+    if not line.strip():
+        return ProtocolProblem("bad_event", "empty event header line")
+    try:
+        header = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return ProtocolProblem("bad_json", "event header is not valid JSON")
+    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+        return ProtocolProblem("bad_event", "event header must be a JSON object with a string 'type'")
+    data = header.get("data") or {}
+    data_length = header.get("data_length") or 0
+    payload_length = header.get("payload_length") or 0
+    if not isinstance(data, dict):
+        return ProtocolProblem("bad_event", "event 'data' must be a JSON object")
+    if not (_is_length(data_length) and _is_length(payload_length)):
+        return ProtocolProblem("bad_event", "data_length and payload_length must be non-negative integers")
+    problem = None
+    if data_length > MAX_DATA_BYTES:
+        await _skip_bytes(reader, data_length)
+        problem = ProtocolProblem("too_large", f"event data is larger than {MAX_DATA_BYTES} bytes")
+    elif data_length:
+        block = await reader.readexactly(data_length)
+        try:
+            extra = json.loads(block)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            extra = None
+        if isinstance(extra, dict):
+            data = {**data, **extra}
+        else:
+            problem = ProtocolProblem("bad_json", "event data block is not a JSON object")
+    payload = None
+    if payload_length > MAX_PAYLOAD_BYTES:
+        await _skip_bytes(reader, payload_length)
+        problem = problem or ProtocolProblem("too_large", f"event payload is larger than {MAX_PAYLOAD_BYTES} bytes")
+    elif payload_length:
+        payload = await reader.readexactly(payload_length)
+    if problem is not None:
+        return ProtocolProblem(problem.code, f"{header['type']}: {problem.text}")
+    return Event(type=header["type"], data=data, payload=payload)
+
+
+def _is_length(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+async def _skip_bytes(reader: asyncio.StreamReader, count: int) -> None:
+    while count > 0:
+        chunk = await reader.read(min(count, 1 << 16))
+        if not chunk:
+            raise asyncio.IncompleteReadError(b"", count)
+        count -= len(chunk)
+
+
+async def _skip_line(reader: asyncio.StreamReader) -> None:
+    """Consume up to and including the next newline, however long the line is."""
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return
+        except asyncio.LimitOverrunError as err:  # nothing consumed yet: drop what is buffered
+            await reader.readexactly(err.consumed)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _context(conversation_id: str | None) -> dict[str, Any] | None:
+    return {"conversation_id": conversation_id} if conversation_id else None
+
+
+def _not_handled(text: str, conversation_id: str | None, code: str | None) -> Event:
+    context: dict[str, Any] = _context(conversation_id) or {}
+    if code:
+        context["error"] = code
+    return NotHandled(text=text, context=context or None).event()
+
+
+def _failure(request: TurnRequest, language: str, code: str) -> TurnResult:
+    return TurnResult(
+        conversation_id=request.conversation_id or "",
+        language=language,
+        reply=phrase(language, f"error.{code}"),
+        ok=False,
+        error=code,
+    )
