@@ -1,0 +1,314 @@
+"""The home tools the model (and the fast path) call: HA's intents, one entity id at a time.
+
+Every tool checks the entity exists and that its domain supports the action, then makes the
+Home Assistant service call through the entity's backend and answers with the new state and a
+short localized sentence. Locks and alarms are refused here: opening a door is for the safety
+policy to allow, not for a tool to decide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.home.colors import COLORS, color_key
+from hub.home.context import key_attributes
+from hub.home.entities import BackendError, Entity, EntityStore
+from hub.home.resolve import EntityResolver
+from hub.home.tool_base import Tool, ToolContext, ToolError, ToolResult
+from hub.llm.types import ToolSpec
+from hub.locales import format_number, phrase
+
+REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})
+_ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
+           "automation", "siren")
+TURN_ON_SERVICES = {**{d: "turn_on" for d in _ON_OFF}, "cover": "open_cover",
+                    "valve": "open_valve", "scene": "turn_on", "script": "turn_on",
+                    "button": "press", "input_button": "press"}
+TURN_OFF_SERVICES = {**{d: "turn_off" for d in _ON_OFF}, "cover": "close_cover",
+                     "valve": "close_valve", "script": "turn_off"}
+MEDIA_SERVICES = {"pause": "media_pause", "resume": "media_play", "next": "media_next_track",
+                  "previous": "media_previous_track"}
+_COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
+_SPOKEN_STATES = {"on", "off", "open", "closed", "locked", "unlocked", "unavailable", "unknown"}
+_UNIT_PHRASES = {"°C": "unit.celsius", "°F": "unit.fahrenheit", "%": "unit.percent",
+                 "km/h": "unit.kmh", "kWh": "unit.kwh", "W": "unit.watt"}
+
+_ENTITY = {"type": "string", "description": "entity id"}
+_PERCENT = {"type": "integer", "minimum": 0, "maximum": 100}
+
+
+def _schema(required: tuple[str, ...] = ("entity_id",), **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"entity_id": _ENTITY, **properties},
+            "required": list(required), "additionalProperties": False}
+
+
+class _EntityTool:
+    """Shared checks and service calls; subclasses say what they do in `act`."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = _schema()
+    domains: frozenset[str] | None = None  # None: whatever `act` accepts
+    entity_args = ("entity_id",)
+
+    def __init__(self, store: EntityStore, resolver: EntityResolver) -> None:
+        self._store = store
+        self._resolver = resolver
+        self.spec = ToolSpec(self.name, self.description, self.parameters)
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        entity = self._entity(args["entity_id"], ctx)
+        if self.domains is not None and entity.domain not in self.domains:
+            raise self._unsupported(entity)
+        return await self.act(entity, args, ctx)
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _entity(self, entity_id: str, ctx: ToolContext) -> Entity:
+        entity = self._store.get(entity_id)
+        if entity is None:
+            suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
+            raise ToolError(phrase(ctx.language, "entity.not_found", name=entity_id),
+                            code="unknown_entity", suggestions=suggestions)
+        if entity.domain in REFUSED_DOMAINS:
+            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
+                            code="not_allowed", entity_id=entity.entity_id)
+        return entity
+
+    def _unsupported(self, entity: Entity, what: str | None = None) -> ToolError:
+        return ToolError(
+            f"{self.name} cannot {what or 'control'} {entity.entity_id} ({entity.domain}).",
+            code="unsupported", entity_id=entity.entity_id)
+
+    async def _call(self, entity: Entity, service: str, data: dict[str, Any],
+                    ctx: ToolContext) -> Entity:
+        """Make the service call; the entity as the store has it afterwards."""
+        try:
+            await self._store.backend_for(entity).call_service(entity, service, data)
+        except BackendError as err:
+            raise ToolError(phrase(ctx.language, "action.failed", reason=str(err)),
+                            code="backend_unavailable", entity_id=entity.entity_id) from err
+        return self._store.get(entity.entity_id) or entity
+
+    @staticmethod
+    def _done(entity: Entity, speech: str) -> ToolResult:
+        return ToolResult(ok=True, data=state_data(entity), speech=speech,
+                          changed_entities=(entity.entity_id,))
+
+
+class TurnOn(_EntityTool):
+    name = "turn_on"
+    description = "Turn on a device or open a cover; also activates a scene or starts a script."
+    services = TURN_ON_SERVICES
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        service = self.services.get(entity.domain)
+        if service is None:
+            raise self._unsupported(entity, "switch")
+        after = await self._call(entity, service, {}, ctx)
+        return self._done(after, self._speech(after, ctx.language))
+
+    def _speech(self, entity: Entity, language: str) -> str:
+        if entity.domain in ("cover", "valve"):
+            if entity.state in ("open", "closed"):
+                return phrase(language, "action.reported", name=entity.name,
+                              state=phrase(language, f"state.{entity.state}"))
+            return phrase(language, "action.acknowledged", name=entity.name)
+        if entity.domain in ("scene", "script", "button", "input_button"):
+            return phrase(language, "action.done")
+        return phrase(language, "action.turned_on", name=entity.name)
+
+
+class TurnOff(TurnOn):
+    name = "turn_off"
+    description = "Turn off a device or close a cover; also stops a running script."
+    services = TURN_OFF_SERVICES
+
+    def _speech(self, entity: Entity, language: str) -> str:
+        if entity.domain in ("light", "switch", "fan", "input_boolean", "media_player", "climate",
+                             "humidifier", "automation", "siren"):
+            return phrase(language, "action.turned_off", name=entity.name)
+        return super()._speech(entity, language)
+
+
+class SetLight(_EntityTool):
+    name = "set_light"
+    description = "Set a light's brightness (percent, 0 turns it off) and/or color."
+    parameters = _schema(
+        brightness=_PERCENT,
+        color={"type": "string", "description": "color name, e.g. red, blue, white"},
+        rgb={"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255},
+             "minItems": 3, "maxItems": 3},
+    )
+    domains = frozenset({"light"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if not any(k in args for k in ("brightness", "color", "rgb")):
+            raise ToolError("Give brightness, color or rgb.", code="invalid_arguments")
+        modes = set(entity.attributes.get("supported_color_modes") or ())
+        data: dict[str, Any] = {}
+        if "brightness" in args:
+            if modes == {"onoff"}:
+                raise self._unsupported(entity, "dim")
+            data["brightness_pct"] = args["brightness"]
+        if "color" in args or "rgb" in args:
+            if modes and not modes & _COLOR_MODES:
+                raise self._unsupported(entity, "color")
+            if "rgb" in args:
+                data["rgb_color"] = list(args["rgb"])
+            else:
+                key = color_key(args["color"])
+                if key not in COLORS:
+                    raise ToolError(f"Unknown color {args['color']!r}; known: {', '.join(COLORS)}.",
+                                    code="invalid_arguments")
+                data["color_name"] = key
+        after = await self._call(entity, "turn_on", data, ctx)
+        if "brightness" in args:
+            value = phrase(ctx.language, "unit.percent", value=format_number(args["brightness"], ctx.language))
+            speech = phrase(ctx.language, "action.set_brightness", name=entity.name, value=value)
+        else:
+            speech = phrase(ctx.language, "action.done")
+        return self._done(after, speech)
+
+
+class SetTemperature(_EntityTool):
+    name = "set_temperature"
+    description = "Set a thermostat's target temperature."
+    parameters = _schema(("entity_id", "temperature"), temperature={"type": "number"})
+    domains = frozenset({"climate"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        value = float(args["temperature"])
+        low, high = entity.attributes.get("min_temp"), entity.attributes.get("max_temp")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ToolError(f"{entity.entity_id} accepts {low} to {high} degrees.",
+                            code="invalid_arguments", entity_id=entity.entity_id)
+        after = await self._call(entity, "set_temperature", {"temperature": value}, ctx)
+        spoken = phrase(ctx.language, "unit.degrees", value=format_number(value, ctx.language))
+        return self._done(after, phrase(ctx.language, "action.set_temperature", name=entity.name,
+                                        value=spoken))
+
+
+class SetPosition(_EntityTool):
+    name = "set_position"
+    description = "Move a cover to a position: 0 closed, 100 fully open."
+    parameters = _schema(("entity_id", "position"), position=_PERCENT)
+    domains = frozenset({"cover", "valve"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        position = args["position"]
+        service = "set_cover_position" if entity.domain == "cover" else "set_valve_position"
+        after = await self._call(entity, service, {"position": position}, ctx)
+        spoken = phrase(ctx.language, "unit.percent", value=format_number(position, ctx.language))
+        return self._done(after, phrase(ctx.language, "action.set_position", name=entity.name,
+                                        value=spoken))
+
+
+class MediaControl(_EntityTool):
+    name = "media_control"
+    description = "Pause, resume, skip to the next or back to the previous track on a media player."
+    parameters = _schema(("entity_id", "action"), action={"enum": list(MEDIA_SERVICES)})
+    domains = frozenset({"media_player"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        after = await self._call(entity, MEDIA_SERVICES[args["action"]], {}, ctx)
+        return self._done(after, phrase(ctx.language, "action.done"))
+
+
+class SetVolume(_EntityTool):
+    name = "set_volume"
+    description = "Set a media player's volume in percent."
+    parameters = _schema(("entity_id", "volume"), volume=_PERCENT)
+    domains = frozenset({"media_player"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        after = await self._call(entity, "volume_set", {"volume_level": args["volume"] / 100}, ctx)
+        return self._done(after, phrase(ctx.language, "action.done"))
+
+
+class ActivateScene(_EntityTool):
+    name = "activate_scene"
+    description = "Activate a scene."
+    domains = frozenset({"scene"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        after = await self._call(entity, "turn_on", {}, ctx)
+        return self._done(after, phrase(ctx.language, "action.done"))
+
+
+class RunScript(_EntityTool):
+    name = "run_script"
+    description = "Run a script."
+    domains = frozenset({"script"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        after = await self._call(entity, "turn_on", {}, ctx)
+        return self._done(after, phrase(ctx.language, "action.done"))
+
+
+class GetState(_EntityTool):
+    name = "get_state"
+    description = "Current state of one entity, or of every entity in an area."
+    parameters = {"type": "object", "additionalProperties": False,
+                  "properties": {"entity_id": _ENTITY, "area": {"type": "string"}}}
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if "entity_id" in args:
+            entity = self._store.get(args["entity_id"])
+            if entity is None:
+                self._entity(args["entity_id"], ctx)  # raises unknown_entity with suggestions
+            entities = [entity]
+        elif "area" in args:
+            area = self._resolver.area_of(args["area"], ctx.language)
+            if area is None:
+                raise ToolError(phrase(ctx.language, "entity.not_found", name=args["area"]),
+                                code="unknown_area", areas=list(self._resolver.areas()))
+            entities = [e for e in self._store.all() if e.area == area]
+        else:
+            raise ToolError("Give entity_id or area.", code="invalid_arguments")
+        speech = " ".join(spoken_state(e, ctx.language) for e in entities)
+        if len(entities) == 1:
+            return ToolResult(ok=True, data=state_data(entities[0]), speech=speech)
+        return ToolResult(ok=True, data={"area": area, "entities": [state_data(e) for e in entities]},
+                          speech=speech)
+
+
+def state_data(entity: Entity) -> dict[str, Any]:
+    """What the model gets back about an entity: id, name, state and key attributes."""
+    return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
+            **key_attributes(entity)}
+
+
+def spoken_state(entity: Entity, language: str) -> str:
+    """"Kitchen light is on." / "Outside temperature is 12,5 degrees Celsius." in `language`."""
+    attrs = entity.attributes
+    if entity.state in _SPOKEN_STATES:
+        state = phrase(language, f"state.{entity.state}")
+    elif _is_number(entity.state):
+        number = format_number(float(entity.state), language)
+        unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))
+        state = phrase(language, unit_key, value=number) if unit_key else number
+    else:
+        state = entity.state
+    if entity.domain == "climate" and attrs.get("current_temperature") is not None:
+        state = phrase(language, "unit.degrees",
+                       value=format_number(attrs["current_temperature"], language))
+    return phrase(language, "state.is", name=entity.name, state=state)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def build_home_tools(store: EntityStore, resolver: EntityResolver) -> list[Tool]:
+    return [tool(store, resolver) for tool in (
+        TurnOn, TurnOff, SetLight, SetTemperature, SetPosition, MediaControl, SetVolume,
+        ActivateScene, RunScript, GetState)]
+

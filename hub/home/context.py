@@ -1,0 +1,117 @@
+"""The text the model sees about the home: a stable overview and the volatile live states.
+
+The overview sits in the cached prompt prefix, so it must be byte-identical for the same
+entities whatever their states: no states, no times, deterministic order. Live states go at
+the volatile end of the prompt, and only for the few entities a request is about.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+from hub.home.entities import Entity
+from hub.home.normalize import fold
+
+NO_AREA = "No area"
+_SPACES = re.compile(r"\s+")
+# Device classes worth telling apart when the name does not say it (what a sensor measures).
+_CLASSED_DOMAINS = {"sensor", "binary_sensor", "cover"}
+
+
+def entity_overview(
+    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None
+) -> str:
+    """One line per entity, grouped by area: `light.kitchen "Kitchen light" (alias, alias)`.
+
+    The name is left out when it is just the entity id's words ("light.desk_lamp" for
+    "Desk lamp"); a sensor's or cover's device class is added in brackets when its name does
+    not say it. Area lines carry the area's aliases: `Kitchen (Küche, cuisine):`.
+    """
+    area_aliases = area_aliases or {}
+    by_area: dict[str, list[Entity]] = {}
+    for entity in entities:
+        by_area.setdefault(_clean(entity.area) if entity.area else "", []).append(entity)
+    lines: list[str] = []
+    for area in sorted(by_area, key=lambda a: (a == "", fold(a), a)):
+        aliases = [_clean(a) for a in area_aliases.get(area, ()) if _clean(a)]
+        title = area or NO_AREA
+        lines.append(f"{title} ({', '.join(aliases)}):" if aliases else f"{title}:")
+        for entity in sorted(by_area[area], key=lambda e: e.entity_id):
+            lines.append(_overview_line(entity))
+    return "\n".join(lines)
+
+
+def live_states(entities: Iterable[Entity]) -> str:
+    """Current state and key attributes, one line each: `light.kitchen: on, brightness 80%`."""
+    lines = []
+    for entity in sorted(entities, key=lambda e: e.entity_id):
+        attributes = key_attributes(entity)
+        unit = attributes.pop("unit", None)
+        parts = [_clean(f"{entity.state} {unit}" if unit else entity.state)]
+        parts += [_attribute_text(key, value) for key, value in attributes.items()]
+        lines.append(f"{entity.entity_id}: {', '.join(parts)}")
+    return "\n".join(lines)
+
+
+def key_attributes(entity: Entity) -> dict[str, Any]:
+    """The attributes that matter for talking about an entity, with percentages 0–100."""
+    attrs = entity.attributes
+    found: dict[str, Any] = {}
+    if entity.domain == "light" and entity.state == "on":
+        if isinstance(attrs.get("brightness"), (int, float)):
+            found["brightness"] = round(attrs["brightness"] * 100 / 255)
+        if attrs.get("rgb_color"):
+            found["rgb_color"] = list(attrs["rgb_color"])
+    elif entity.domain == "climate":
+        for key in ("temperature", "current_temperature", "hvac_action"):
+            if attrs.get(key) is not None:
+                found[key] = attrs[key]
+    elif entity.domain in ("cover", "valve"):
+        if attrs.get("current_position") is not None:
+            found["position"] = attrs["current_position"]
+    elif entity.domain == "media_player":
+        if isinstance(attrs.get("volume_level"), (int, float)):
+            found["volume"] = round(attrs["volume_level"] * 100)
+        for key in ("media_title", "media_artist"):
+            if attrs.get(key):
+                found[key] = attrs[key]
+    elif entity.domain == "fan" and attrs.get("percentage") is not None:
+        found["speed"] = attrs["percentage"]
+    if attrs.get("unit_of_measurement"):
+        found["unit"] = attrs["unit_of_measurement"]
+    return found
+
+
+def _overview_line(entity: Entity) -> str:
+    name = _clean(entity.name)
+    object_words = entity.entity_id.split(".", 1)[-1].replace("_", " ")
+    line = entity.entity_id
+    if name and fold(name) != fold(object_words):
+        line += f' "{name}"'
+    if entity.device_class and entity.domain in _CLASSED_DOMAINS and \
+            fold(entity.device_class) not in fold(name):
+        line += f" [{entity.device_class}]"
+    aliases = [_clean(a) for a in entity.aliases if _clean(a)]
+    if aliases:
+        line += f" ({', '.join(aliases)})"
+    return line
+
+
+def _attribute_text(key: str, value: Any) -> str:
+    if key in ("brightness", "position", "volume", "speed"):
+        return f"{key} {value}%"
+    if key in ("media_title", "media_artist"):
+        return f'{key.split("_", 1)[1]} "{_clean(str(value))}"'
+    if key == "rgb_color":
+        return "color rgb(" + ",".join(str(v) for v in value) + ")"
+    if key == "temperature":
+        return f"target {value}°"
+    if key == "current_temperature":
+        return f"current {value}°"
+    return f"{key.replace('_', ' ')} {_clean(str(value))}"
+
+
+def _clean(text: str) -> str:
+    """Names and states are data: one line, no quotes that could end a quoted name."""
+    return _SPACES.sub(" ", str(text)).replace('"', "'").strip()
