@@ -1,0 +1,118 @@
+"""Constrained decoding for small models: the output must be one call to an allowed tool.
+
+From the live ToolSpecs and a ToolConstraint we build a JSON schema
+`{"name": <const>, "arguments": {...}}`, one alternative per allowed tool (`anyOf`), where every
+entity argument is an enum of the candidate entity ids; llama-cpp-python turns it into a GBNF
+grammar (`LlamaGrammar.from_json_schema`). Pass it to generation as `grammar=`
+(llama-cpp-python ignores a `json_schema` argument silently).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Collection, Sequence
+
+from llama_cpp import LlamaGrammar
+
+from hub.llm.types import EngineError, ToolCall, ToolConstraint, ToolSpec
+
+ENTITY_ARGUMENTS: frozenset[str] = frozenset({"entity_id"})
+
+
+def _entity_argument(schema: dict[str, Any], entity_ids: list[str]) -> dict[str, Any]:
+    """An entity argument restricted to the candidates (a string, or a list of strings)."""
+    kinds = schema.get("type")
+    if kinds == "array" or (isinstance(kinds, list) and "array" in kinds):
+        return {"type": "array", "items": {"type": "string", "enum": entity_ids}, "minItems": 1}
+    restricted = {"type": "string", "enum": entity_ids}
+    if schema.get("description"):
+        restricted["description"] = schema["description"]
+    return restricted
+
+
+def _arguments_schema(
+    spec: ToolSpec, entity_ids: list[str], entity_arguments: Collection[str], keep_optional: bool
+) -> dict[str, Any] | None:
+    """The tool's argument schema with entity enums; None when the tool cannot be called."""
+    parameters = copy.deepcopy(spec.parameters) or {"type": "object", "properties": {}}
+    properties: dict[str, Any] = parameters.get("properties", {})
+    required = list(parameters.get("required", []))
+    kept: dict[str, Any] = {}
+    for name, schema in properties.items():
+        if name in entity_arguments:
+            if not entity_ids:
+                if name in required:
+                    return None  # nothing it may act on
+                continue
+            kept[name] = _entity_argument(schema, entity_ids)
+        elif keep_optional or name in required:
+            kept[name] = schema
+    return {
+        "type": "object",
+        "properties": kept,
+        "required": [name for name in required if name in kept],
+        "additionalProperties": False,
+    }
+
+
+def tool_call_schema(
+    tools: Sequence[ToolSpec],
+    constraint: ToolConstraint,
+    *,
+    entity_arguments: Collection[str] = ENTITY_ARGUMENTS,
+    keep_optional: bool = True,
+) -> dict[str, Any]:
+    """JSON schema of one call to one of `constraint.tool_names` (in the order of `tools`).
+
+    `entity_arguments` names the arguments that take an entity id; `keep_optional=False` drops
+    optional non-entity arguments (for models too small to fill them sensibly).
+    """
+    allowed = set(constraint.tool_names)
+    entity_ids = list(dict.fromkeys(constraint.entity_ids))
+    alternatives = []
+    for spec in tools:
+        if spec.name not in allowed:
+            continue
+        arguments = _arguments_schema(spec, entity_ids, set(entity_arguments), keep_optional)
+        if arguments is None:
+            continue
+        alternatives.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": spec.name}, "arguments": arguments},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    if not alternatives:
+        offered = ", ".join(constraint.tool_names) or "none"
+        raise EngineError(
+            f"constrained tool call impossible: no allowed tool ({offered}) is known and callable "
+            f"with the {len(entity_ids)} candidate entities"
+        )
+    return alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+
+
+def tool_call_grammar(
+    tools: Sequence[ToolSpec],
+    constraint: ToolConstraint,
+    *,
+    entity_arguments: Collection[str] = ENTITY_ARGUMENTS,
+    keep_optional: bool = True,
+) -> LlamaGrammar:
+    schema = tool_call_schema(tools, constraint, entity_arguments=entity_arguments, keep_optional=keep_optional)
+    try:
+        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    except Exception as err:  # the converter raises plain exceptions for schemas it cannot express
+        raise EngineError(f"cannot build a grammar for the tool schemas: {err}") from None
+
+
+def parse_constrained_call(text: str, call_id: str) -> ToolCall:
+    """The JSON a grammar-bound generation wrote → ToolCall (ValueError when cut short)."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not isinstance(
+        data.get("arguments"), dict
+    ):
+        raise ValueError("expected {\"name\": ..., \"arguments\": {...}}")
+    return ToolCall(data["name"], data["arguments"], call_id)
