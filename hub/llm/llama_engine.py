@@ -1,0 +1,504 @@
+"""The in-process model engine: a GGUF model run by llama-cpp-python, streamed as typed deltas.
+
+One generation runs at a time, in a worker thread; requests wait in a bounded queue
+(`EngineBusy` when it is full). Tokens go to the event loop as they come; a consumer that stops
+iterating stops the worker at the next token (or the next prompt batch).
+
+Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
+longest common token prefix with what is already in the KV cache: keep the stable part of the
+prompt first and byte-identical. `Done.usage` reports how many prompt tokens were actually
+evaluated, measured by counting the tokens passed to `Llama.eval`.
+
+GPU: `n_gpu_layers` is passed through to llama.cpp; it only has an effect when llama-cpp-python
+was built with a GPU backend, e.g. `CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87"`
+(Jetson Orin) at `pip install` time. Images for other CPUs need `-DGGML_NATIVE=OFF`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ctypes
+import logging
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Sequence
+
+import llama_cpp
+from llama_cpp import Llama, LlamaGrammar
+
+from hub.config import HubConfig
+from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
+from hub.llm.grammar import parse_constrained_call, tool_call_grammar
+from hub.llm.inspect import inspect_gguf
+from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
+from hub.llm.stream_parser import StreamParser
+from hub.llm.types import (
+    Delta,
+    Done,
+    EngineError,
+    GenerationRequest,
+    MalformedToolCall,
+    ModelInfo,
+    ReasoningMode,
+    ToolCallDelta,
+    Usage,
+)
+
+_LOGGER = logging.getLogger(__name__)
+_LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
+
+SMALL_MODEL_PARAMS = 2_000_000_000  # below this, `constrained_tools: auto` means on
+_KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
+_SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+
+
+class EngineBusy(EngineError):
+    """Too many requests are already waiting for the model."""
+
+
+class PromptTooLong(EngineError):
+    """The rendered prompt does not fit the context window (n_ctx)."""
+
+
+@llama_cpp.llama_log_callback
+def _llama_log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    """llama.cpp's own chatter goes to debug logging, never straight to stderr."""
+    if _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
+        _LLAMA_LOGGER.debug("%s", text.decode("utf-8", errors="replace").rstrip())
+
+
+llama_cpp.llama_log_set(_llama_log, ctypes.c_void_p(0))
+
+
+class _Cancelled(Exception):
+    """Raised inside the worker when the consumer went away."""
+
+
+@dataclass
+class _Failure:
+    error: EngineError
+
+
+class _StopMatcher:
+    """Cuts the text at the first stop string; holds back a tail that may become one."""
+
+    def __init__(self, stops: Sequence[str]) -> None:
+        self._stops = [s for s in stops if s]
+        self._held = ""
+
+    def feed(self, text: str) -> tuple[str, bool]:
+        buffer = self._held + text
+        hits = [i for i in (buffer.find(s) for s in self._stops) if i >= 0]
+        if hits:
+            self._held = ""
+            return buffer[: min(hits)], True
+        keep = 0
+        for stop in self._stops:
+            for size in range(min(len(stop) - 1, len(buffer)), keep, -1):
+                if buffer.endswith(stop[:size]):
+                    keep = size
+                    break
+        self._held = buffer[len(buffer) - keep :] if keep else ""
+        return buffer[: len(buffer) - keep], False
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return held
+
+
+@dataclass
+class _Job:
+    request: GenerationRequest
+    emit: Callable[[Any], None]
+    cancelled: threading.Event
+
+
+def _auto_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class LlamaEngine:
+    """Engine protocol over llama-cpp-python. Construction loads the model (blocking: seconds).
+
+    Use `LlamaEngine.from_config(config)` in the hub (in a thread: `asyncio.to_thread`), or the
+    constructor directly in tests and tools.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 4096,
+        n_gpu_layers: int = 0,
+        threads: int = 0,
+        flash_attn: bool = True,
+        kv_cache_type: str = "f16",
+        constrained_tools: str = "auto",
+        queue_size: int = 32,
+        is_stand_in: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        path = Path(model_path)
+        report = inspect_gguf(path, n_ctx=n_ctx, kv_cache_type=kv_cache_type)  # clear file errors
+        if report.n_ctx_train and n_ctx > report.n_ctx_train:
+            raise EngineError(
+                f"n_ctx {n_ctx} is more than the {report.n_ctx_train} tokens {path.name} was trained for: "
+                f"set n_ctx to {report.n_ctx_train} or less"
+            )
+        if constrained_tools not in ("auto", "always", "never"):
+            raise EngineError(f"constrained_tools must be auto, always or never, not {constrained_tools!r}")
+        type_v = _KV_TYPES[kv_cache_type]
+        if kv_cache_type != "f16" and not flash_attn:
+            _LOGGER.warning("a quantized V cache needs flash_attn: keeping V at f16, K at %s", kv_cache_type)
+            type_v = _KV_TYPES["f16"]
+        n_threads = threads or _auto_threads()
+        try:
+            self._llm = Llama(
+                str(path),
+                n_ctx=n_ctx,
+                n_gpu_layers=n_gpu_layers,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                flash_attn=flash_attn,
+                type_k=_KV_TYPES[kv_cache_type],
+                type_v=type_v,
+                verbose=False,
+            )
+        except ValueError as err:
+            if "context" in str(err).lower():
+                raise EngineError(
+                    f"could not set up a {n_ctx}-token context for {path.name}: not enough memory? "
+                    f"Lower n_ctx or use kv_cache_type q8_0"
+                ) from None
+            raise EngineError(
+                f"could not load {path}: llama.cpp rejected it (corrupt or truncated file, or an "
+                f"architecture ({report.architecture}) this llama-cpp-python build does not support)"
+            ) from None
+        self._original_eval = self._llm.eval
+        self._llm.eval = self._counting_eval  # type: ignore[method-assign]
+        self._eval_count = 0
+        self._cancel_current: threading.Event | None = None
+        self._seed = seed
+        self._n_batch = self._llm.n_batch
+        self.constrained_tools = constrained_tools
+        self.chat_format: ChatFormat = chat_format_for(
+            self._llm.metadata, bos_token=self._token_text(self._llm.token_bos()),
+            eos_token=self._token_text(self._llm.token_eos()),
+        )
+        self._add_bos = self._llm._model.add_bos_token() and self._llm.token_bos() >= 0
+        self.info = ModelInfo(
+            name=str(self._llm.metadata.get("general.name") or path.stem),
+            architecture=report.architecture,
+            path=str(path),
+            n_ctx=self._llm.n_ctx(),
+            n_ctx_train=self._llm._model.n_ctx_train(),
+            n_params=self._llm._model.n_params(),
+            is_stand_in=is_stand_in,
+        )
+        self._queue_size = queue_size
+        self._waiting = 0
+        self._gate: asyncio.Lock | None = None
+        self._gate_loop: asyncio.AbstractEventLoop | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+        self._closed = False
+        _LOGGER.info(
+            "loaded %s (%s, %.0fM params, n_ctx %d, %d threads, format %s)",
+            self.info.name, self.info.architecture, self.info.n_params / 1e6, self.info.n_ctx, n_threads,
+            self.chat_format.name,
+        )
+
+    @classmethod
+    def from_config(cls, config: HubConfig) -> "LlamaEngine":
+        try:
+            path, stand_in = resolve_model_path(config.model_path)
+        except ModelNotFound as err:
+            raise EngineError(str(err)) from None
+        if stand_in:
+            _LOGGER.warning(STAND_IN_WARNING)
+        return cls(
+            path,
+            n_ctx=config.n_ctx,
+            n_gpu_layers=config.n_gpu_layers,
+            threads=config.threads,
+            flash_attn=config.flash_attn,
+            kv_cache_type=config.kv_cache_type,
+            constrained_tools=config.constrained_tools,
+            queue_size=config.queue_size,
+            is_stand_in=stand_in,
+        )
+
+    # --- small public helpers ------------------------------------------------------------------
+
+    @property
+    def uses_constrained_tools(self) -> bool:
+        """Whether tool calls should go through the grammar (`constrained_tools` option)."""
+        if self.constrained_tools == "auto":
+            return self.info.n_params < SMALL_MODEL_PARAMS
+        return self.constrained_tools == "always"
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def render(self, request: GenerationRequest) -> RenderedPrompt:
+        """The exact prompt text a request is evaluated as (what `stream` feeds the model)."""
+        thinking = self._thinking_enabled(request)
+        rendered = self.chat_format.render(
+            request.messages, request.tools, thinking=thinking, conversational=request.conversational
+        )
+        if request.constraint is not None:
+            return RenderedPrompt(rendered.text + self.chat_format.constrained_call_prefix, False)
+        return rendered
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._cancel_current is not None:
+            self._cancel_current.set()
+        await asyncio.to_thread(self._executor.shutdown, wait=True)
+        self._llm.close()
+
+    # --- streaming -----------------------------------------------------------------------------
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        """Text/thinking/tool-call deltas, then one Done. EngineError (EngineBusy when the queue
+        is full, PromptTooLong) is raised from the iteration."""
+        self._validate(request)
+        gate = self._gate_for_running_loop()
+        if self._waiting >= self._queue_size:
+            raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
+        self._waiting += 1
+        try:
+            await gate.acquire()
+        finally:
+            self._waiting -= 1
+        loop = asyncio.get_running_loop()
+        deltas: asyncio.Queue[Any] = asyncio.Queue()
+        cancelled = threading.Event()
+
+        def emit(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(deltas.put_nowait, item)
+            except RuntimeError:  # the loop is gone: nobody is listening any more
+                cancelled.set()
+
+        try:
+            worker = loop.run_in_executor(self._executor, self._run, _Job(request, emit, cancelled))
+        except BaseException:
+            gate.release()
+            raise
+        worker.add_done_callback(lambda _: gate.release())
+        try:
+            while True:
+                item = await deltas.get()
+                if isinstance(item, _Failure):
+                    raise item.error
+                yield item
+                if isinstance(item, Done):
+                    return
+        finally:
+            cancelled.set()
+
+    def _validate(self, request: GenerationRequest) -> None:
+        if self._closed:
+            raise EngineError("the model engine is closed")
+        if not request.messages:
+            raise EngineError("cannot generate from an empty message list")
+        if request.max_tokens < 1:
+            raise EngineError(f"max_tokens must be at least 1, not {request.max_tokens}")
+
+    def _gate_for_running_loop(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate_loop is not loop:
+            self._gate, self._gate_loop = asyncio.Lock(), loop
+        return self._gate
+
+    @staticmethod
+    def _thinking_enabled(request: GenerationRequest) -> bool:
+        if request.constraint is not None:
+            return False
+        mode = request.reasoning.mode
+        return mode is ReasoningMode.ON or (mode is ReasoningMode.BUDGET and request.reasoning.budget > 0)
+
+    # --- the worker ----------------------------------------------------------------------------
+
+    def _token_text(self, token: int) -> str:
+        return self._llm._model.token_get_text(token) if token >= 0 else ""
+
+    def _counting_eval(self, tokens: Sequence[int]) -> None:
+        """`Llama.eval`, batch by batch, counting tokens and stopping early when cancelled."""
+        for start in range(0, len(tokens), self._n_batch):
+            if self._cancel_current is not None and self._cancel_current.is_set():
+                raise _Cancelled
+            batch = tokens[start : start + self._n_batch]
+            self._original_eval(batch)
+            self._eval_count += len(batch)
+
+    def _tokenize_prompt(self, text: str) -> list[int]:
+        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        if self._add_bos and (not tokens or tokens[0] != self._llm.token_bos()):
+            tokens.insert(0, self._llm.token_bos())
+        return tokens
+
+    def _run(self, job: _Job) -> None:
+        self._cancel_current = job.cancelled
+        try:
+            self._generate(job)
+        except _Cancelled:
+            pass
+        except EngineError as err:
+            job.emit(_Failure(err))
+        except Exception as err:  # llama.cpp failures surface as RuntimeError/ValueError
+            _LOGGER.debug("generation failed", exc_info=True)
+            job.emit(_Failure(EngineError(f"the model failed while generating: {err}")))
+        finally:
+            self._cancel_current = None
+
+    def _generate(self, job: _Job) -> None:
+        started = time.perf_counter()
+        request = job.request
+        grammar = tool_call_grammar(request.tools, request.constraint) if request.constraint else None
+        rendered = self.render(request)
+        tokens = self._tokenize_prompt(rendered.text)
+        n_ctx = self.info.n_ctx
+        if len(tokens) >= n_ctx:
+            raise PromptTooLong(
+                f"the prompt is {len(tokens)} tokens, more than the context window of {n_ctx} (n_ctx): "
+                f"shorten the history or raise n_ctx"
+            )
+        _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
+                      _common_prefix(self._llm._input_ids, tokens))
+        if grammar is not None:
+            self._generate_constrained(job, tokens, grammar, started)
+        else:
+            self._generate_free(job, tokens, rendered, started)
+
+    def _sampling(self, request: GenerationRequest) -> dict[str, Any]:
+        self._llm.set_seed(self._seed if self._seed is not None else random.randrange(2**31))
+        return {"temp": max(0.0, request.temperature), **_SAMPLING}
+
+    def _tokens(self, sequence: list[int], sampling: dict[str, Any], grammar: LlamaGrammar | None,
+                usage: Usage, started: float):  # type: ignore[no-untyped-def]
+        """Sampled tokens for `sequence` (EOG excluded); notes prefill figures on the first one."""
+        is_eog = llama_cpp.llama_vocab_is_eog
+        vocab = self._llm._model.vocab
+        first = usage.first_token_s == 0.0
+        self._eval_count = 0
+        generate_started = time.perf_counter()
+        generator = self._llm.generate(sequence, grammar=grammar, **sampling)
+        try:
+            for token in generator:
+                if first:
+                    now = time.perf_counter()
+                    usage.prefill_s = now - generate_started
+                    usage.first_token_s = now - started
+                    usage.evaluated_prompt_tokens = self._eval_count
+                    usage.reused_prompt_tokens = usage.prompt_tokens - self._eval_count
+                    first = False
+                if is_eog(vocab, token):
+                    return
+                yield token
+        finally:
+            generator.close()
+
+    def _generate_free(self, job: _Job, prompt: list[int], rendered: RenderedPrompt, started: float) -> None:
+        request, fmt = job.request, self.chat_format
+        usage = Usage(prompt_tokens=len(prompt))
+        parser = StreamParser(start_in_thinking=rendered.starts_in_thinking)
+        stops = _StopMatcher(fmt.stop)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        budget = request.reasoning.budget if request.reasoning.mode is ReasoningMode.BUDGET else None
+        sampling = self._sampling(request)
+        sequence = list(prompt)
+        answer_tokens = 0
+        called_tool = False
+        reason = "length"
+        last: float | None = None
+
+        def emit_all(deltas: list[Delta]) -> None:
+            nonlocal called_tool
+            for delta in deltas:
+                called_tool = called_tool or isinstance(delta, ToolCallDelta)
+                job.emit(delta)
+
+        resume = True
+        while resume:
+            resume = False
+            for token in self._tokens(sequence, sampling, None, usage, started):
+                if job.cancelled.is_set():
+                    raise _Cancelled
+                now = time.perf_counter()
+                sequence.append(token)
+                was_thinking = parser.in_thinking
+                text, hit_stop = stops.feed(decoder.decode(self._llm.detokenize([token], special=True)))
+                emit_all(parser.feed(text) if text else [])
+                if was_thinking or parser.in_thinking:
+                    usage.thinking_tokens += 1
+                    usage.thinking_s += now - last if last is not None else 0.0
+                else:
+                    answer_tokens += 1
+                last = now
+                if hit_stop:
+                    reason = "stop"
+                    break
+                if budget is not None and parser.in_thinking and usage.thinking_tokens >= budget:
+                    # close the thinking block ourselves and let the model answer from there
+                    emit_all(parser.feed(stops.flush()) + parser.feed(fmt.think_close))
+                    sequence += self._llm.tokenize(fmt.close_thinking.encode("utf-8"), add_bos=False, special=True)
+                    resume = True
+                    break
+                if answer_tokens >= request.max_tokens or len(sequence) >= self.info.n_ctx - 1:
+                    break
+            else:
+                reason = "stop"
+        emit_all(parser.feed(stops.flush() + decoder.decode(b"", final=True)) + parser.finish())
+        usage.completion_tokens = usage.thinking_tokens + answer_tokens
+        usage.stop_reason = "tool_call" if called_tool and reason == "stop" else reason
+        self._finish(job, usage, started)
+
+    def _generate_constrained(self, job: _Job, prompt: list[int], grammar: LlamaGrammar, started: float) -> None:
+        usage = Usage(prompt_tokens=len(prompt))
+        generated: list[int] = []
+        reason = "length"
+        for token in self._tokens(list(prompt), self._sampling(job.request), grammar, usage, started):
+            if job.cancelled.is_set():
+                raise _Cancelled
+            generated.append(token)
+            if len(generated) >= job.request.max_tokens or len(prompt) + len(generated) >= self.info.n_ctx - 1:
+                break
+        else:
+            reason = "stop"
+        text = self._llm.detokenize(generated, special=True).decode("utf-8", errors="replace").strip()
+        try:
+            job.emit(ToolCallDelta(parse_constrained_call(text, call_id="call_1")))
+            reason = "tool_call"
+        except ValueError as err:
+            job.emit(MalformedToolCall(raw=text, error=f"constrained call unreadable ({reason}): {err}"))
+        usage.completion_tokens = len(generated)
+        usage.stop_reason = reason
+        self._finish(job, usage, started)
+
+    @staticmethod
+    def _finish(job: _Job, usage: Usage, started: float) -> None:
+        usage.total_s = time.perf_counter() - started
+        if usage.first_token_s:
+            usage.decode_s = max(0.0, usage.total_s - usage.first_token_s)
+        job.emit(Done(usage))
+
+
+def _common_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
+    count = 0
+    for a, b in zip(cached, tokens):
+        if a != b:
+            break
+        count += 1
+    return count
