@@ -1,0 +1,96 @@
+"""Fakes for the speech tests: a TTS server that breaks mid-stream, a scripted agent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator
+
+from wyoming.audio import AudioChunk, AudioStart
+from wyoming.event import async_read_event, async_write_event
+from wyoming.info import Attribution, Describe, Info, TtsProgram, TtsVoice
+
+from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+
+
+# --- a TTS server that breaks after audio-start -------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def breaking_tts_server(streaming: bool) -> AsyncIterator[str]:
+    """Answers describe like a TTS server, then closes the connection right after `audio-start`."""
+    info = Info(tts=[TtsProgram(
+        name="breaking", description="closes mid-stream", version="1", installed=True,
+        attribution=Attribution(name="test", url=""), supports_synthesize_streaming=streaming,
+        voices=[TtsVoice(name="v", description="v", version="1", installed=True, languages=["en"],
+                         attribution=Attribution(name="test", url=""))],
+    )])
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while (event := await async_read_event(reader)) is not None:
+                if Describe.is_type(event.type):
+                    await async_write_event(info.event(), writer)
+                elif event.type in ("synthesize", "synthesize-chunk"):
+                    await async_write_event(AudioStart(22050, 2, 1).event(), writer)
+                    break
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"tcp://127.0.0.1:{port}"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+# --- a scripted agent with the real Agent's run() shape ------------------------------------------
+
+
+class ScriptedAgent:
+    """Streams fixed reply chunks. `pause_after` chunk index waits on `gate` (at most
+    `gate_timeout`), so a test can hold the agent mid-reply until it has seen something."""
+
+    def __init__(self, chunks: list[str], *, delay: float = 0.0, pause_after: int | None = None,
+                 gate_timeout: float = 20.0, ok: bool = True, error: str | None = None,
+                 final_reply: str | None = None) -> None:
+        self.chunks = chunks
+        self.delay = delay
+        self.pause_after = pause_after
+        self.gate = asyncio.Event()
+        self.gate_timeout = gate_timeout
+        self.ok = ok
+        self.error = error
+        self.final_reply = final_reply
+        self.requests: list[TurnRequest] = []
+        self.languages = ["en"]
+
+    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+        self.requests.append(request)
+        for index, chunk in enumerate(self.chunks):
+            await asyncio.sleep(self.delay)
+            yield ReplyChunk(chunk)
+            if index == self.pause_after:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.gate.wait(), self.gate_timeout)
+        reply = self.final_reply if self.final_reply is not None else "".join(self.chunks).strip()
+        yield TurnDone(TurnResult(request.conversation_id or "c1", request.language or "en", reply,
+                                  ok=self.ok, error=self.error))
+
+
+def normalize_words(text: str) -> str:
+    """Lower case, letters, digits and single spaces: how transcripts are compared."""
+    kept = "".join(ch.lower() if ch.isalnum() else " " for ch in text)
+    return " ".join(kept.split())
+
+
+
+def as_recording(chunks: list[AudioChunk], lead_seconds: float = 0.5) -> list[AudioChunk]:
+    """Chunks with silence before and after, as a microphone records them (tiny.en drops a
+    first word that starts at the very first sample now and then)."""
+    first = chunks[0]
+    silence = AudioChunk(first.rate, first.width, first.channels,
+                         bytes(int(first.rate * lead_seconds) * first.width * first.channels))
+    return [silence, *chunks, silence]
