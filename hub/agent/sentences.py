@@ -69,7 +69,8 @@ _WESTERN_ENDS = ".!?…؟।"
 _CJK_ENDS = "。！？｡"
 _CLOSERS = "\"'”’»«)]}」』）】*_`"
 _OPENERS = "\"'“‘«»([{「『（【*_`"
-_ACRONYM = re.compile(r"(?:[^\W\d_]{1,3}\.)+[^\W\d_]{1,3}")
+_ACRONYM = re.compile(r"(?:[^\W\d_]{1,3}\.){1,6}[^\W\d_]{1,3}")
+_LOOKBEHIND = 40  # longer than any token a rule can match
 _LIST_MARKER = re.compile(r"(?:\d{1,3}|[ivxlcIVXLC]{1,5}|[A-Za-z])")
 
 
@@ -85,13 +86,14 @@ class SentenceSplitter:
         self.language = base_language(language)
         self._abbreviations = _COMMON | _ABBREVIATIONS.get(self.language, set())
         self._ordinal_dot = self.language in _ORDINAL_DOT_LANGUAGES
-        self._buffer = ""  # the current (unfinished) sentence and whatever follows it
+        self._done: list[str] = []  # scanned start of the current sentence, moved out of the buffer
+        self._done_has_words = False
+        self._buffer = ""  # the rest of the current sentence and whatever follows it
         self._resume = 0  # index in the buffer where scanning continues
 
     def feed(self, text: str) -> list[str]:
-        self._buffer += text
         sentences: list[str] = []
-        buffer, pos = self._buffer, self._resume
+        buffer, pos = self._buffer + text, self._resume
         while True:
             match = _CANDIDATE.search(buffer, pos)
             if match is None:
@@ -105,17 +107,30 @@ class SentenceSplitter:
             if end < 0:  # not a boundary; continue after the decided part
                 pos = -end
                 continue
-            sentence = buffer[:end].strip()
+            sentence = self._take(buffer[:end])
             if sentence:
                 sentences.append(sentence)
             buffer, pos = buffer[end:], 0
+        if pos > _LOOKBEHIND:
+            # Keep the buffer short (O(n) for long sentences): rules only look back one token,
+            # and a token of _LOOKBEHIND characters or more matches no rule.
+            scanned = buffer[: pos - _LOOKBEHIND]
+            self._done.append(scanned)
+            self._done_has_words = self._done_has_words or not scanned.isspace()
+            buffer, pos = buffer[pos - _LOOKBEHIND :], _LOOKBEHIND
         self._buffer, self._resume = buffer, pos
         return sentences
 
     def flush(self) -> list[str]:
-        rest = self._buffer.strip()
+        rest = self._take(self._buffer)
         self._buffer, self._resume = "", 0
         return [rest] if rest else []
+
+    def _take(self, tail: str) -> str:
+        """The current sentence, ending with `tail`; starts the next one."""
+        sentence = ("".join(self._done) + tail).strip()
+        self._done, self._done_has_words = [], False
+        return sentence
 
     def _sentence_end(self, buffer: str, at: int) -> int | None:
         """Where the sentence ends if `buffer[at]` ends it; -(resume index) if not; None: wait."""
@@ -155,6 +170,8 @@ class SentenceSplitter:
         start = at
         while start > 0 and not buffer[start - 1].isspace():
             start -= 1
+            if at - start >= _LOOKBEHIND:
+                return False  # a long token ("https://…/path."): no abbreviation
         token = buffer[start:at].lstrip(_OPENERS)
         word = token.lower()
         if word in self._abbreviations or (word in _BEFORE_NUMBER and next_char.isdigit()):
@@ -163,6 +180,6 @@ class SentenceSplitter:
             return True  # an initial: "J. Smith", "z. B.", "M. Dupont"
         if _ACRONYM.fullmatch(token):
             return True  # "U.S.", "z.B.", "d.h."
-        if _LIST_MARKER.fullmatch(token) and not buffer[:start].strip():
+        if _LIST_MARKER.fullmatch(token) and not self._done_has_words and not buffer[:start].strip():
             return True  # "1. Kitchen" at the start of a line
         return self._ordinal_dot and token.isdigit() and len(token) <= 2 and next_char.isalnum()

@@ -105,3 +105,14 @@ def test_any_chunking_gives_the_same_sentences(text: str, cuts: list[int], langu
     assert all(s and s == s.strip() for s in whole)
     # Nothing is lost: the sentences hold every non-space character, in order.
     assert "".join("".join(whole).split()) == "".join(text.split())
+
+
+def test_long_sentence_keeps_the_buffer_short() -> None:
+    text = "a very long sentence " * 5000 + "Dr. No. End. Next"
+    splitter = SentenceSplitter("en")
+    out: list[str] = []
+    for start in range(0, len(text), 3):
+        out += splitter.feed(text[start : start + 3])
+        assert len(splitter._buffer) <= 50
+    assert out + splitter.flush() == split_whole("en", text)
+    assert out[0].endswith("Dr. No.") and out[1] == "End."
