@@ -20,6 +20,7 @@ COLORS: dict[str, tuple[int, int, int]] = {
     "gold": (255, 215, 0),
     "coral": (255, 127, 80),
     "lavender": (230, 230, 250),
+    "brown": (165, 42, 42),
 }
 
 

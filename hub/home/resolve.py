@@ -74,6 +74,8 @@ class EntityResolver:
         area: str | None = None,
         domain: str | None = None,
         language: str = "en",
+        *,
+        partial: bool = True,
     ) -> list[Entity]:
         """All entities matching every given constraint; exact name matches before partial ones.
 
@@ -81,7 +83,7 @@ class EntityResolver:
         `domain` an HA domain ("light") or a word for one ("lamps", "Licht"). A name that is
         no entity's name but says a kind of device ("kitchen lights", "Wohnzimmerlampe") means
         those devices (in that area). More than one result: the caller should ask back, unless
-        it meant a group.
+        it meant a group. `partial=False` accepts whole names and aliases only.
         """
         language = base_language(language)
         index = self._index(language)
@@ -100,6 +102,8 @@ class EntityResolver:
             return self._entities(pool) if (area or domain) else []
         if name in self._store:  # an entity id
             return self._entities({name} & pool)
+        if not partial:
+            return self._entities(pool.intersection(index.names.get(fold(name, language), ())))
         return self._entities(self._match_name(name, pool, index, language))
 
     def candidates(self, text: str, language: str = "en", limit: int = 8) -> list[Entity]:

@@ -193,3 +193,10 @@ def test_thousand_entities_still_resolve() -> None:
     assert len(resolver.candidates("turn off the lights in the attic", "en", limit=8)) == 8
     assert all(e.area == "Attic" and e.domain == "light"
                for e in resolver.candidates("turn off the lights in the attic", "en", limit=8))
+
+
+def test_whole_names_only_when_asked(demo) -> None:
+    _, resolver = demo
+    assert ids(resolver.resolve(name="desk", partial=False)) == []
+    assert ids(resolver.resolve(name="Desk lamp", partial=False)) == ["light.desk_lamp"]
+    assert ids(resolver.resolve(name="kitchen lights", partial=False)) == []

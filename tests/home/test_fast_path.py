@@ -1,0 +1,193 @@
+"""The deterministic fast path with the real hassil matcher and HA's sentence data."""
+
+from __future__ import annotations
+
+import pytest
+
+from hub.home.catalogue import build_home_tools
+from hub.home.demo import DemoBackend, load_demo_home
+from hub.home.entities import Entity, EntityStore
+from hub.home.fast_path import FastPath
+from hub.home.resolve import EntityResolver
+from hub.home.tool_base import ToolContext, ToolRegistry
+from hub.locales import phrase
+
+pytestmark = pytest.mark.timeout(120)
+
+
+class Home:
+    def __init__(self, tools: set[str] | None = None) -> None:
+        self.store = EntityStore()
+        self.backend: DemoBackend = load_demo_home(self.store)
+        self.resolver = EntityResolver(self.store)
+        self.registry = ToolRegistry()
+        for tool in build_home_tools(self.store, self.resolver):
+            if tools is None or tool.spec.name in tools:
+                self.registry.register(tool)
+        self.fast_path = FastPath(self.store, self.registry, self.resolver)
+
+    async def say(self, text: str, language: str = "en"):
+        return await self.fast_path.try_handle(text, language, ToolContext("t", language=language))
+
+    def snapshot(self) -> list[tuple]:
+        return [(e.entity_id, e.state, e.attributes) for e in self.store.all()]
+
+
+@pytest.fixture
+def home() -> Home:
+    return Home()
+
+
+@pytest.mark.parametrize("text, language, tool, entity_ids, state", [
+    ("turn on the kitchen light", "en", "turn_on", ["light.kitchen"], "on"),
+    ("Schalte das Licht in der Küche ein", "de", "turn_on", ["light.kitchen"], "on"),
+    ("Allume la lumière de la cuisine", "fr", "turn_on", ["light.kitchen"], "on"),
+    ("Enciende la luz de la cocina", "es", "turn_on", ["light.kitchen"], "on"),
+    ("Mach die Stehlampe an", "de", "turn_on", ["light.floor_lamp"], "on"),
+    ("switch off the desk lamp", "en", "turn_off", ["light.desk_lamp"], "off"),
+    ("Éteins la lampe du salon", "fr", "turn_off", ["light.floor_lamp", "light.living_room"], "off"),
+    ("open the bedroom blinds", "en", "turn_on", ["cover.bedroom_blinds"], "open"),
+    ("Schalte das Licht in der Kueche ein", "de", "turn_on", ["light.kitchen"], "on"),  # no umlaut
+])
+async def test_on_off_commands_run_through_the_tools(home: Home, text, language, tool,
+                                                    entity_ids, state) -> None:
+    outcome = await home.say(text, language)
+    assert outcome is not None, text
+    assert [c.name for c in outcome.calls] == [tool] * len(entity_ids)
+    assert [c.arguments["entity_id"] for c in outcome.calls] == entity_ids
+    assert all(r.ok for r in outcome.results)
+    assert all(home.store.get(i).state == state for i in entity_ids)
+    assert outcome.reply
+
+
+async def test_a_name_not_an_area_switches_off_the_floor_lamp(home: Home) -> None:
+    await home.say("turn on the floor lamp")
+    outcome = await home.say("switch off the floor lamp")
+    assert outcome is not None
+    assert outcome.intent == "HassTurnOff"
+    assert [c.arguments for c in outcome.calls] == [{"entity_id": "light.floor_lamp"}]
+    assert outcome.reply == phrase("en", "action.turned_off", name="Living room floor lamp")
+    assert home.store.get("light.floor_lamp").state == "off"
+    assert home.store.get("light.living_room").state == "on"  # the rest of the area untouched
+
+
+async def test_replies_are_in_the_callers_language(home: Home) -> None:
+    outcome = await home.say("Schalte das Licht in der Küche ein", "de")
+    assert outcome.reply == phrase("de", "action.turned_on", name="Kitchen light")
+    group = await home.say("Éteins la lampe du salon", "fr")
+    assert "Living room floor lamp" in group.reply and "Living room light" in group.reply
+    assert group.reply != phrase("en", "action.turned_off", name="Living room floor lamp")
+
+
+@pytest.mark.parametrize("text, language, tool, args", [
+    ("set the kitchen light to 40%", "en", "set_light", {"entity_id": "light.kitchen", "brightness": 40}),
+    ("turn the kitchen light red", "en", "set_light", {"entity_id": "light.kitchen", "color": "red"}),
+    ("set the living room thermostat to 22 degrees", "en", "set_temperature",
+     {"entity_id": "climate.living_room", "temperature": 22.0}),
+    ("set the temperature to 19 degrees", "en", "set_temperature",  # the only thermostat
+     {"entity_id": "climate.living_room", "temperature": 19.0}),
+    ("Stelle die Heizung auf 21 Grad", "de", "set_temperature",
+     {"entity_id": "climate.living_room", "temperature": 21.0}),
+    ("set the bedroom blinds to 30%", "en", "set_position",
+     {"entity_id": "cover.bedroom_blinds", "position": 30}),
+    ("pause the living room speaker", "en", "media_control",
+     {"entity_id": "media_player.living_room_speaker", "action": "pause"}),
+    ("set the living room speaker volume to 20", "en", "set_volume",
+     {"entity_id": "media_player.living_room_speaker", "volume": 20}),
+])
+async def test_settings_commands(home: Home, text, language, tool, args) -> None:
+    outcome = await home.say(text, language)
+    assert outcome is not None, text
+    assert [(c.name, c.arguments) for c in outcome.calls] == [(tool, args)]
+    assert outcome.results[0].ok, outcome.results[0].data
+    assert home.backend.calls, "the demo backend saw the service call"
+
+
+async def test_brightness_and_position_change_state(home: Home) -> None:
+    await home.say("set the kitchen light to 40%")
+    assert home.store.get("light.kitchen").attributes["brightness"] == round(40 * 255 / 100)
+    await home.say("set the bedroom blinds to 30%")
+    assert home.store.get("cover.bedroom_blinds").attributes["current_position"] == 30
+
+
+@pytest.mark.parametrize("text, language", [
+    ("it's too dark in the living room", "en"),
+    ("what's the weather like tomorrow", "en"),
+    ("tell me a joke about lamps", "en"),
+    ("turn on the garage light", "en"),  # no such entity
+    ("Wie spät ist es?", "de"),
+    ("Im Wohnzimmer ist es zu dunkel", "de"),
+    ("Quelle heure est-il ?", "fr"),
+    ("Il fait trop sombre dans le salon", "fr"),
+    ("", "en"),
+    ("   ", "de"),
+])
+async def test_other_requests_go_to_the_model(home: Home, text: str, language: str) -> None:
+    before = home.snapshot()
+    assert await home.say(text, language) is None
+    assert home.snapshot() == before
+
+
+async def test_ambiguous_names_go_to_the_model(home: Home) -> None:
+    home.store.upsert(Entity("light.bedroom_floor_lamp", "Floor lamp", area="Bedroom", source="demo"))
+    before = home.snapshot()
+    assert await home.say("switch off the floor lamp") is None
+    assert home.snapshot() == before
+    outcome = await home.say("turn on the floor lamp in the bedroom")  # the area settles it
+    assert outcome is not None
+    assert [c.arguments["entity_id"] for c in outcome.calls] == ["light.bedroom_floor_lamp"]
+
+
+async def test_unknown_language_goes_to_the_model(home: Home) -> None:
+    assert FastPath.intents_language("xx") is None
+    assert await home.say("turn on the kitchen light", "xx") is None
+    assert FastPath.intents_language("de-DE") == "de"
+    assert FastPath.intents_language("pt_BR") == "pt-BR"
+    assert (await home.say("turn on the kitchen light", "en-GB")) is not None
+
+
+async def test_locks_are_refused_with_a_spoken_reason(home: Home) -> None:
+    outcome = await home.say("lock the front door")
+    assert outcome is not None
+    assert not outcome.results[0].ok and outcome.results[0].data["error"] == "not_allowed"
+    assert outcome.reply == phrase("en", "policy.not_allowed", name="Front door")
+    assert home.store.get("lock.front_door").state == "locked"
+
+
+async def test_backend_failure_is_spoken(home: Home) -> None:
+    home.backend.online = False
+    outcome = await home.say("turn on the kitchen light")
+    assert outcome is not None
+    assert outcome.results[0].data["error"] == "backend_unavailable"
+    assert outcome.reply == outcome.results[0].data["message"]
+    assert home.store.get("light.kitchen").state == "off"
+
+
+async def test_actions_go_through_the_registry() -> None:
+    home = Home(tools={"turn_off"})  # no turn_on tool registered
+    before = home.snapshot()
+    assert await home.say("turn on the kitchen light") is None
+    assert home.snapshot() == before
+    assert await home.say("turn off the desk lamp") is not None
+
+
+async def test_slot_lists_follow_the_store(home: Home) -> None:
+    assert await home.say("turn on the garage light") is None
+    home.store.upsert(Entity("light.garage", "Garage light", area="Garage", source="demo"))
+    outcome = await home.say("turn on the garage light")
+    assert outcome is not None and outcome.calls[0].arguments == {"entity_id": "light.garage"}
+    home.store.set_area_aliases("Garage", ["Garage", "Carport"])
+    outcome = await home.say("turn off the lights in the carport")
+    assert outcome is not None and outcome.calls[0].arguments == {"entity_id": "light.garage"}
+
+
+async def test_prepare_loads_once_and_reports_unsupported_languages(home: Home) -> None:
+    assert await home.fast_path.prepare("fr")
+    assert not await home.fast_path.prepare("xx")
+
+
+async def test_a_name_outside_the_said_area_is_not_guessed(home: Home) -> None:
+    home.store.upsert(Entity("climate.floor_heating", "Floor heating", area="Bedroom", source="demo"))
+    before = home.snapshot()
+    assert await home.say("turn on the floor lamp in the bedroom") is None
+    assert home.snapshot() == before
