@@ -1,1 +1,149 @@
-"""locales"""
+"""The hub's own spoken phrases in 35 languages.
+
+Phrases live in `phrases/<language>.yaml`, one flat mapping of key to text per language, loaded
+on first use and cached. English is the reference: it defines the keys and their `{placeholders}`,
+and any phrase a language lacks comes from English.
+
+Conventions for callers:
+- Placeholder values are data. They are inserted literally (braces in a value stay braces) and
+  are never interpreted as format fields, attributes or indexes.
+- `value` in `action.set_*` is the spoken quantity, ideally already carrying its unit
+  (`phrase(lang, "unit.percent", value=format_number(40, lang))`); the phrases read well without a
+  unit too.
+- `state` in `state.is` / `action.reported` is usually one of the `state.*` phrases of the same
+  language, or a spoken quantity.
+- `action` in `policy.confirm` is a verb in the infinitive in the same language ("unlock").
+- `options` in `entity.ambiguous` and `items` lists come from `join_list`.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+import unicodedata
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+SUPPORTED_LANGUAGES: tuple[str, ...] = tuple(
+    "ar bg ca cs da de el en es fi fr he hi hr hu id it ja ko ms nb nl pl pt ro ru sk sl sr sv "
+    "th tr uk vi zh".split()
+)
+REFERENCE_LANGUAGE = "en"
+
+# Old or alternative primary codes that mean one of the supported languages.
+_ALIASES = {"no": "nb", "nn": "nb", "iw": "he", "in": "id"}
+# How items before the last one are separated when speaking a list.
+_LIST_SEPARATORS = {"ar": "، ", "ja": "、", "zh": "、"}
+_FORMATTER = string.Formatter()
+
+
+class PhraseError(ValueError):
+    """A phrase cannot be produced: a required placeholder value is missing."""
+
+
+def normalize_language(code: str | None, default: str = "en") -> str:
+    """The supported language for a code like "de", "de-DE", "de_DE", "nb-NO", "zh-Hans".
+
+    Unknown, empty or malformed codes give `default`. Never raises.
+    """
+    if not isinstance(code, str):
+        return default
+    primary = code.strip().replace("_", "-").split("-", 1)[0].lower()
+    primary = _ALIASES.get(primary, primary)
+    return primary if primary in SUPPORTED_LANGUAGES else default
+
+
+@lru_cache(maxsize=None)
+def _phrases(language: str) -> dict[str, str]:
+    """One language's phrase file; {} when the language has no file."""
+    resource = resources.files(__name__).joinpath("phrases", f"{language}.yaml")
+    if not resource.is_file():
+        return {}
+    source = f"hub/locales/phrases/{language}.yaml"
+    data = yaml.safe_load(resource.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{source} must be a mapping of phrase keys to text")
+    for key, text in data.items():
+        if not isinstance(key, str) or not isinstance(text, str):
+            raise ValueError(f"{source}: {key!r} must map to a quoted string, not {type(text).__name__}")
+    return data
+
+
+def phrase_keys() -> frozenset[str]:
+    """Every known phrase key (the keys of the English reference)."""
+    return frozenset(_phrases(REFERENCE_LANGUAGE))
+
+
+def template(language: str, key: str) -> str:
+    """The unformatted phrase text; English when the language lacks it.
+
+    Raises KeyError for a key the hub does not know.
+    """
+    reference = _phrases(REFERENCE_LANGUAGE)
+    if key not in reference:
+        raise KeyError(f"unknown phrase key {key!r}; known keys are listed in hub/locales/phrases/en.yaml")
+    return _phrases(normalize_language(language)).get(key) or reference[key]
+
+
+def placeholders(text: str) -> set[str]:
+    """The `{name}` placeholders in a phrase text."""
+    return {field for _, field, _, _ in _FORMATTER.parse(text) if field is not None}
+
+
+def phrase(language: str | None, key: str, **values: Any) -> str:
+    """The phrase `key` in `language`, with `{name}` placeholders filled from `values`.
+
+    Values are inserted as plain text (str() of the value): a value holding braces or
+    format syntax stays literal. Extra values are ignored; a missing one raises PhraseError.
+    """
+    text = template(language or REFERENCE_LANGUAGE, key)
+    parts: list[str] = []
+    for literal, field, _spec, _conversion in _FORMATTER.parse(text):
+        parts.append(literal)
+        if field is None:
+            continue
+        if field not in values:
+            raise PhraseError(f"phrase {key!r} needs a value for {{{field}}}")
+        parts.append(str(values[field]))
+    return "".join(parts)
+
+
+def join_list(items: list[str], language: str | None) -> str:
+    """Items as a spoken list: "a, b and c" in the language's words."""
+    items = [str(item) for item in items]
+    if not items:
+        return ""
+    if len(items) == 1:
+        return items[0]
+    lang = normalize_language(language)
+    separator = _LIST_SEPARATORS.get(lang, ", ")
+    return phrase(lang, "list.and", items=separator.join(items[:-1]), last=items[-1])
+
+
+def yes_words(language: str | None) -> set[str]:
+    """Words and short phrases that confirm a question, lower-cased (casefolded)."""
+    words = template(language or REFERENCE_LANGUAGE, "policy.yes_words").split("|")
+    return {word.strip().casefold() for word in words if word.strip()}
+
+
+def is_yes(text: str, language: str | None) -> bool:
+    """Whether a whole reply (punctuation and case ignored) is one of the language's yes words.
+
+    Deliberately strict: "yes but not the door" is not a yes.
+    """
+    cleaned = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
+    return " ".join(cleaned.casefold().split()) in yes_words(language)
+
+
+def format_number(value: float, language: str | None, max_decimals: int = 1) -> str:
+    """A number as spoken text with the language's decimal separator: 21.5 → "21,5" in German."""
+    if not math.isfinite(value):
+        return str(value)
+    rounded = round(float(value), max_decimals)
+    if rounded == int(rounded):
+        return str(int(rounded))
+    text = f"{rounded:.{max_decimals}f}".rstrip("0")
+    return text.replace(".", template(language or REFERENCE_LANGUAGE, "number.decimal_separator"))

@@ -1,0 +1,224 @@
+"""Every language carries every phrase with the same placeholders, and formatting is safe."""
+
+from __future__ import annotations
+
+import re
+import string
+from importlib import resources
+
+import pytest
+import yaml
+
+from hub import locales
+from hub.locales import (
+    SUPPORTED_LANGUAGES,
+    PhraseError,
+    format_number,
+    is_yes,
+    join_list,
+    normalize_language,
+    phrase,
+    yes_words,
+)
+
+# The keys the team brief promises, with their placeholders.
+PROMISED_KEYS = {
+    "error.generic": set(), "error.timeout": set(), "error.busy": set(), "error.model": set(),
+    "error.empty": set(), "error.too_long": set(), "error.ha_unavailable": set(),
+    "error.ha_auth": set(), "error.speech_unavailable": set(),
+    "entity.not_found": {"name"}, "entity.ambiguous": {"options"},
+    "action.done": set(), "action.turned_on": {"name"}, "action.turned_off": {"name"},
+    "action.set_brightness": {"name", "value"}, "action.set_temperature": {"name", "value"},
+    "action.set_position": {"name", "value"}, "action.acknowledged": {"name"},
+    "action.reported": {"name", "state"}, "action.failed": {"reason"},
+    "policy.not_allowed": {"name"}, "policy.confirm": {"action", "name"}, "policy.yes_words": set(),
+    "policy.cancelled": set(), "policy.rate_limited": {"name"},
+    "timer.started": {"duration"}, "timer.finished": {"name"},
+    "state.is": {"name", "state"}, "state.on": set(), "state.off": set(), "state.open": set(),
+    "state.closed": set(), "state.locked": set(), "state.unlocked": set(),
+    "state.unavailable": set(), "state.unknown": set(),
+    "list.and": {"items", "last"},
+    "unit.celsius": {"value"}, "unit.fahrenheit": {"value"}, "unit.percent": {"value"},
+    "unit.degrees": {"value"}, "unit.kmh": {"value"}, "unit.kwh": {"value"}, "unit.watt": {"value"},
+    "number.decimal_separator": set(),
+}
+# Things text-to-speech would read out or choke on; a colon or comma is fine, markup is not.
+UNSPEAKABLE = re.compile(r"[*_#`~<>\[\]|%°€$@\\/=+^]|\s{2,}")
+
+
+def raw_file(language: str) -> dict:
+    path = resources.files("hub.locales").joinpath("phrases", f"{language}.yaml")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{language}.yaml is not a mapping"
+    return data
+
+
+def fields(text: str) -> list[tuple[str, str, str | None]]:
+    return [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
+
+
+def test_supported_languages_are_exactly_the_35() -> None:
+    expected = ("ar bg ca cs da de el en es fi fr he hi hr hu id it ja ko ms nb nl pl pt ro ru sk sl "
+                "sr sv th tr uk vi zh").split()
+    assert list(SUPPORTED_LANGUAGES) == expected
+    assert len(set(SUPPORTED_LANGUAGES)) == 35
+
+
+def test_english_defines_exactly_the_promised_keys_and_placeholders() -> None:
+    english = raw_file("en")
+    assert set(english) == set(PROMISED_KEYS)
+    for key, expected in PROMISED_KEYS.items():
+        assert locales.placeholders(english[key]) == expected, key
+    assert locales.phrase_keys() == set(PROMISED_KEYS)
+
+
+@pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
+def test_language_has_every_key_with_the_english_placeholders(language: str) -> None:
+    english = raw_file("en")
+    data = raw_file(language)
+    assert set(data) == set(english), (
+        f"{language}: missing {sorted(set(english) - set(data))}, extra {sorted(set(data) - set(english))}"
+    )
+    for key, text in data.items():
+        assert isinstance(text, str), f"{language} {key}: not a quoted string ({text!r})"
+        assert text.strip(), f"{language} {key}: empty"
+        assert text == text.strip(), f"{language} {key}: stray whitespace"
+        names = [name for name, _, _ in fields(text)]
+        assert set(names) == set(fields_of(english[key])), f"{language} {key}: placeholders {names}"
+        assert len(names) == len(set(names)), f"{language} {key}: a placeholder repeats"
+        for name, spec, conversion in fields(text):
+            assert name.isidentifier() and not spec and conversion is None, f"{language} {key}: {{{name}}}"
+        if key not in ("policy.yes_words", "number.decimal_separator"):
+            assert not UNSPEAKABLE.search(text), f"{language} {key}: unspeakable characters in {text!r}"
+
+
+def fields_of(text: str) -> set[str]:
+    return {name for name, _, _ in fields(text)}
+
+
+@pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
+def test_language_specific_values_are_well_formed(language: str) -> None:
+    data = raw_file(language)
+    assert data["number.decimal_separator"] in (".", ",")
+    words = yes_words(language)
+    assert len(words) >= 3 and all(words), f"{language}: too few yes words"
+    for word in words:
+        assert word == word.strip() and not UNSPEAKABLE.search(word), f"{language}: yes word {word!r}"
+    if language != "en":
+        translated = [k for k in data if data[k] != raw_file("en")[k]]
+        assert len(translated) > len(data) * 0.8, f"{language}: mostly English text"
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("de", "de"), ("de-DE", "de"), ("de_DE", "de"), ("DE", "de"), (" de-at ", "de"),
+        ("nb-NO", "nb"), ("no", "nb"), ("nn-NO", "nb"), ("zh-Hans", "zh"), ("zh-CN", "zh"),
+        ("zh-TW", "zh"), ("pt-BR", "pt"), ("iw", "he"), ("in", "id"), ("sr-Latn-RS", "sr"),
+        ("en-US", "en"),
+    ],
+)
+def test_normalize_language(code: str, expected: str) -> None:
+    assert normalize_language(code) == expected
+
+
+@pytest.mark.parametrize(
+    "code", [None, "", "   ", "xx", "klingon", "-", "_", "e", 42, "q" * 10_000, "\x00de"], ids=lambda code: repr(code)[:16]
+)
+def test_unknown_language_gives_the_default_without_error(code) -> None:
+    assert normalize_language(code) == "en"
+    assert normalize_language(code, default="fr") == "fr"
+
+
+def test_unknown_language_speaks_english() -> None:
+    assert phrase("xx-YY", "entity.not_found", name="the lamp") == phrase("en", "entity.not_found", name="the lamp")
+    assert phrase(None, "action.done") == "Done."
+    assert "the lamp" in phrase("xx", "entity.not_found", name="the lamp")
+
+
+def test_unknown_key_raises_a_clear_key_error() -> None:
+    with pytest.raises(KeyError, match="unknown phrase key 'error.nope'"):
+        phrase("de", "error.nope")
+
+
+def test_missing_value_raises_a_clear_error() -> None:
+    with pytest.raises(PhraseError, match=r"entity.not_found.*\{name\}"):
+        phrase("de", "entity.not_found")
+
+
+@pytest.mark.parametrize("language", ["en", "de", "ja", "ar"])
+def test_values_with_braces_stay_literal(language: str) -> None:
+    hostile = "{name} {0} {__class__} {value.__dict__} }{ {{"
+    text = phrase(language, "entity.not_found", name=hostile)
+    assert hostile in text
+    assert phrase(language, "action.set_brightness", name="{value}", value="{name}").count("{") == 2
+    assert join_list(["{a}", "b}"], language).count("{a}") == 1
+
+
+def test_values_are_converted_to_text_and_extras_ignored() -> None:
+    assert phrase("en", "unit.percent", value=40, unused="x") == "40 percent"
+
+
+def test_german_and_french_not_found_are_in_their_language() -> None:
+    german = phrase("de-DE", "entity.not_found", name="Küchenlicht")
+    french = phrase("fr_FR", "entity.not_found", name="lampe du salon")
+    english = phrase("en", "entity.not_found", name="x")
+    assert "Küchenlicht" in german and "nicht" in german and "finden" in german
+    assert "lampe du salon" in french and "trouve" in french
+    assert german != english and french != english
+
+
+def test_spoken_phrases_look_right_in_a_few_languages() -> None:
+    assert phrase("de", "unit.celsius", value="21,5") == "21,5 Grad Celsius"
+    assert phrase("fr", "unit.celsius", value="21,5") == "21,5 degrés Celsius"
+    assert phrase("en", "state.is", name="The door", state=phrase("en", "state.open")) == "The door is open."
+
+
+def test_join_list() -> None:
+    assert join_list([], "en") == ""
+    assert join_list(["kitchen"], "de") == "kitchen"
+    assert join_list(["a", "b"], "en") == "a and b"
+    assert join_list(["a", "b", "c"], "en") == "a, b and c"
+    assert join_list(["a", "b", "c"], "de-DE") == "a, b und c"
+    assert join_list(["a", "b", "c"], "fr") == "a, b et c"
+    assert join_list(["甲", "乙", "丙"], "ja") == "甲、乙と丙"
+    assert join_list(["a", "b"], "xx") == "a and b"
+
+
+def test_yes_words() -> None:
+    assert "yes" in yes_words("en")
+    assert "ja" in yes_words("de")
+    assert "oui" in yes_words("fr-CA")
+    assert "sí" in yes_words("es")
+    assert yes_words("xx") == yes_words("en")
+    assert "nein" not in yes_words("de")
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("Yes.", "en", True), ("  OKAY! ", "en", True), ("Go ahead", "en", True),
+        ("Ja, bitte!", "de", True), ("Oui.", "fr", True), ("はい。", "ja", True),
+        ("no", "en", False), ("yes but not the door", "en", False), ("", "en", False),
+        ("Nein", "de", False), ("ja", "en", False),
+    ],
+)
+def test_is_yes(text: str, language: str, expected: bool) -> None:
+    assert is_yes(text, language) is expected
+
+
+def test_format_number_uses_the_decimal_separator() -> None:
+    assert format_number(21.5, "de") == "21,5"
+    assert format_number(21.5, "en") == "21.5"
+    assert format_number(21.0, "fr") == "21"
+    assert format_number(21.04, "de") == "21"
+    assert format_number(-3.25, "ru", max_decimals=2) == "-3,25"
+    assert format_number(float("nan"), "de") == "nan"
+
+
+def test_phrase_files_are_cached() -> None:
+    locales._phrases.cache_clear()
+    phrase("de", "action.done")
+    phrase("de", "state.on")
+    info = locales._phrases.cache_info()
+    assert info.misses == 2 and info.hits >= 2  # de and en loaded once each
