@@ -90,10 +90,12 @@ class SentenceSplitter:
         self._done_has_words = False
         self._buffer = ""  # the rest of the current sentence and whatever follows it
         self._resume = 0  # index in the buffer where scanning continues
+        self._start = 0
 
     def feed(self, text: str) -> list[str]:
         sentences: list[str] = []
         buffer, pos = self._buffer + text, self._resume
+        self._start = 0  # where the current sentence starts in `buffer`
         while True:
             match = _CANDIDATE.search(buffer, pos)
             if match is None:
@@ -107,10 +109,11 @@ class SentenceSplitter:
             if end < 0:  # not a boundary; continue after the decided part
                 pos = -end
                 continue
-            sentence = self._take(buffer[:end])
+            sentence = self._take(buffer[self._start : end])
             if sentence:
                 sentences.append(sentence)
-            buffer, pos = buffer[end:], 0
+            self._start = pos = end
+        buffer, pos = buffer[self._start :], pos - self._start
         if pos > _LOOKBEHIND:
             # Keep the buffer short (O(n) for long sentences): rules only look back one token,
             # and a token of _LOOKBEHIND characters or more matches no rule.
@@ -168,7 +171,7 @@ class SentenceSplitter:
         if "…" in run or ".." in run:
             return False
         start = at
-        while start > 0 and not buffer[start - 1].isspace():
+        while start > self._start and not buffer[start - 1].isspace():
             start -= 1
             if at - start >= _LOOKBEHIND:
                 return False  # a long token ("https://…/path."): no abbreviation
@@ -180,6 +183,6 @@ class SentenceSplitter:
             return True  # an initial: "J. Smith", "z. B.", "M. Dupont"
         if _ACRONYM.fullmatch(token):
             return True  # "U.S.", "z.B.", "d.h."
-        if _LIST_MARKER.fullmatch(token) and not self._done_has_words and not buffer[:start].strip():
+        if _LIST_MARKER.fullmatch(token) and not self._done_has_words and not buffer[self._start : start].strip():
             return True  # "1. Kitchen" at the start of a line
         return self._ordinal_dot and token.isdigit() and len(token) <= 2 and next_char.isalnum()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from hub.agent.sentences import SentenceSplitter
-from hub.locales import normalize_language, phrase, template
+from hub.locales import normalize_language, phrase
 
 _FENCE = re.compile(r"(```|~~~)")
 _TABLE_SEPARATOR = re.compile(r"\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?")
@@ -79,7 +79,7 @@ class SpeakableStream:
         self._splitter = SentenceSplitter(language)
         self._separator = "" if self.language in _NO_SPACE_LANGUAGES else " "
         self._full_stop = "。" if self.language in _NO_SPACE_LANGUAGES else "."
-        self._decimal = template(self.language, "number.decimal_separator")
+        self._decimal = phrase(self.language, "number.decimal_separator")
         self._remaining = max_chars
         self._spoken_any = False
         self.truncated = False
