@@ -254,9 +254,10 @@ class MqttClient:
         Returns a function that removes this subscription.
         """
         sub = _Subscription(topic_filter, qos, handler, self._handler_queue_limit)
-        already = any(s.topic_filter == topic_filter for s in self._subscriptions)
         self._subscriptions.append(sub)
-        if self.connected and not already:
+        if self.connected:
+            # sent even when another handler already has this filter: subscribing again makes
+            # the broker re-send the retained message, which the new handler needs
             self._paho.subscribe(topic_filter, qos)
 
         def unsubscribe() -> None:

@@ -170,3 +170,15 @@ def json_with(**fields: Any):
         return isinstance(data, dict) and all(data.get(k) == v for k, v in fields.items())
 
     return check
+
+
+async def eventually(predicate, timeout: float = 10.0, interval: float = 0.02):
+    """Wait until `predicate()` is truthy; return its value (fails the test on timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(interval)

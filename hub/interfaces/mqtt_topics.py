@@ -1,0 +1,91 @@
+"""Where the hub's own MQTT messages live: one place for the topic layout.
+
+Base topic `<mqtt_base_topic>/<slug of instance_name>` (default `bolt_hub/bolt_hub`):
+  availability            `online` / `offline` (retained, last will)
+  ask                     JSON ask  →  reply  (JSON, same `id`)
+  event                   tool calls, tool results, replies and reports as JSON events
+  state                   hub status, last reply, last latency (retained JSON)
+  settings                runtime settings (retained JSON); `settings/<name>/set` changes one
+  ask_text/set            plain-text ask (the discovered text entity)
+  clear                   clears all conversations (the discovered button)
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(text: str, default: str = "unnamed") -> str:
+    """ASCII slug like Home Assistant's: "Küche Licht" → "kuche_licht"."""
+    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    slug = _NON_SLUG.sub("_", folded.lower()).strip("_")
+    return slug or default
+
+
+@dataclass(frozen=True)
+class HubTopics:
+    base: str
+    node_id: str  # the hub's device id in discovery topics and unique ids
+    discovery_prefix: str = "homeassistant"
+
+    @classmethod
+    def from_config(cls, config: Any) -> "HubTopics":
+        instance = slugify(config.instance_name, "bolt_hub")
+        base_root = str(config.mqtt_base_topic).strip("/") or "bolt_hub"
+        return cls(
+            base=f"{base_root}/{instance}",
+            node_id=slugify(f"{base_root}_{instance}"),
+            discovery_prefix=str(config.mqtt_discovery_prefix).strip("/") or "homeassistant",
+        )
+
+    @property
+    def availability(self) -> str:
+        return f"{self.base}/availability"
+
+    @property
+    def ask(self) -> str:
+        return f"{self.base}/ask"
+
+    @property
+    def reply(self) -> str:
+        return f"{self.base}/reply"
+
+    @property
+    def event(self) -> str:
+        return f"{self.base}/event"
+
+    @property
+    def state(self) -> str:
+        return f"{self.base}/state"
+
+    @property
+    def settings(self) -> str:
+        return f"{self.base}/settings"
+
+    def setting_command(self, name: str) -> str:
+        return f"{self.base}/settings/{name}/set"
+
+    @property
+    def ask_text(self) -> str:
+        return f"{self.base}/ask_text/set"
+
+    @property
+    def ask_text_state(self) -> str:
+        return f"{self.base}/ask_text"
+
+    @property
+    def clear(self) -> str:
+        return f"{self.base}/clear"
+
+    @property
+    def discovery(self) -> str:
+        return f"{self.discovery_prefix}/device/{self.node_id}/config"
+
+    @property
+    def ha_status(self) -> str:
+        return f"{self.discovery_prefix}/status"
