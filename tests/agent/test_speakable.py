@@ -187,3 +187,13 @@ def test_any_chunking_speaks_like_the_whole_text(text, cuts, language, max_chars
     assert "**" not in whole and "```" not in whole and "http" not in whole and "🌞" not in whole
     if max_chars is not None:
         assert len(whole) <= max_chars
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.sampled_from(["en", "de", "fr", "ja", "pl", "xx-YY", ""]), st.one_of(st.none(), st.integers(1, 80)))
+def test_any_text_in_any_language_is_handled(text: str, language: str, max_chars: int | None) -> None:
+    spoken = make_speakable(text, language, max_chars)
+    assert spoken == spoken.strip()
+    assert "  " not in spoken
+    if max_chars is not None:
+        assert len(spoken) <= max_chars
