@@ -33,7 +33,7 @@ _SPOKEN_STATES = {"on", "off", "open", "closed", "locked", "unlocked", "unavaila
 _UNIT_PHRASES = {"°C": "unit.celsius", "°F": "unit.fahrenheit", "%": "unit.percent",
                  "km/h": "unit.kmh", "kWh": "unit.kwh", "W": "unit.watt"}
 
-_ENTITY = {"type": "string", "description": "entity id"}
+_ENTITY = {"type": "string"}
 _PERCENT = {"type": "integer", "minimum": 0, "maximum": 100}
 
 
@@ -139,32 +139,23 @@ class SetLight(_EntityTool):
     description = "Set a light's brightness (percent, 0 turns it off) and/or color."
     parameters = _schema(
         brightness=_PERCENT,
-        color={"type": "string", "description": "color name, e.g. red, blue, white"},
-        rgb={"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255},
-             "minItems": 3, "maxItems": 3},
+        color={"type": "string", "description": "name like red or blue, or #RRGGBB"},
     )
     domains = frozenset({"light"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if not any(k in args for k in ("brightness", "color", "rgb")):
-            raise ToolError("Give brightness, color or rgb.", code="invalid_arguments")
+        if not any(k in args for k in ("brightness", "color")):
+            raise ToolError("Give brightness or color.", code="invalid_arguments")
         modes = set(entity.attributes.get("supported_color_modes") or ())
         data: dict[str, Any] = {}
         if "brightness" in args:
             if modes == {"onoff"}:
                 raise self._unsupported(entity, "dim")
             data["brightness_pct"] = args["brightness"]
-        if "color" in args or "rgb" in args:
+        if "color" in args:
             if modes and not modes & _COLOR_MODES:
                 raise self._unsupported(entity, "color")
-            if "rgb" in args:
-                data["rgb_color"] = list(args["rgb"])
-            else:
-                key = color_key(args["color"])
-                if key not in COLORS:
-                    raise ToolError(f"Unknown color {args['color']!r}; known: {', '.join(COLORS)}.",
-                                    code="invalid_arguments")
-                data["color_name"] = key
+            data.update(_color_data(args["color"]))
         after = await self._call(entity, "turn_on", data, ctx)
         if "brightness" in args:
             value = phrase(ctx.language, "unit.percent", value=format_number(args["brightness"], ctx.language))
@@ -274,6 +265,21 @@ class GetState(_EntityTool):
             return ToolResult(ok=True, data=state_data(entities[0]), speech=speech)
         return ToolResult(ok=True, data={"area": area, "entities": [state_data(e) for e in entities]},
                           speech=speech)
+
+
+def _color_data(color: str) -> dict[str, Any]:
+    """HA service data for a colour name ("Red" → color_name) or "#RRGGBB" (→ rgb_color)."""
+    hex_digits = color.strip().removeprefix("#")
+    if color.strip().startswith("#") and len(hex_digits) == 6:
+        try:
+            return {"rgb_color": [int(hex_digits[i:i + 2], 16) for i in (0, 2, 4)]}
+        except ValueError:
+            pass
+    key = color_key(color)
+    if key not in COLORS:
+        raise ToolError(f"Unknown color {color!r}; use #RRGGBB or one of: {', '.join(COLORS)}.",
+                        code="invalid_arguments")
+    return {"color_name": key}
 
 
 def state_data(entity: Entity) -> dict[str, Any]:

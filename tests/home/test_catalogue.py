@@ -120,7 +120,8 @@ async def test_locks_are_refused_here(home: Home) -> None:
     ("set_light", {"entity_id": "light.kitchen", "brightness": "bright"}),
     ("set_light", {"entity_id": "light.kitchen"}),
     ("set_light", {"entity_id": "light.kitchen", "color": "ultraviolet"}),
-    ("set_light", {"entity_id": "light.kitchen", "rgb": [255, 0]}),
+    ("set_light", {"entity_id": "light.kitchen", "color": "#12345"}),
+    ("set_light", {"entity_id": "light.kitchen", "color": "#GG0000"}),
     ("set_temperature", {"entity_id": "climate.living_room"}),
     ("set_temperature", {"entity_id": "climate.living_room", "temperature": 95}),
     ("set_position", {"entity_id": "cover.bedroom_blinds", "position": -5}),
@@ -148,8 +149,9 @@ async def test_set_light_brightness_and_color(home: Home) -> None:
     assert result.data["brightness"] == 40 and "40" in result.speech
     assert home.backend.calls[-1] == ("light.kitchen", "turn_on",
                                       {"brightness_pct": 40, "color_name": "red"})
-    result = await home.call("set_light", entity_id="light.kitchen", rgb=[0, 10, 200])
+    result = await home.call("set_light", entity_id="light.kitchen", color="#000AC8")
     assert result.ok and tuple(home.attr("light.kitchen", "rgb_color")) == (0, 10, 200)
+    assert home.backend.calls[-1][2] == {"rgb_color": [0, 10, 200]}
     result = await home.call("set_light", entity_id="light.kitchen", brightness=0)
     assert result.ok and home.state("light.kitchen") == "off"
 
