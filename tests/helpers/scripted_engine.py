@@ -1,0 +1,60 @@
+"""A scripted engine for unit tests of the agent loop's logic (never the only test of a feature)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import AsyncIterator, Callable, Sequence
+
+from hub.llm.types import (
+    Delta,
+    Done,
+    EngineError,
+    GenerationRequest,
+    ModelInfo,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+
+Round = Sequence[Delta] | Callable[[GenerationRequest], Sequence[Delta]]
+
+
+def text(*parts: str) -> list[Delta]:
+    return [TextDelta(p) for p in parts]
+
+
+def call(name: str, **arguments) -> ToolCallDelta:
+    return ToolCallDelta(ToolCall(name, arguments))
+
+
+class ScriptedEngine:
+    """Plays one scripted round per `stream()` call and records every request."""
+
+    def __init__(self, rounds: Sequence[Round], *, n_params: int = 10_000_000_000, delay: float = 0.0,
+                 fail_with: EngineError | None = None) -> None:
+        self.info = ModelInfo("scripted", "scripted", "", 4096, 4096, n_params)
+        self._rounds = list(rounds)
+        self._delay = delay
+        self._fail_with = fail_with
+        self.requests: list[GenerationRequest] = []
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        self.requests.append(request)
+        if self._fail_with is not None:
+            raise self._fail_with
+        if not self._rounds:
+            raise AssertionError("the agent asked the model more often than scripted")
+        scripted = self._rounds.pop(0)
+        deltas = scripted(request) if callable(scripted) else scripted
+        for delta in deltas:
+            if self._delay:
+                await asyncio.sleep(self._delay)
+            yield delta
+        yield Done(Usage(prompt_tokens=10, evaluated_prompt_tokens=10, completion_tokens=len(deltas)))
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    async def close(self) -> None:
+        pass
