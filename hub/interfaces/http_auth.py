@@ -1,0 +1,83 @@
+"""Who may use the HTTP API: a bearer token, or Home Assistant's ingress proxy inside the add-on."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from aiohttp import web
+
+_LOGGER = logging.getLogger(__name__)
+
+SUPERVISOR_INGRESS_ADDRESS = "172.30.32.2"
+INGRESS_HEADER = "X-Ingress-Path"
+TOKEN_FILE = "api_token"
+_INGRESS_PATH = re.compile(r"^/[A-Za-z0-9/_.\-]*$")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def load_or_create_token(configured: str | None, state_dir: Path) -> str:
+    """The configured token, else the one saved in the state folder, else a new saved one."""
+    if configured:
+        return configured
+    path = state_dir / TOKEN_FILE
+    try:
+        saved = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        saved = ""
+    if saved:
+        _LOGGER.info("HTTP API token: read from %s", path)
+        return saved
+    token = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(token + "\n")
+    _LOGGER.warning("No api_token configured: generated one and saved it in %s "
+                    "(send it as 'Authorization: Bearer <token>')", path)
+    return token
+
+
+def ingress_path(request: web.Request) -> str | None:
+    """The ingress prefix when the request came through the Supervisor's ingress proxy."""
+    value = request.headers.get(INGRESS_HEADER)
+    if value and _INGRESS_PATH.match(value):
+        return value.rstrip("/")
+    return None
+
+
+class Authenticator:
+    def __init__(self, token: str, *, trust_ingress: bool) -> None:
+        self._token = token.encode()
+        self._trust_ingress = trust_ingress
+
+    def is_ingress(self, request: web.Request) -> bool:
+        return (self._trust_ingress and request.remote == SUPERVISOR_INGRESS_ADDRESS
+                and ingress_path(request) is not None)
+
+    def allows(self, request: web.Request) -> bool:
+        if self.is_ingress(request):
+            return True
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token)
+
+    def middleware(self, public: Callable[[web.Request], bool]):
+        """aiohttp middleware: 401 with a JSON error unless the route is public or the caller allowed."""
+
+        @web.middleware
+        async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+            if public(request) or self.allows(request):
+                return await handler(request)
+            return web.json_response(
+                {"error": "unauthorized",
+                 "message": "Send the hub's API token as 'Authorization: Bearer <token>'."},
+                status=401, headers={"WWW-Authenticate": 'Bearer realm="bolt-hub"'},
+            )
+
+        return check

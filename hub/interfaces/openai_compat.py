@@ -1,0 +1,188 @@
+"""OpenAI chat-completions shapes ⇄ the hub's engine types.
+
+The route offers the caller's tools to the model and hands its calls back as OpenAI
+`tool_calls`; nothing is executed. `tool_choice: "required"` (or a named function) constrains
+decoding with a grammar so the model must write one valid call. Thinking text comes back as `reasoning_content`, the field
+llama-server and other OpenAI-compatible servers use.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from hub.llm.types import (
+    Done,
+    Delta,
+    GenerationRequest,
+    MalformedToolCall,
+    Message,
+    Reasoning,
+    ReasoningMode,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolConstraint,
+    ToolSpec,
+    Usage,
+)
+
+_EFFORT = {
+    "none": Reasoning(ReasoningMode.OFF),
+    "minimal": Reasoning(ReasoningMode.OFF),
+    "low": Reasoning(ReasoningMode.BUDGET, 256),
+    "medium": Reasoning(ReasoningMode.BUDGET, 1024),
+    "high": Reasoning(ReasoningMode.ON),
+}
+
+
+class ChatRequestError(ValueError):
+    """A request that passed the schema but still cannot be turned into a generation."""
+
+
+def generation_request(body: dict[str, Any], *, default_max_tokens: int, default_temperature: float,
+                       context_tokens: int) -> GenerationRequest:
+    """Build the engine request from a schema-valid chat-completions body."""
+    messages = _messages(body["messages"])
+    choice = body.get("tool_choice", "auto")
+    tools = [] if choice == "none" else [
+        ToolSpec(t["function"]["name"], t["function"].get("description", ""),
+                 t["function"].get("parameters") or {"type": "object", "properties": {}})
+        for t in body.get("tools", [])
+    ]
+    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or default_max_tokens
+    return GenerationRequest(
+        messages=messages, tools=tools,
+        reasoning=_EFFORT.get(body.get("reasoning_effort", "none"), Reasoning()),
+        conversational=True,
+        max_tokens=min(max_tokens, context_tokens),
+        temperature=body.get("temperature", default_temperature),
+        constraint=_constraint(choice, tools),
+    )
+
+
+def _constraint(choice: str | dict[str, Any], tools: list[ToolSpec]) -> ToolConstraint | None:
+    if choice in ("auto", "none"):
+        return None
+    names = tuple(t.name for t in tools)
+    if isinstance(choice, dict):
+        wanted = choice["function"]["name"]
+        if wanted not in names:
+            raise ChatRequestError(f"tool_choice names {wanted!r}, which is not among the tools")
+        names = (wanted,)
+    if not names:
+        raise ChatRequestError("tool_choice requires a tool call, but no tools were given")
+    return ToolConstraint(tool_names=names, entity_ids=())
+
+
+def _messages(raw_messages: list[dict[str, Any]]) -> list[Message]:
+    messages: list[Message] = []
+    call_names: dict[str, str] = {}
+    for index, raw in enumerate(raw_messages):
+        role = "system" if raw["role"] == "developer" else raw["role"]
+        content = _text(raw.get("content"))
+        if role == "assistant":
+            calls = [_tool_call(call, index) for call in raw.get("tool_calls", [])]
+            call_names.update({c.id: c.name for c in calls if c.id})
+            messages.append(Message("assistant", content, tool_calls=calls))
+        elif role == "tool":
+            call_id = raw.get("tool_call_id")
+            name = raw.get("name") or call_names.get(call_id or "")
+            if not name:
+                raise ChatRequestError(f"messages[{index}]: a tool message needs the tool_call_id of an "
+                                       "earlier assistant tool call, or a name")
+            messages.append(Message("tool", content, name=name, tool_call_id=call_id))
+        else:
+            messages.append(Message(role, content))
+    return messages
+
+
+def _text(content: str | list[dict[str, Any]] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part["text"] for part in content)
+
+
+def _tool_call(raw: dict[str, Any], index: int) -> ToolCall:
+    function = raw["function"]
+    try:
+        arguments = json.loads(function["arguments"] or "{}")
+    except ValueError as err:
+        raise ChatRequestError(f"messages[{index}]: tool call arguments are not JSON: {err}") from None
+    if not isinstance(arguments, dict):
+        raise ChatRequestError(f"messages[{index}]: tool call arguments must be a JSON object")
+    return ToolCall(function["name"], arguments, raw.get("id", ""))
+
+
+@dataclass
+class Completion:
+    """Collects one generation's deltas and renders them as OpenAI objects."""
+
+    model: str
+    id: str = field(default_factory=lambda: f"chatcmpl-{uuid.uuid4().hex[:24]}")
+    created: int = field(default_factory=lambda: int(time.time()))
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage | None = None
+
+    def add(self, delta: Delta) -> dict[str, Any] | None:
+        """Record a delta; returns the `delta` object of the chunk that streams it, if any."""
+        if isinstance(delta, TextDelta) and delta.text:
+            self.text.append(delta.text)
+            return {"content": delta.text}
+        if isinstance(delta, ThinkingDelta) and delta.text:
+            self.thinking.append(delta.text)
+            return {"reasoning_content": delta.text}
+        if isinstance(delta, ToolCallDelta):
+            call = {"id": delta.call.id or f"call_{uuid.uuid4().hex[:24]}", "type": "function",
+                    "function": {"name": delta.call.name,
+                                 "arguments": json.dumps(delta.call.arguments, ensure_ascii=False)}}
+            self.calls.append(call)
+            return {"tool_calls": [{"index": len(self.calls) - 1, **call}]}
+        if isinstance(delta, MalformedToolCall):
+            # what the model wrote stays visible instead of vanishing
+            self.text.append(delta.raw)
+            return {"content": delta.raw}
+        if isinstance(delta, Done):
+            self.usage = delta.usage
+        return None
+
+    @property
+    def finish_reason(self) -> str:
+        if self.calls:
+            return "tool_calls"
+        if self.usage is not None and self.usage.stop_reason == "length":
+            return "length"
+        return "stop"
+
+    def usage_json(self) -> dict[str, int]:
+        usage = self.usage or Usage()
+        return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+                "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": usage.reused_prompt_tokens}}
+
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+
+    def usage_chunk(self) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model, "choices": [], "usage": self.usage_json()}
+
+    def response(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
+        if self.thinking:
+            message["reasoning_content"] = "".join(self.thinking)
+        if self.calls:
+            message["tool_calls"] = self.calls
+        return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+                "usage": self.usage_json()}

@@ -1,0 +1,493 @@
+"""The hub's HTTP interface: REST API, SSE streaming, OpenAI-compatible chat, metrics, web page.
+
+`RestApi(hub_app)` is a component (`start()/stop()`) serving on the `http_port` option. Every
+route but `/health` and the page's static files needs the API token (`Authorization: Bearer`),
+except requests that come through Home Assistant's ingress proxy inside the add-on. Client
+mistakes get a 4xx with `{"error": code, "message": text}`, never a 500.
+
+Other modules add routes through `route_hooks` (callables taking the `web.Application`, called
+before the app starts; their routes sit behind the same token check). The speech routes of
+`hub.interfaces.voice_http.add_voice_routes` plug in this way; `/api/status` lists what they
+added so the page can offer the microphone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import logging
+import time
+import uuid
+from dataclasses import asdict
+from importlib import resources
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence
+
+import jsonschema
+from aiohttp import web
+
+from hub import __version__
+from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
+from hub.config import HubConfig, validator_for
+from hub.home.entities import Entity, EntityStore
+from hub.home.tool_base import ToolContext, ToolRegistry
+from hub.interfaces import rest_schema as schema
+from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
+from hub.interfaces.openai_compat import ChatRequestError, Completion, generation_request
+from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode, ToolCall
+from hub.locales import normalize_language
+from hub.metrics import METRICS, Gauge, HubMetrics, model_gauges
+from hub.settings import RUNTIME_TYPES, RuntimeSettings
+
+_LOGGER = logging.getLogger(__name__)
+
+PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/style.css"})
+STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css"}
+RouteHook = Callable[[web.Application], None]
+
+
+class HubAppLike(Protocol):
+    """What the API needs from `hub.app.HubApp` (after `start()` loaded the engine and agent)."""
+
+    config: HubConfig
+    settings: RuntimeSettings
+    store: EntityStore
+    registry: ToolRegistry
+    agent: Any  # hub.agent.agent.Agent
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def uses_demo_home(self) -> bool: ...
+
+
+class ClientError(Exception):
+    """Ends a request with a 4xx JSON error."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class RestApi:
+    def __init__(
+        self,
+        hub_app: HubAppLike,
+        *,
+        host: str = "0.0.0.0",
+        port: int | None = None,
+        metrics: HubMetrics | None = None,
+        route_hooks: Sequence[RouteHook] = (),
+    ) -> None:
+        self._hub = hub_app
+        self._config = hub_app.config
+        self._host = host
+        self._port = self._config.http_port if port is None else port
+        self.metrics = metrics or METRICS
+        self._route_hooks = list(route_hooks)
+        self._runner: web.AppRunner | None = None
+        self.app: web.Application | None = None  # set by start()
+        self._started = time.monotonic()
+        self._hook_routes: list[dict[str, str]] = []
+        self._openapi = schema.openapi_document()
+        self._validators = {
+            name: jsonschema.Draft202012Validator(body)
+            for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
+                               ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
+        }
+        self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css")}
+        self.token = ""
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful when started with port 0)."""
+        assert self._runner is not None, "not started"
+        return self._runner.addresses[0][1]
+
+    async def start(self) -> None:
+        self.token = await asyncio.to_thread(load_or_create_token, self._config.api_token,
+                                             self._config.state_dir)
+        auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
+        app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
+                              middlewares=[_json_errors, auth.middleware(_is_public)])
+        self._add_routes(app)
+        self.app = app
+        known = {r.resource.canonical for r in app.router.routes() if r.resource is not None}
+        for hook in self._route_hooks:
+            hook(app)
+        self._hook_routes = [
+            {"method": r.method, "path": r.resource.canonical}
+            for r in app.router.routes()
+            if r.resource is not None and r.resource.canonical not in known and r.method != "HEAD"
+        ]
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self._host, self._port).start()
+        self._started = time.monotonic()
+        _LOGGER.info("HTTP API and web page on http://%s:%s/", self._host, self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _add_routes(self, app: web.Application) -> None:
+        app.router.add_get("/", self._page)
+        app.router.add_get("/index.html", self._page)
+        app.router.add_get("/app.js", self._static_file)
+        app.router.add_get("/style.css", self._static_file)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/api/openapi.json", self._openapi_json)
+        app.router.add_get("/api/status", self._status)
+        app.router.add_post("/api/ask", self._ask)
+        app.router.add_get("/api/entities", self._entities)
+        app.router.add_get("/api/tools", self._tools)
+        app.router.add_post("/api/tools/{name}", self._run_tool)
+        app.router.add_get("/api/conversations/{conversation_id}", self._conversation)
+        app.router.add_get("/api/settings", self._get_settings)
+        app.router.add_put("/api/settings", self._put_settings)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/chat/completions", self._chat_completions)
+
+    # --- page and plumbing --------------------------------------------------------------------
+
+    async def _page(self, request: web.Request) -> web.Response:
+        prefix = ingress_path(request) or ""
+        page = self._static["index.html"].replace(
+            "<!--base-->", f'<base href="{html.escape(prefix, quote=True)}/">')
+        return web.Response(text=page, content_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    async def _static_file(self, request: web.Request) -> web.Response:
+        name = request.path.lstrip("/")
+        return web.Response(text=self._static[name], content_type=STATIC_TYPES[name],
+                            headers={"Cache-Control": "no-cache"})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "version": __version__})
+
+    async def _openapi_json(self, request: web.Request) -> web.Response:
+        return web.json_response(self._openapi)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        gauges = [
+            *model_gauges(self._hub.engine.info),
+            Gauge("bolt_hub_uptime_seconds", "Seconds since the HTTP API started.",
+                  time.monotonic() - self._started),
+            Gauge("bolt_hub_entities", "Entities the hub knows.", len(self._hub.store)),
+            Gauge("bolt_hub_conversations", "Conversations held in memory.",
+                  len(self._agent.conversations.ids())),
+        ]
+        return web.Response(text=self.metrics.render(gauges), content_type="text/plain",
+                            charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
+
+    async def _status(self, request: web.Request) -> web.Response:
+        info = self._hub.engine.info
+        return web.json_response({
+            "version": __version__,
+            "model": {"name": info.name, "architecture": info.architecture, "n_ctx": info.n_ctx,
+                      "n_params": info.n_params, "stand_in": info.is_stand_in},
+            "entities": len(self._hub.store),
+            "uptime_s": round(time.monotonic() - self._started, 3),
+            "languages": list(self._agent.languages),
+            "settings": self._hub.settings.as_dict(),
+            "demo_home": self._hub.uses_demo_home,
+            "speech": {"routes": self._hook_routes},
+        })
+
+    @property
+    def _agent(self) -> Any:
+        agent = self._hub.agent
+        if agent is None:
+            raise ClientError(503, "starting", "The hub is still starting.")
+        return agent
+
+    async def _json_body(self, request: web.Request, validator: str) -> Any:
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise ClientError(413, "body_too_large",
+                              f"The body is larger than {schema.MAX_BODY_BYTES} bytes.") from None
+        if not raw.strip():
+            raise ClientError(400, "invalid_body", "The body is empty: send a JSON object.")
+        try:
+            data = json.loads(raw, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as err:
+            raise ClientError(400, "invalid_json", f"The body is not valid JSON: {err}") from None
+        error = jsonschema.exceptions.best_match(self._validators[validator].iter_errors(data))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path)
+            raise ClientError(400, "invalid_body", f"{where or 'body'}: {error.message}")
+        return data
+
+    # --- turns --------------------------------------------------------------------------------
+
+    async def _ask(self, request: web.Request) -> web.StreamResponse:
+        body = await self._json_body(request, "ask")
+        agent = self._agent
+        turn = TurnRequest(
+            body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
+            source="rest", conversational=body.get("conversational"),
+            reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
+        )
+        if "text/event-stream" not in request.headers.get("Accept", ""):
+            result = await agent.ask(turn)
+            self.metrics.record_turn(result, "rest")
+            return web.json_response(result_json(result))
+        return await self._stream_turn(request, agent.run(turn))
+
+    async def _stream_turn(self, request: web.Request, events: AsyncIterator[Any]) -> web.StreamResponse:
+        response = await _start_sse(request)
+        connected = True
+        async for event in events:
+            if isinstance(event, TurnDone):
+                self.metrics.record_turn(event.result, "rest")
+            if connected:
+                # the turn goes on when the client leaves: an understood command still happens
+                connected = await _send_event(response, *_turn_event(event))
+        if connected:
+            await _finish(response)
+        return response
+
+    # --- home and tools -----------------------------------------------------------------------
+
+    async def _entities(self, request: web.Request) -> web.Response:
+        domain = request.query.get("domain")
+        if domain is not None and not domain.replace("_", "").isalpha():
+            raise ClientError(400, "invalid_parameter", "domain must be letters and underscores, e.g. light")
+        entities = [e for e in self._hub.store.all() if domain is None or e.domain == domain]
+        return web.json_response([entity_json(e) for e in entities])
+
+    async def _tools(self, request: web.Request) -> web.Response:
+        return web.json_response([
+            {"name": s.name, "description": s.description, "parameters": s.parameters}
+            for s in self._hub.registry.specs()
+        ])
+
+    async def _run_tool(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if self._hub.registry.get(name) is None:
+            raise ClientError(404, "unknown_tool",
+                              f"No tool named {name!r}; GET /api/tools lists them.")
+        body = await self._json_body(request, "tool")
+        ctx = ToolContext(body.get("conversation_id") or f"rest-{uuid.uuid4().hex[:12]}",
+                          normalize_language(body.get("language"), default=self._config.language),
+                          source="rest")
+        started = time.monotonic()
+        result = await self._hub.registry.call(
+            ToolCall(name, body.get("arguments", {}), id=f"rest_{uuid.uuid4().hex[:8]}"), ctx)
+        self.metrics.record_tool(name, result.ok, time.monotonic() - started, "rest")
+        if not result.ok and result.data.get("error") == "invalid_arguments":
+            raise ClientError(400, "invalid_arguments", _argument_message(result.data))
+        return web.json_response({"ok": result.ok, "data": result.data, "speech": result.speech,
+                                  "pending": result.pending,
+                                  "changed_entities": list(result.changed_entities)})
+
+    async def _conversation(self, request: web.Request) -> web.Response:
+        conversation_id = request.match_info["conversation_id"]
+        conversation = self._agent.conversations.get(conversation_id)
+        if conversation is None:
+            raise ClientError(404, "unknown_conversation",
+                              f"No conversation {conversation_id!r} (it may have expired).")
+        return web.json_response({
+            "conversation_id": conversation.id, "language": conversation.language,
+            "messages": [
+                {"role": m.role, "content": m.content, "name": m.name,
+                 "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]}
+                for m in conversation.messages
+            ],
+        })
+
+    async def _get_settings(self, request: web.Request) -> web.Response:
+        return web.json_response(self._hub.settings.as_dict())
+
+    async def _put_settings(self, request: web.Request) -> web.Response:
+        body = await self._json_body(request, "settings")
+        # validate everything first so a bad value changes nothing
+        for name, value in body.items():
+            try:
+                validator_for(RUNTIME_TYPES[name])(value)
+            except Exception as err:
+                raise ClientError(400, "invalid_setting", f"{name}: {err}") from None
+        for name, value in body.items():
+            self._hub.settings.set(name, value)
+        return web.json_response(self._hub.settings.as_dict())
+
+    # --- OpenAI-compatible --------------------------------------------------------------------
+
+    async def _models(self, request: web.Request) -> web.Response:
+        info = self._hub.engine.info
+        return web.json_response({"object": "list", "data": [
+            {"id": info.name, "object": "model", "created": 0, "owned_by": "bolt-hub",
+             "context_length": info.n_ctx}]})
+
+    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+        body = await self._json_body(request, "chat")
+        engine = self._hub.engine
+        try:
+            generation = generation_request(
+                body, default_max_tokens=self._config.max_tokens,
+                default_temperature=self._config.temperature, context_tokens=engine.info.n_ctx)
+        except ChatRequestError as err:
+            raise ClientError(400, "invalid_body", str(err)) from None
+        completion = Completion(model=engine.info.name)
+        deltas = engine.stream(generation)
+        try:
+            # the first delta comes before any header: a busy or failing engine gets a real status
+            first = await _first_delta(deltas)
+            if not body.get("stream"):
+                completion.add(first)
+                async for delta in deltas:
+                    completion.add(delta)
+                return web.json_response(completion.response())
+            return await self._stream_completion(request, completion, first, deltas,
+                                                 bool(body.get("stream_options", {}).get("include_usage")))
+        finally:
+            await deltas.aclose()
+
+    async def _stream_completion(self, request: web.Request, completion: Completion, first: Any,
+                                 deltas: AsyncIterator[Any], include_usage: bool) -> web.StreamResponse:
+        response = await _start_sse(request)
+        connected = await _send_data(response, completion.chunk({"role": "assistant", "content": ""}))
+        pending = [first]
+        try:
+            while connected:
+                delta = pending.pop() if pending else await anext(deltas, None)
+                if delta is None:
+                    break
+                out = completion.add(delta)
+                if out is not None:
+                    connected = await _send_data(response, completion.chunk(out))
+        except EngineError as err:
+            await _send_data(response, {"error": {"message": str(err), "type": "engine_error"}})
+        if connected:
+            await _send_data(response, completion.chunk({}, completion.finish_reason))
+            if include_usage:
+                await _send_data(response, completion.usage_chunk())
+            if await _send_raw(response, b"data: [DONE]\n\n"):
+                await _finish(response)
+        return response
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def result_json(result: TurnResult) -> dict[str, Any]:
+    return {
+        "conversation_id": result.conversation_id, "language": result.language, "reply": result.reply,
+        "ok": result.ok, "error": result.error, "path": result.path,
+        "tool_calls": [tool_finished_json(f) for f in result.tool_calls],
+        "timings": asdict(result.timings),
+    }
+
+
+def tool_finished_json(finished: ToolFinished) -> dict[str, Any]:
+    return {"id": finished.call.id, "name": finished.call.name, "arguments": finished.call.arguments,
+            "ok": finished.ok, "result": finished.data, "seconds": round(finished.seconds, 4)}
+
+
+def entity_json(entity: Entity) -> dict[str, Any]:
+    return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
+            "domain": entity.domain, "area": entity.area, "aliases": list(entity.aliases),
+            "device_class": entity.device_class, "attributes": entity.attributes, "source": entity.source}
+
+
+def _turn_event(event: Any) -> tuple[str, dict[str, Any]]:
+    if isinstance(event, ReplyChunk):
+        return "chunk", {"text": event.text}
+    if isinstance(event, ToolStarted):
+        return "tool_started", {"id": event.call.id, "name": event.call.name, "arguments": event.call.arguments}
+    if isinstance(event, ToolFinished):
+        return "tool_finished", tool_finished_json(event)
+    if isinstance(event, TurnDone):
+        return "done", result_json(event.result)
+    raise TypeError(f"unexpected turn event {event!r}")
+
+
+def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reasoning | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return Reasoning(ReasoningMode(value), default_budget)
+    return Reasoning(ReasoningMode(value["mode"]), value.get("budget", default_budget))
+
+
+def _argument_message(data: dict[str, Any]) -> str:
+    where = data.get("path")
+    return f"arguments/{where}: {data.get('message')}" if where else f"arguments: {data.get('message')}"
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _is_public(request: web.Request) -> bool:
+    return request.path in PUBLIC_PATHS
+
+
+def _read_web_file(name: str) -> str:
+    return resources.files("hub.interfaces").joinpath("web", name).read_text(encoding="utf-8")
+
+
+async def _first_delta(deltas: AsyncIterator[Any]) -> Any:
+    try:
+        return await anext(deltas)
+    except EngineError as err:
+        if type(err).__name__ == "EngineBusy":
+            raise ClientError(503, "busy", "The model is busy with other requests; retry shortly.") from None
+        raise ClientError(400, "model_error", str(err)) from None
+    except StopAsyncIteration:
+        raise ClientError(503, "model_error", "The model produced nothing.") from None
+
+
+async def _start_sse(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={
+        "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    await response.prepare(request)
+    return response
+
+
+async def _send_event(response: web.StreamResponse, name: str, data: dict[str, Any]) -> bool:
+    payload = json.dumps(data, ensure_ascii=False)
+    return await _send_raw(response, f"event: {name}\ndata: {payload}\n\n".encode())
+
+
+async def _send_data(response: web.StreamResponse, data: dict[str, Any]) -> bool:
+    return await _send_raw(response, f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+
+
+async def _send_raw(response: web.StreamResponse, payload: bytes) -> bool:
+    """Write to a stream; False once the client has gone."""
+    try:
+        await response.write(payload)
+        return True
+    except (ConnectionResetError, RuntimeError):
+        return False
+
+
+async def _finish(response: web.StreamResponse) -> None:
+    try:
+        await response.write_eof()
+    except (ConnectionResetError, RuntimeError):
+        pass
+
+
+@web.middleware
+async def _json_errors(request: web.Request, handler: Callable) -> web.StreamResponse:
+    """ClientError and aiohttp's own 4xx (404, 405, 413) become JSON errors."""
+    try:
+        return await handler(request)
+    except ClientError as err:
+        headers = {"Retry-After": "2"} if err.status == 503 else None
+        return web.json_response({"error": err.code, "message": err.message}, status=err.status,
+                                 headers=headers)
+    except web.HTTPException as err:
+        if err.status < 400 or err.status >= 500:
+            raise
+        code = (err.reason or "error").lower().replace(" ", "_")
+        return web.json_response({"error": code, "message": f"{err.reason}: {request.method} {request.path}"},
+                                 status=err.status, headers={k: v for k, v in err.headers.items()
+                                                             if k in ("Allow",)})

@@ -1,0 +1,286 @@
+"""The HTTP API's request schemas (used to validate bodies) and its OpenAPI 3.1 document.
+
+One source: the handlers validate with the very schemas the document publishes, so the
+document cannot drift from what the server accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hub import __version__
+from hub.agent.agent import MAX_REQUEST_CHARS
+from hub.settings import RUNTIME_TYPES
+
+MAX_BODY_BYTES = 256 * 1024
+
+_LANGUAGE = {"type": "string", "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$",
+             "description": "Language code such as en or de-DE; default: the configured language."}
+CONVERSATION_ID = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_.:\\-]+$"}
+_REASONING_MODE = {"type": "string", "enum": ["on", "off", "budget"]}
+
+
+def _json_schema_for(addon_type: str) -> dict[str, Any]:
+    """JSON schema of a runtime setting from its add-on type (bool, int(a,b), list(a|b))."""
+    if addon_type == "bool":
+        return {"type": "boolean"}
+    if match := re.fullmatch(r"int\((-?\d+),(-?\d+)\)", addon_type):
+        return {"type": "integer", "minimum": int(match[1]), "maximum": int(match[2])}
+    if match := re.fullmatch(r"list\((.+)\)", addon_type):
+        return {"type": "string", "enum": match[1].split("|")}
+    raise ValueError(f"no JSON schema for runtime setting type {addon_type!r}")
+
+
+ASK_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["text"],
+    "properties": {
+        "text": {"type": "string", "minLength": 1, "maxLength": MAX_REQUEST_CHARS, "pattern": "\\S",
+                 "description": "What the user said or typed."},
+        "conversation_id": {**CONVERSATION_ID, "description": "Continue this conversation; omit to start one."},
+        "language": _LANGUAGE,
+        "conversational": {"type": "boolean", "description": "Override the conversational mode for this turn."},
+        "reasoning": {
+            "description": "Override thinking for this turn: a mode, or a mode with a token budget.",
+            "oneOf": [
+                _REASONING_MODE,
+                {"type": "object", "additionalProperties": False, "required": ["mode"],
+                 "properties": {"mode": _REASONING_MODE,
+                                "budget": {"type": "integer", "minimum": 0, "maximum": 8192}}},
+            ],
+        },
+    },
+}
+
+TOOL_RUN_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "arguments": {"type": "object", "description": "The tool's arguments (see GET /api/tools)."},
+        "language": _LANGUAGE,
+        "conversation_id": CONVERSATION_ID,
+    },
+}
+
+SETTINGS_UPDATE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "minProperties": 1,
+    "properties": {name: _json_schema_for(kind) for name, kind in RUNTIME_TYPES.items()},
+}
+
+_TEXT_PART = {"type": "object", "required": ["type", "text"],
+              "properties": {"type": {"const": "text"}, "text": {"type": "string"}}}
+_CHAT_TOOL_CALL = {
+    "type": "object", "required": ["function"],
+    "properties": {
+        "id": {"type": "string"}, "type": {"const": "function"},
+        "function": {"type": "object", "required": ["name", "arguments"],
+                     "properties": {"name": {"type": "string"}, "arguments": {"type": "string"}}},
+    },
+}
+_CHAT_MESSAGE = {
+    "type": "object",
+    "required": ["role"],
+    "properties": {
+        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant", "tool"]},
+        "content": {"anyOf": [{"type": "string"}, {"type": "null"},
+                              {"type": "array", "items": _TEXT_PART}]},
+        "tool_calls": {"type": "array", "items": _CHAT_TOOL_CALL},
+        "tool_call_id": {"type": "string"},
+        "name": {"type": "string"},
+    },
+}
+_CHAT_TOOL = {
+    "type": "object", "required": ["type", "function"],
+    "properties": {
+        "type": {"const": "function"},
+        "function": {"type": "object", "required": ["name"],
+                     "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9_\\-]{1,64}$"},
+                                    "description": {"type": "string"},
+                                    "parameters": {"type": "object"}}},
+    },
+}
+CHAT_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["messages"],
+    "description": "OpenAI chat completions request; unknown fields are accepted and ignored.",
+    "properties": {
+        "model": {"type": "string"},
+        "messages": {"type": "array", "minItems": 1, "maxItems": 512, "items": _CHAT_MESSAGE},
+        "tools": {"type": "array", "maxItems": 128, "items": _CHAT_TOOL},
+        "tool_choice": {"anyOf": [
+            {"type": "string", "enum": ["auto", "none", "required"]},
+            {"type": "object", "required": ["type", "function"],
+             "properties": {"type": {"const": "function"},
+                            "function": {"type": "object", "required": ["name"],
+                                         "properties": {"name": {"type": "string"}}}}}]},
+        "stream": {"type": "boolean"},
+        "stream_options": {"type": "object", "properties": {"include_usage": {"type": "boolean"}}},
+        "max_tokens": {"type": "integer", "minimum": 1, "maximum": 32768},
+        "max_completion_tokens": {"type": "integer", "minimum": 1, "maximum": 32768},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+        "reasoning_effort": {"type": "string", "enum": ["none", "minimal", "low", "medium", "high"]},
+    },
+}
+
+# --- responses (documentation; tests check real responses against them) -----------------------
+
+ERROR = {"type": "object", "required": ["error", "message"],
+         "properties": {"error": {"type": "string"}, "message": {"type": "string"}}}
+_TIMINGS = {"type": "object", "additionalProperties": {"type": "number"},
+            "description": "Seconds (…_s) and token counts of the turn's stages."}
+TOOL_CALL_RESULT = {
+    "type": "object", "required": ["name", "arguments", "ok", "result"],
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "object"},
+                   "ok": {"type": "boolean"}, "result": {"type": "object"}, "seconds": {"type": "number"}},
+}
+ASK_RESULT = {
+    "type": "object",
+    "required": ["conversation_id", "language", "reply", "ok", "tool_calls", "timings", "path"],
+    "properties": {
+        "conversation_id": {"type": "string"}, "language": {"type": "string"},
+        "reply": {"type": "string", "description": "The speakable reply (a spoken error when ok is false)."},
+        "ok": {"type": "boolean"}, "error": {"type": ["string", "null"]},
+        "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT},
+        "timings": _TIMINGS, "path": {"type": "string", "enum": ["model", "fast_path"]},
+    },
+}
+ENTITY = {
+    "type": "object", "required": ["entity_id", "name", "state", "domain"],
+    "properties": {"entity_id": {"type": "string"}, "name": {"type": "string"}, "state": {"type": "string"},
+                   "domain": {"type": "string"}, "area": {"type": ["string", "null"]},
+                   "aliases": {"type": "array", "items": {"type": "string"}},
+                   "device_class": {"type": ["string", "null"]}, "attributes": {"type": "object"},
+                   "source": {"type": "string"}},
+}
+TOOL = {"type": "object", "required": ["name", "description", "parameters"],
+        "properties": {"name": {"type": "string"}, "description": {"type": "string"},
+                       "parameters": {"type": "object"}}}
+TOOL_RUN_RESULT = {
+    "type": "object", "required": ["ok", "data"],
+    "properties": {"ok": {"type": "boolean"}, "data": {"type": "object"},
+                   "speech": {"type": ["string", "null"]}, "pending": {"type": "boolean"},
+                   "changed_entities": {"type": "array", "items": {"type": "string"}}},
+}
+CONVERSATION = {
+    "type": "object", "required": ["conversation_id", "language", "messages"],
+    "properties": {
+        "conversation_id": {"type": "string"}, "language": {"type": "string"},
+        "messages": {"type": "array", "items": {
+            "type": "object", "required": ["role", "content"],
+            "properties": {"role": {"type": "string"}, "content": {"type": "string"},
+                           "name": {"type": ["string", "null"]},
+                           "tool_calls": {"type": "array", "items": {"type": "object"}}}}},
+    },
+}
+SETTINGS = {"type": "object", "required": list(RUNTIME_TYPES),
+            "properties": {name: _json_schema_for(kind) for name, kind in RUNTIME_TYPES.items()}}
+STATUS = {
+    "type": "object", "required": ["version", "model", "entities", "uptime_s"],
+    "properties": {"version": {"type": "string"}, "model": {"type": "object"},
+                   "entities": {"type": "integer"}, "uptime_s": {"type": "number"},
+                   "languages": {"type": "array", "items": {"type": "string"}},
+                   "settings": SETTINGS, "demo_home": {"type": "boolean"},
+                   "speech": {"type": "object"}},
+}
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    words = {400: "Invalid request body or parameters.", 401: "Missing or wrong API token.",
+             404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later."}
+    return {str(code): {"description": words[code], "content": _json(ERROR)} for code in codes}
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": _json(schema)}
+
+
+def openapi_document() -> dict[str, Any]:
+    sse = {"text/event-stream": {"schema": {"type": "string"}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Bolt Hub API", "version": __version__,
+                 "description": "Ask the hub, stream its replies and tool calls, run tools, read the "
+                                "home, change runtime settings, and use the model through an "
+                                "OpenAI-compatible chat endpoint."},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
+        "paths": {
+            "/health": {"get": {
+                "summary": "Liveness (no token needed).", "security": [],
+                "responses": {"200": {"description": "Running.", "content": _json(
+                    {"type": "object", "required": ["status"], "properties": {
+                        "status": {"const": "ok"}, "version": {"type": "string"}}})}}}},
+            "/api/status": {"get": {
+                "summary": "The hub's state: version, model, entity count, settings, speech.",
+                "responses": {"200": {"description": "Status.", "content": _json(STATUS)}, **_errors(401)}}},
+            "/api/ask": {"post": {
+                "summary": "Run one turn. With 'Accept: text/event-stream' the events stream as SSE: "
+                           "chunk, tool_started, tool_finished, then done (the result).",
+                "requestBody": _body(ASK_REQUEST),
+                "responses": {"200": {"description": "The turn's result (or its event stream).",
+                                      "content": {**_json(ASK_RESULT), **sse}},
+                              **_errors(400, 401, 413)}}},
+            "/api/entities": {"get": {
+                "summary": "The entities the hub may act on.",
+                "parameters": [{"name": "domain", "in": "query", "required": False,
+                                "schema": {"type": "string", "pattern": "^[a-z_]+$"}}],
+                "responses": {"200": {"description": "Entities.", "content": _json(
+                    {"type": "array", "items": ENTITY})}, **_errors(400, 401)}}},
+            "/api/tools": {"get": {
+                "summary": "The tools the model may call.",
+                "responses": {"200": {"description": "Tools.", "content": _json(
+                    {"type": "array", "items": TOOL})}, **_errors(401)}}},
+            "/api/tools/{name}": {"post": {
+                "summary": "Run one tool directly (argument validation and policy apply).",
+                "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "requestBody": _body(TOOL_RUN_REQUEST),
+                "responses": {"200": {"description": "The tool's result; ok is false when it refused or failed.",
+                                      "content": _json(TOOL_RUN_RESULT)},
+                              **_errors(400, 401, 404, 413)}}},
+            "/api/conversations/{conversation_id}": {"get": {
+                "summary": "A conversation's history.",
+                "parameters": [{"name": "conversation_id", "in": "path", "required": True,
+                                "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "History.", "content": _json(CONVERSATION)},
+                              **_errors(401, 404)}}},
+            "/api/settings": {
+                "get": {"summary": "Runtime settings.",
+                        "responses": {"200": {"description": "Settings.", "content": _json(SETTINGS)},
+                                      **_errors(401)}},
+                "put": {"summary": "Change runtime settings (all or nothing; kept across restarts).",
+                        "requestBody": _body(SETTINGS_UPDATE),
+                        "responses": {"200": {"description": "The settings now.", "content": _json(SETTINGS)},
+                                      **_errors(400, 401, 413)}}},
+            "/metrics": {"get": {
+                "summary": "Prometheus metrics (text exposition format).",
+                "responses": {"200": {"description": "Metrics.",
+                                      "content": {"text/plain": {"schema": {"type": "string"}}}},
+                              **_errors(401)}}},
+            "/api/openapi.json": {"get": {
+                "summary": "This document.",
+                "responses": {"200": {"description": "OpenAPI 3.1.", "content": _json({"type": "object"})},
+                              **_errors(401)}}},
+            "/v1/models": {"get": {
+                "summary": "OpenAI-compatible model list (the one loaded model).",
+                "responses": {"200": {"description": "Models.", "content": _json(
+                    {"type": "object", "required": ["object", "data"], "properties": {
+                        "object": {"const": "list"},
+                        "data": {"type": "array", "items": {"type": "object", "required": ["id", "object"]}}}})},
+                    **_errors(401)}}},
+            "/v1/chat/completions": {"post": {
+                "summary": "OpenAI-compatible chat completion on the hub's model. Tools are offered to "
+                           "the model and its calls returned as tool_calls; the hub executes nothing here.",
+                "requestBody": _body(CHAT_REQUEST),
+                "responses": {"200": {"description": "chat.completion, or chat.completion.chunk events when stream is true.",
+                                      "content": {**_json({"type": "object", "required": ["object", "choices"]}), **sse}},
+                              **_errors(400, 401, 413, 503)}}},
+        },
+    }

@@ -1,0 +1,271 @@
+// Bolt Hub's page: ask (typed or spoken), watch the reply stream in with its tool calls and a
+// timeline, and see the hub's status and entities. Plain ES2020, no build step, no CDN.
+// Every URL is relative so the page works at / and behind Home Assistant's ingress prefix.
+"use strict";
+
+const TOKEN_KEY = "boltHubToken";
+const $ = (id) => document.getElementById(id);
+let conversationId = null;
+let busy = false;
+
+// --- API access ---------------------------------------------------------------------------
+
+function authHeaders() {
+  const token = localStorage.getItem(TOKEN_KEY);
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: { ...authHeaders(), ...(options.headers || {}) } });
+  if (response.status === 401) {
+    await askForToken(Boolean(localStorage.getItem(TOKEN_KEY)));
+    return api(path, options);
+  }
+  return response;
+}
+
+async function apiJson(path, options) {
+  const response = await api(path, options);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.message || `HTTP ${response.status}`);
+  return body;
+}
+
+// One dialog at a time, however many requests were refused meanwhile.
+let tokenPrompt = null;
+
+function askForToken(wasRejected) {
+  if (!tokenPrompt) {
+    tokenPrompt = new Promise((resolve) => {
+      const dialog = $("token-dialog");
+      $("token-error").hidden = !wasRejected;
+      $("token-input").value = "";
+      $("token-form").onsubmit = () => {
+        localStorage.setItem(TOKEN_KEY, $("token-input").value.trim());
+        tokenPrompt = null;
+        resolve();
+      };
+      dialog.showModal();
+    });
+  }
+  return tokenPrompt;
+}
+
+// Server-sent events over fetch (EventSource cannot send the token header).
+async function* readEvents(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+      }
+      if (data.length) yield { name, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
+// --- rendering ----------------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+function newTurn(text) {
+  const reply = el("div", { class: "bubble reply pending", "data-role": "reply" });
+  const tools = el("ul", { class: "tools", "data-role": "tools" });
+  const timeline = el("div", { class: "timeline", "data-role": "timeline" });
+  const turn = el("div", { class: "turn" }, el("div", { class: "bubble user", text }), tools, reply, timeline);
+  $("log").append(turn);
+  scrollLog();
+  return { reply, tools, timeline, toolItems: new Map() };
+}
+
+function scrollLog() {
+  const log = $("log");
+  log.scrollTop = log.scrollHeight;
+}
+
+function showToolStarted(view, call) {
+  const item = el("li", { class: "tool", "data-tool": call.name, "data-ok": "pending" },
+    el("code", { text: `${call.name}(${JSON.stringify(call.arguments)})` }), " …");
+  view.tools.append(item);
+  view.toolItems.set(call.id || `${call.name}:${view.toolItems.size}`, item);
+  scrollLog();
+}
+
+function showToolFinished(view, call) {
+  let item = view.toolItems.get(call.id);
+  if (!item) {
+    showToolStarted(view, call);
+    item = view.tools.lastElementChild;
+  }
+  item.dataset.ok = String(call.ok);
+  item.replaceChildren(
+    el("code", { text: `${call.name}(${JSON.stringify(call.arguments)})` }),
+    ` → ${call.ok ? "ok" : "failed"} in ${seconds(call.seconds)}`,
+    el("pre", { text: JSON.stringify(call.result, null, 1) }));
+}
+
+function seconds(value) {
+  return value >= 1 ? `${value.toFixed(2)} s` : `${Math.round(value * 1000)} ms`;
+}
+
+// One bar per turn: prefill, thinking, decode, tools, (speech) and the rest, scaled to the
+// turn's total; a tick marks the first reply token.
+function showTimeline(view, result, extraStages = {}) {
+  const t = result.timings;
+  const stages = [["prefill", t.prefill_s], ["thinking", t.thinking_s], ["decode", t.decode_s],
+    ["tools", t.tools_s], ...Object.entries(extraStages)];
+  const known = stages.reduce((sum, [, value]) => sum + (value || 0), 0);
+  const total = Math.max(t.total_s, known, 1e-6);
+  stages.push(["other", Math.max(0, total - known)]);
+  const bar = el("div", { class: "bar", title: "turn timeline" });
+  for (const [name, value] of stages) {
+    if (value > 0) bar.append(el("span", { class: name, style: `width:${(100 * value) / total}%`, title: `${name} ${seconds(value)}` }));
+  }
+  if (t.first_token_s > 0) bar.append(el("span", { class: "mark", style: `left:${Math.min(99.5, (100 * t.first_token_s) / total)}%`, title: "first token" }));
+  const rate = t.decode_s > 0 ? ` (${(t.completion_tokens / t.decode_s).toFixed(1)} tok/s)` : "";
+  const parts = [`${result.path === "fast_path" ? "fast path" : "model"}`,
+    `prefill ${seconds(t.prefill_s)} (${t.evaluated_prompt_tokens}/${t.prompt_tokens} tok evaluated)`,
+    `first token ${seconds(t.first_token_s)}`,
+    `decode ${seconds(t.decode_s)}, ${t.completion_tokens} tok${rate}`,
+    `tools ${seconds(t.tools_s)}`];
+  for (const [name, value] of Object.entries(extraStages)) parts.push(`${name} ${seconds(value)}`);
+  parts.push(`total ${seconds(total)}`);
+  view.timeline.replaceChildren(bar, el("div", { "data-role": "timings", text: parts.join(" · ") }));
+}
+
+function finishTurn(view, result) {
+  view.reply.classList.remove("pending");
+  view.reply.textContent = result.reply;
+  view.reply.classList.toggle("failed", !result.ok);
+  for (const call of result.tool_calls) showToolFinished(view, call);
+  showTimeline(view, result);
+  conversationId = result.conversation_id || conversationId;
+  $("conversation-id").textContent = conversationId ? `conversation ${conversationId}` : "";
+  scrollLog();
+}
+
+// --- asking -------------------------------------------------------------------------------
+
+async function ask(text) {
+  const view = newTurn(text);
+  const body = { text };
+  if (conversationId) body.conversation_id = conversationId;
+  const response = await api("api/ask", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    const problem = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+    view.reply.classList.remove("pending");
+    view.reply.classList.add("failed");
+    view.reply.textContent = problem.message;
+    return;
+  }
+  for await (const event of readEvents(response)) {
+    if (event.name === "chunk") {
+      view.reply.textContent += event.data.text;
+      scrollLog();
+    } else if (event.name === "tool_started") {
+      showToolStarted(view, event.data);
+    } else if (event.name === "tool_finished") {
+      showToolFinished(view, event.data);
+    } else if (event.name === "done") {
+      finishTurn(view, event.data);
+    }
+  }
+}
+
+async function onSubmit(event) {
+  event.preventDefault();
+  const input = $("ask-text");
+  const text = input.value.trim();
+  if (!text || busy) return;
+  busy = true;
+  $("send").disabled = true;
+  input.value = "";
+  try {
+    await ask(text);
+  } catch (error) {
+    setState("error", String(error.message || error));
+  } finally {
+    busy = false;
+    $("send").disabled = false;
+    input.focus();
+    refreshEntities();
+  }
+}
+
+// --- status and entities ------------------------------------------------------------------
+
+function setState(state, text) {
+  const pill = $("hub-state");
+  pill.dataset.state = state;
+  pill.textContent = text;
+}
+
+async function refreshStatus() {
+  try {
+    const status = await apiJson("api/status");
+    setState("ok", "ready");
+    $("model-name").textContent = `${status.model.name}${status.model.stand_in ? " (stand-in)" : ""}`;
+    const rows = [
+      ["Version", status.version],
+      ["Model", `${status.model.name} · ${status.model.architecture} · ctx ${status.model.n_ctx}`],
+      ["Home", status.demo_home ? "demo home" : "connected"],
+      ["Entities", status.entities],
+      ["Uptime", seconds(status.uptime_s)],
+      ["Conversational", status.settings.conversational_mode ? "on" : "off"],
+      ["Reasoning", `${status.settings.reasoning} (budget ${status.settings.reasoning_budget})`],
+      ["Languages", status.languages.join(" ")],
+    ];
+    $("status").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
+  } catch (error) {
+    setState("error", "unreachable");
+  }
+}
+
+async function refreshEntities() {
+  try {
+    const entities = await apiJson("api/entities");
+    $("entity-count").textContent = `(${entities.length})`;
+    $("entities").tBodies[0].replaceChildren(...entities.map((e) => el("tr", { "data-entity": e.entity_id },
+      el("td", { title: e.entity_id, text: e.name }), el("td", { text: e.area || "" }),
+      el("td", { class: `state-${e.state}`, text: e.state }))));
+  } catch (error) {
+    $("entity-count").textContent = "(unavailable)";
+  }
+}
+
+function start() {
+  $("ask-form").addEventListener("submit", onSubmit);
+  $("new-conversation").addEventListener("click", () => {
+    conversationId = null;
+    $("conversation-id").textContent = "";
+    $("log").replaceChildren();
+  });
+  refreshStatus().then(refreshEntities);
+  setInterval(refreshStatus, 30000);
+}
+
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,72 @@
+"""A real hub (HubApp, SmolLM2, demo home) with the REST API on a free loopback port, run in a
+thread with its own event loop so sync clients (schemathesis, selenium) can use it too."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from hub.app import HubApp
+from hub.config import validate
+from hub.interfaces.rest_api import RestApi
+
+TOKEN = "test-token-7f3a"
+
+
+class LiveHub:
+    def __init__(self, state_dir: Path, **options: Any) -> None:
+        # a long turn timeout: CI machines with 2 busy cores make a model turn slow
+        self.config = validate({"data_dir": str(state_dir), "api_token": TOKEN, "n_ctx": 2048,
+                                "max_tokens": 24, "turn_timeout": 240, **options})
+        self.app: HubApp | None = None
+        self.api: RestApi | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True,
+                                        name="live-hub")
+
+    @property
+    def url(self) -> str:
+        assert self.api is not None
+        return f"http://127.0.0.1:{self.api.port}"
+
+    def start(self, timeout: float = 120) -> "LiveHub":
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the hub did not start")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self, timeout: float = 60) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+
+    def run(self, make: Callable[[], Awaitable[Any]], timeout: float = 60) -> Any:
+        """Run a coroutine on the hub's loop (to read or change hub state directly)."""
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(make(), self._loop).result(timeout)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        try:
+            self.app = HubApp(self.config)
+            await self.app.start(interfaces=False)
+            self.api = RestApi(self.app, host="127.0.0.1", port=0)
+            await self.api.start()
+        except BaseException as err:
+            self._error = err
+            self._ready.set()
+            raise
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await self.api.stop()
+            await self.app.stop()
