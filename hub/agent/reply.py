@@ -4,52 +4,37 @@ from __future__ import annotations
 
 from typing import Callable
 
-from hub.agent.sentences import SentenceSplitter
-from hub.agent.speakable import make_speakable
+from hub.agent.speakable import SpeakableStream
 
 
 class ReplyBuilder:
-    """Feed raw model text; complete sentences are made speakable and passed to `on_chunk`.
+    """Feed raw model text; each complete speakable sentence goes to `on_chunk` at once.
 
-    Once the next sentence would pass `max_chars`, the reply is `capped` and the caller should
+    Once the next sentence would pass `max_chars` the reply is `capped` and the caller should
     stop generating: the reply always ends on a sentence boundary.
     """
 
     def __init__(self, language: str, max_chars: int, on_chunk: Callable[[str], None]) -> None:
-        self._language = language
-        self._max_chars = max_chars
+        self._stream = SpeakableStream(language, max_chars=max_chars)
         self._on_chunk = on_chunk
-        self._splitter = SentenceSplitter(language)
         self._sentences: list[str] = []
-        self.capped = False
+
+    @property
+    def capped(self) -> bool:
+        return self._stream.truncated
 
     @property
     def text(self) -> str:
-        return " ".join(self._sentences)
+        return self._stream.join(self._sentences)
 
     def add_text(self, text: str) -> None:
-        if not self.capped:
-            for sentence in self._splitter.feed(text):
-                self._add_sentence(sentence)
+        self._emit(self._stream.feed(text))
 
     def finish(self) -> None:
-        if not self.capped:
-            for sentence in self._splitter.flush():
-                self._add_sentence(sentence)
-        self._splitter = SentenceSplitter(self._language)
+        self._emit(self._stream.flush())
 
-    def _add_sentence(self, sentence: str) -> None:
-        if self.capped:
-            return
-        used = len(self.text)
-        room = self._max_chars - used - (1 if used else 0)
-        spoken = make_speakable(sentence, self._language)
-        if not spoken:
-            return
-        if len(spoken) > room:
-            self.capped = True
-            if self._sentences:
-                return
-            spoken = make_speakable(sentence, self._language, max_chars=self._max_chars)
-        self._sentences.append(spoken)
-        self._on_chunk(spoken if used == 0 else " " + spoken)
+    def _emit(self, sentences: list[str]) -> None:
+        for sentence in sentences:
+            before = self.text
+            self._sentences.append(sentence)
+            self._on_chunk(self.text[len(before):])
