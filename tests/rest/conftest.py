@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pytest
 
-from rest_live_hub import TOKEN, LiveHub
+from helpers.live_hub import TOKEN, LiveHub
 
 
 @pytest.fixture(scope="session")
