@@ -65,6 +65,7 @@ class ScriptedAgent:
         self.error = error
         self.final_reply = final_reply
         self.requests: list[TurnRequest] = []
+        self.gate_timed_out = False
         self.languages = ["en"]
 
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
@@ -73,8 +74,10 @@ class ScriptedAgent:
             await asyncio.sleep(self.delay)
             yield ReplyChunk(chunk)
             if index == self.pause_after:
-                with contextlib.suppress(asyncio.TimeoutError):
+                try:
                     await asyncio.wait_for(self.gate.wait(), self.gate_timeout)
+                except asyncio.TimeoutError:
+                    self.gate_timed_out = True
         reply = self.final_reply if self.final_reply is not None else "".join(self.chunks).strip()
         yield TurnDone(TurnResult(request.conversation_id or "c1", request.language or "en", reply,
                                   ok=self.ok, error=self.error))

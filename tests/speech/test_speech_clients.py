@@ -8,7 +8,7 @@ import io
 import wave
 
 import pytest
-from speech_helpers import as_recording, breaking_tts_server, normalize_words
+from speech.speech_helpers import as_recording, breaking_tts_server, normalize_words
 from wyoming.audio import AudioChunk
 
 from hub.config import validate

@@ -1,0 +1,525 @@
+"""The hub's own voice turn: audio → STT → agent → speakable sentences → TTS → audio, streamed.
+
+The reply is spoken sentence by sentence while the agent is still writing it: each sentence
+goes to the TTS server as soon as it is complete (one streaming-synthesis connection when the
+server offers it, else one request per sentence with the next one synthesizing while the current
+one is sent). Callers get `VoiceEvent`s in order: the transcript, reply text as it streams, the
+sentences being spoken, audio start/chunks/stop, errors, and a final `VoiceDone` with timings.
+
+A failing TTS never costs the text reply: the turn goes on and ends with the reply and the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import statistics
+import time
+from collections import Counter, deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol, Union
+
+from wyoming.audio import AudioChunk, AudioChunkConverter
+
+from hub.agent.sentences import SentenceSplitter
+from hub.agent.speakable import make_speakable
+from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.config import HubConfig
+from hub.interfaces.speech_clients import (
+    AudioInputError,
+    PcmFormat,
+    SpeechError,
+    WyomingSTT,
+    WyomingTTS,
+    parse_voice_map,
+    speech_uris,
+    to_wav,
+)
+from hub.locales import normalize_language, phrase
+
+_LOGGER = logging.getLogger(__name__)
+
+TtsMode = Literal["auto", "stream", "sentences", "whole"]
+"""auto: streaming synthesis when the server offers it, else sentences. stream: one streaming
+connection. sentences: one request per sentence, pipelined. whole: the complete reply in one
+request once the agent is done (no sentence streaming; the baseline the bench compares with)."""
+
+MAX_INPUT_SECONDS = 60.0
+
+
+class AgentLike(Protocol):
+    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VoiceTranscript:
+    text: str
+    language: str
+
+
+@dataclass(frozen=True)
+class VoiceReplyChunk:
+    """Reply text as the agent streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class VoiceSentence:
+    """A speakable sentence handed to TTS."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class VoiceAudioStart:
+    rate: int
+    width: int
+    channels: int
+
+
+@dataclass(frozen=True)
+class VoiceAudioChunk:
+    """PCM in the format of the preceding `VoiceAudioStart`."""
+
+    audio: bytes
+
+
+@dataclass(frozen=True)
+class VoiceAudioStop:
+    pass
+
+
+@dataclass(frozen=True)
+class VoiceError:
+    stage: str  # input | stt | agent | tts
+    code: str  # bad_audio | speech_unavailable | generic
+    message: str  # localized, for the user
+    detail: str  # technical, for logs and developers
+
+
+@dataclass
+class VoiceTimings:
+    """Seconds from the end of the input audio (or the start of a text turn) to each stage."""
+
+    stt_s: float | None = None
+    first_token_s: float | None = None
+    first_sentence_s: float | None = None
+    first_audio_s: float | None = None
+    total_s: float | None = None
+    input_audio_s: float = 0.0
+    reply_audio_s: float = 0.0
+    tts_mode: str = ""
+
+
+@dataclass(frozen=True)
+class VoiceDone:
+    ok: bool
+    language: str
+    transcript: str | None
+    reply: str
+    error: str | None  # the agent's error code, or a VoiceError code
+    timings: VoiceTimings
+    result: TurnResult | None = None
+
+
+VoiceEvent = Union[
+    VoiceTranscript, VoiceReplyChunk, VoiceSentence, VoiceAudioStart, VoiceAudioChunk,
+    VoiceAudioStop, VoiceError, VoiceDone,
+]
+
+
+class VoiceMetrics:
+    """Timings of recent voice turns and error counts, for whoever exposes them (REST, MQTT)."""
+
+    STAGES = ("stt_s", "first_token_s", "first_sentence_s", "first_audio_s", "total_s")
+
+    def __init__(self, keep: int = 50) -> None:
+        self.recent: deque[VoiceTimings] = deque(maxlen=keep)
+        self.turns = 0
+        self.errors: Counter[str] = Counter()
+
+    def record(self, timings: VoiceTimings, error_stages: Iterable[str] = ()) -> None:
+        self.turns += 1
+        self.recent.append(timings)
+        self.errors.update(error_stages)
+
+    def snapshot(self) -> dict[str, Any]:
+        medians = {}
+        for stage in self.STAGES:
+            values = [getattr(t, stage) for t in self.recent if getattr(t, stage) is not None]
+            medians[stage] = round(statistics.median(values), 4) if values else None
+        return {
+            "turns": self.turns,
+            "errors": dict(self.errors),
+            "last": asdict(self.recent[-1]) if self.recent else None,
+            "median": medians,
+        }
+
+
+# --- the pipeline ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Turn:
+    """Bookkeeping of one voice turn while its stages run."""
+
+    language: str
+    started: float
+    timings: VoiceTimings = field(default_factory=VoiceTimings)
+    reply_parts: list[str] = field(default_factory=list)
+    result: TurnResult | None = None
+    errors: list[VoiceError] = field(default_factory=list)
+
+    def mark(self, stage: str) -> None:
+        if getattr(self.timings, stage) is None:
+            setattr(self.timings, stage, time.monotonic() - self.started)
+
+
+class VoicePipeline:
+    def __init__(
+        self,
+        agent: AgentLike,
+        *,
+        stt: WyomingSTT | None,
+        tts: WyomingTTS | None,
+        default_language: str = "en",
+        tts_mode: TtsMode = "auto",
+        lookahead: int = 1,
+        metrics: VoiceMetrics | None = None,
+    ) -> None:
+        self.agent = agent
+        self.stt = stt
+        self.tts = tts
+        self.default_language = default_language
+        self.tts_mode = tts_mode
+        self.lookahead = max(0, lookahead)
+        self.metrics = metrics or VoiceMetrics()
+
+    @classmethod
+    def from_config(cls, config: HubConfig, agent: AgentLike) -> "VoicePipeline":
+        stt_uri, tts_uri = speech_uris(config)
+        return cls(
+            agent,
+            stt=WyomingSTT(stt_uri) if stt_uri else None,
+            tts=WyomingTTS(tts_uri, voices=parse_voice_map(config.tts_voices)) if tts_uri else None,
+            default_language=config.language,
+        )
+
+    # --- public API ---------------------------------------------------------------------------
+
+    async def run(
+        self,
+        audio: AsyncIterable[AudioChunk] | Iterable[AudioChunk],
+        *,
+        language: str | None = None,
+        conversation_id: str | None = None,
+        voice: str | None = None,
+        source: str = "voice",
+        satellite_id: str | None = None,
+        device_id: str | None = None,
+    ) -> AsyncIterator[VoiceEvent]:
+        """One voice turn from audio in any PCM format; the last event is always `VoiceDone`."""
+        lang = normalize_language(language, self.default_language)
+        turn = _Turn(lang, time.monotonic())
+        try:
+            if self.stt is None:
+                raise SpeechError("stt", "no speech-to-text server is configured (stt_uri)")
+            text = await self.stt.transcribe(self._timed_input(audio, turn), lang)
+        except (SpeechError, AudioInputError) as err:
+            stage, code = ("stt", SpeechError.code) if isinstance(err, SpeechError) else ("input", "bad_audio")
+            key = "error.speech_unavailable" if stage == "stt" else "error.generic"
+            error = VoiceError(stage, code, phrase(lang, key), str(err))
+            _LOGGER.warning("voice turn: %s", err)
+            turn.errors.append(error)
+            yield error
+            # say the failure out loud when TTS works, so a push-to-talk user hears it
+            async for event in self._spoken(turn, _one_reply(error.message), voice):
+                yield event
+            yield self._done(turn, transcript=None)
+            return
+        turn.mark("stt_s")
+        yield VoiceTranscript(text, lang)
+        request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source,
+                              satellite_id=satellite_id, device_id=device_id)
+        async for event in self._spoken(turn, self._agent_events(request, turn), voice):
+            yield event
+        yield self._done(turn, transcript=text)
+
+    async def respond(
+        self, text: str, *, language: str | None = None, conversation_id: str | None = None,
+        voice: str | None = None, source: str = "voice",
+    ) -> AsyncIterator[VoiceEvent]:
+        """A typed turn with a spoken reply: the same pipeline from the agent on."""
+        lang = normalize_language(language, self.default_language)
+        turn = _Turn(lang, time.monotonic())
+        request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source)
+        async for event in self._spoken(turn, self._agent_events(request, turn), voice):
+            yield event
+        yield self._done(turn, transcript=None)
+
+    async def speak_to_wav(self, text: str, language: str | None = None, voice: str | None = None) -> bytes:
+        """`text` spoken as one WAV file (for "say this" triggers). Raises SpeechError, ValueError."""
+        lang = normalize_language(language, self.default_language)
+        sentences = _speakable_sentences(text, lang)
+        if not sentences:
+            raise ValueError("nothing speakable in the text")
+        frames: list[bytes] = []
+        fmt: PcmFormat | None = None
+        mode = "whole" if self.tts_mode == "whole" else "sentences"
+        async for event in self._synthesis(_aiter(sentences), lang, voice, mode):
+            if isinstance(event, VoiceAudioStart):
+                fmt = PcmFormat(event.rate, event.width, event.channels)
+            elif isinstance(event, VoiceAudioChunk):
+                frames.append(event.audio)
+        if fmt is None:
+            raise SpeechError("tts", "the server sent no audio")
+        return to_wav(fmt, b"".join(frames))
+
+    # --- stages -------------------------------------------------------------------------------
+
+    async def _timed_input(
+        self, audio: AsyncIterable[AudioChunk] | Iterable[AudioChunk], turn: _Turn
+    ) -> AsyncIterator[AudioChunk]:
+        """Passes the input through; counts its length and sets the turn's clock to its end."""
+        async for chunk in _aiter(audio):
+            turn.timings.input_audio_s += chunk.seconds
+            if turn.timings.input_audio_s > MAX_INPUT_SECONDS:
+                raise AudioInputError(f"the audio is longer than {MAX_INPUT_SECONDS:.0f} seconds")
+            yield chunk
+        turn.started = time.monotonic()
+
+    async def _agent_events(self, request: TurnRequest, turn: _Turn) -> AsyncIterator[str | VoiceEvent]:
+        """Reply text (str) as it streams, plus events to pass on; records the turn's result."""
+        streamed = False
+        try:
+            async with contextlib.aclosing(self.agent.run(request)) as events:
+                async for event in events:
+                    if isinstance(event, ReplyChunk) and event.text:
+                        streamed = True
+                        turn.mark("first_token_s")
+                        yield event.text
+                    elif isinstance(event, TurnDone):
+                        turn.result = event.result
+        except Exception as err:  # the agent promises not to raise; a bug must not kill the turn
+            _LOGGER.exception("agent failed during a voice turn")
+            error = VoiceError("agent", "generic", phrase(turn.language, "error.generic"), repr(err))
+            turn.errors.append(error)
+            yield error
+            yield error.message
+            return
+        result = turn.result
+        if result is None:
+            return
+        spoken = " ".join(turn.reply_parts)
+        # a turn that streamed nothing (fast failure) or failed after streaming: speak its reply
+        if result.reply and (not streamed or (not result.ok and result.reply.strip() not in spoken)):
+            turn.mark("first_token_s")
+            yield (" " if streamed else "") + result.reply
+
+    async def _spoken(
+        self, turn: _Turn, reply: AsyncIterator[str | VoiceEvent], voice: str | None
+    ) -> AsyncIterator[VoiceEvent]:
+        """Runs the reply source and TTS side by side and yields their events in arrival order."""
+        out: asyncio.Queue[VoiceEvent | None] = asyncio.Queue()
+        sentences: asyncio.Queue[str | None] = asyncio.Queue()
+
+        async def read_reply() -> None:
+            splitter = SentenceSplitter(turn.language)
+
+            def queue(found: list[str]) -> None:
+                for sentence in found:
+                    speakable = make_speakable(sentence, turn.language)
+                    if speakable:
+                        turn.mark("first_sentence_s")
+                        out.put_nowait(VoiceSentence(speakable))
+                        sentences.put_nowait(speakable)
+
+            try:
+                async for item in reply:
+                    if isinstance(item, str):
+                        turn.reply_parts.append(item.strip())
+                        out.put_nowait(VoiceReplyChunk(item))
+                        queue(_complete_sentences(splitter, item))
+                    else:
+                        out.put_nowait(item)
+                queue(splitter.flush())
+            finally:
+                sentences.put_nowait(None)
+                out.put_nowait(None)
+
+        async def speak() -> None:
+            try:
+                async for event in self._synthesis(_drain(sentences), turn.language, voice, self.tts_mode, turn):
+                    out.put_nowait(event)
+            except SpeechError as err:
+                _LOGGER.warning("voice turn: %s", err)
+                error = VoiceError("tts", err.code, phrase(turn.language, "error.speech_unavailable"), str(err))
+                turn.errors.append(error)
+                out.put_nowait(error)
+            finally:
+                out.put_nowait(None)
+
+        tasks = [asyncio.create_task(read_reply()), asyncio.create_task(speak())]
+        try:
+            running = len(tasks)
+            while running:
+                event = await out.get()
+                if event is None:
+                    running -= 1
+                else:
+                    yield event
+            for task in tasks:
+                task.result()  # a bug in either stage surfaces here rather than vanishing
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _synthesis(
+        self, sentences: AsyncIterator[str], language: str, voice: str | None, mode: TtsMode,
+        turn: _Turn | None = None,
+    ) -> AsyncIterator[VoiceEvent]:
+        """Audio events for the sentences, in order: start, chunks, stop (if any audio came)."""
+        if self.tts is None:
+            async for _ in sentences:  # no TTS: nothing to say it with, but the text goes on
+                raise SpeechError("tts", "no text-to-speech server is configured (tts_uri)")
+            return
+        if mode == "auto":
+            mode = "stream" if await self.tts.supports_streaming() else "sentences"
+        if turn is not None:
+            turn.timings.tts_mode = mode
+        if mode == "stream":
+            chunks = self.tts.synthesize_stream(sentences, language, voice)
+        elif mode == "sentences":
+            chunks = self._pipelined(sentences, language, voice)
+        else:
+            chunks = self._whole(sentences, language, voice)
+        converter: AudioChunkConverter | None = None
+        try:
+            async with contextlib.aclosing(chunks):
+                async for chunk in chunks:
+                    if converter is None:
+                        converter = AudioChunkConverter(chunk.rate, chunk.width, chunk.channels)
+                        if turn is not None:
+                            turn.mark("first_audio_s")
+                        yield VoiceAudioStart(chunk.rate, chunk.width, chunk.channels)
+                    chunk = converter.convert(chunk)
+                    if turn is not None:
+                        turn.timings.reply_audio_s += chunk.seconds
+                    yield VoiceAudioChunk(chunk.audio)
+        except SpeechError:
+            if converter is not None:
+                yield VoiceAudioStop()  # the audio that did come is still a complete stream
+            raise
+        if converter is not None:
+            yield VoiceAudioStop()
+
+    async def _pipelined(self, sentences: AsyncIterator[str], language: str, voice: str | None) -> AsyncIterator[AudioChunk]:
+        """One `synthesize` request per sentence; up to `lookahead` later sentences synthesize
+        while the current one's audio is being passed on."""
+        assert self.tts is not None
+        tts = self.tts
+        slots = asyncio.Semaphore(self.lookahead + 1)
+        order: asyncio.Queue[tuple[asyncio.Task, asyncio.Queue] | None] = asyncio.Queue()
+        started: list[asyncio.Task] = []
+
+        async def synthesize(text: str, into: asyncio.Queue) -> None:
+            try:
+                async for chunk in tts.synthesize(text, language, voice):
+                    into.put_nowait(chunk)
+                into.put_nowait(None)
+            except Exception as err:
+                into.put_nowait(err)
+
+        async def feed() -> None:
+            try:
+                async for sentence in sentences:
+                    await slots.acquire()
+                    into: asyncio.Queue = asyncio.Queue()
+                    task = asyncio.create_task(synthesize(sentence, into))
+                    started.append(task)
+                    order.put_nowait((task, into))
+            finally:
+                order.put_nowait(None)
+
+        feeder = asyncio.create_task(feed())
+        try:
+            while (item := await order.get()) is not None:
+                _, into = item
+                try:
+                    while (chunk := await into.get()) is not None:
+                        if isinstance(chunk, Exception):
+                            raise chunk
+                        yield chunk
+                finally:
+                    slots.release()
+            feeder.result()
+        finally:
+            for task in (feeder, *started):
+                task.cancel()
+            await asyncio.gather(feeder, *started, return_exceptions=True)
+
+    async def _whole(self, sentences: AsyncIterator[str], language: str, voice: str | None) -> AsyncIterator[AudioChunk]:
+        assert self.tts is not None
+        text = " ".join([s async for s in sentences])
+        if text:
+            async for chunk in self.tts.synthesize(text, language, voice):
+                yield chunk
+
+    def _done(self, turn: _Turn, transcript: str | None) -> VoiceDone:
+        turn.timings.total_s = time.monotonic() - turn.started
+        self.metrics.record(turn.timings, [e.stage for e in turn.errors])
+        result = turn.result
+        error = (turn.errors[0].code if turn.errors else None) or (result.error if result else None)
+        ok = not turn.errors and result is not None and result.ok
+        reply = result.reply if result is not None else " ".join(turn.reply_parts)
+        return VoiceDone(ok, turn.language, transcript, reply, error, turn.timings, result)
+
+
+def _complete_sentences(splitter: SentenceSplitter, chunk: str) -> list[str]:
+    """Sentences completed by `chunk`, including one that ends exactly at the chunk's end.
+
+    The splitter needs to see the next sentence begin before it releases one, but the agent
+    streams whole sentences as chunks: waiting would hold each sentence's audio until the model
+    has written all of the next one. So at each chunk boundary ask a copy of the splitter whether
+    a new sentence starting right here would end the pending text; its own rules (abbreviations,
+    initials, ordinals) still decide. A dot after a digit waits: "21." may go on as "21.5".
+    """
+    found = splitter.feed(chunk)
+    tail = chunk.rstrip()
+    if tail.endswith(".") and tail[-2:-1].isdigit():
+        return found
+    probe = copy.deepcopy(splitter)
+    if probe.feed(" A"):
+        found += splitter.flush()
+    return found
+
+
+def _speakable_sentences(text: str, language: str) -> list[str]:
+    splitter = SentenceSplitter(language)
+    found = splitter.feed(text) + splitter.flush()
+    return [s for s in (make_speakable(x, language) for x in found) if s]
+
+
+async def _one_reply(text: str) -> AsyncIterator[str]:
+    yield text
+
+
+async def _drain(queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
+    while (item := await queue.get()) is not None:
+        yield item
+
+
+async def _aiter(items: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Any]:
+    if hasattr(items, "__aiter__"):
+        async for item in items:  # type: ignore[union-attr]
+            yield item
+    else:
+        for item in items:  # type: ignore[union-attr]
+            yield item

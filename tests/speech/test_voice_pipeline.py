@@ -1,0 +1,196 @@
+"""Voice turns through real Piper and faster-whisper, with a scripted agent that streams slowly."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import AsyncIterator
+
+import pytest
+from speech.speech_helpers import ScriptedAgent, as_recording, breaking_tts_server, normalize_words
+from wyoming.audio import AudioChunk
+
+from hub.agent.voice import (
+    MAX_INPUT_SECONDS,
+    VoiceAudioChunk,
+    VoiceAudioStart,
+    VoiceAudioStop,
+    VoiceDone,
+    VoiceError,
+    VoiceEvent,
+    VoicePipeline,
+    VoiceReplyChunk,
+    VoiceSentence,
+    VoiceTranscript,
+)
+from hub.interfaces.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, parse_wav
+from hub.locales import phrase
+
+pytestmark = pytest.mark.timeout(180)
+COMMAND = "Turn on the kitchen light."
+REPLY = ["The kitchen light is now on.", " The hallway light is off.", " Anything else?"]
+
+
+@pytest.fixture(params=["stream", "sentences"])
+def mode_uri(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(expected TTS mode, Piper URI): Piper with streaming synthesis, and Piper without it."""
+    fixture = "piper_uri" if request.param == "stream" else "piper_plain_uri"
+    return request.param, request.getfixturevalue(fixture)
+
+
+@pytest.fixture
+async def command_audio(tts: WyomingTTS) -> list[AudioChunk]:
+    return as_recording([chunk async for chunk in tts.synthesize(COMMAND, "en")])
+
+
+async def collect(events: AsyncIterator[VoiceEvent], agent: ScriptedAgent | None = None) -> list[VoiceEvent]:
+    """All events; the agent's gate opens at the first audio chunk."""
+    seen = []
+    async for event in events:
+        seen.append(event)
+        if agent is not None and isinstance(event, VoiceAudioChunk):
+            agent.gate.set()
+    return seen
+
+
+def audio_of(events: list[VoiceEvent]) -> list[AudioChunk]:
+    start = next(e for e in events if isinstance(e, VoiceAudioStart))
+    return [AudioChunk(start.rate, start.width, start.channels, e.audio) for e in events if isinstance(e, VoiceAudioChunk)]
+
+
+def of_type(events: list[VoiceEvent], kind: type) -> list:
+    return [e for e in events if isinstance(e, kind)]
+
+
+async def test_voice_turn_round_trip(mode_uri: tuple[str, str], stt: WyomingSTT, command_audio: list[AudioChunk]) -> None:
+    mode, uri = mode_uri
+    agent = ScriptedAgent(REPLY, delay=0.05)
+    pipeline = VoicePipeline(agent, stt=stt, tts=WyomingTTS(uri))
+    events = await collect(pipeline.run(command_audio, language="en-US", conversation_id="kitchen"))
+
+    transcript = of_type(events, VoiceTranscript)
+    assert len(transcript) == 1 and normalize_words(transcript[0].text) == normalize_words(COMMAND)
+    request = agent.requests[0]
+    assert (request.text, request.language, request.conversation_id, request.source) == (
+        transcript[0].text, "en", "kitchen", "voice")
+    assert "".join(e.text for e in of_type(events, VoiceReplyChunk)) == "".join(REPLY)
+    assert [e.text for e in of_type(events, VoiceSentence)] == [s.strip() for s in REPLY]
+    assert isinstance(events[-1], VoiceDone) and events[-1].ok and not of_type(events, VoiceError)
+    assert sum(isinstance(e, VoiceAudioStart) for e in events) == 1
+    assert isinstance(events[-2], VoiceAudioStop)
+
+    heard = await stt.transcribe(as_recording(audio_of(events)), "en")
+    assert normalize_words(heard) == normalize_words("".join(REPLY))
+
+    timings = events[-1].timings
+    assert timings.tts_mode == mode
+    assert 0 <= timings.stt_s <= timings.first_token_s <= timings.first_sentence_s <= timings.first_audio_s <= timings.total_s
+    assert timings.input_audio_s > 1 and timings.reply_audio_s > 1
+    snapshot = pipeline.metrics.snapshot()
+    assert snapshot["turns"] == 1 and snapshot["last"]["tts_mode"] == mode
+
+
+async def test_first_audio_leaves_before_the_agent_finishes(mode_uri: tuple[str, str]) -> None:
+    """The agent holds its second sentence until audio of the first came out of the pipeline
+    (or 20 s pass): audio must not wait for the whole reply."""
+    _, uri = mode_uri
+    agent = ScriptedAgent(REPLY, pause_after=0, gate_timeout=20)
+    pipeline = VoicePipeline(agent, stt=None, tts=WyomingTTS(uri))
+    events = await collect(pipeline.respond("Turn on the kitchen light.", language="en"), agent)
+
+    first_audio = next(i for i, e in enumerate(events) if isinstance(e, VoiceAudioChunk))
+    last_text = max(i for i, e in enumerate(events) if isinstance(e, VoiceReplyChunk))
+    assert first_audio < last_text
+    assert not agent.gate_timed_out
+    assert events[-1].ok
+
+
+async def test_tts_down_still_delivers_the_text_reply(stt: WyomingSTT, unused_uri: str,
+                                                      command_audio: list[AudioChunk]) -> None:
+    agent = ScriptedAgent(REPLY)
+    pipeline = VoicePipeline(agent, stt=stt, tts=WyomingTTS(unused_uri, connect_timeout=2))
+    events = await collect(pipeline.run(command_audio, language="en"))
+
+    assert "".join(e.text for e in of_type(events, VoiceReplyChunk)) == "".join(REPLY)
+    [error] = of_type(events, VoiceError)
+    assert (error.stage, error.code) == ("tts", "speech_unavailable")
+    assert error.message == phrase("en", "error.speech_unavailable") and "cannot connect" in error.detail
+    assert not of_type(events, VoiceAudioStart)
+    done = events[-1]
+    assert isinstance(done, VoiceDone) and not done.ok and done.error == "speech_unavailable"
+    assert done.reply == "".join(REPLY).strip() and normalize_words(done.transcript) == normalize_words(COMMAND)
+    assert pipeline.metrics.snapshot()["errors"] == {"tts": 1}
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_tts_closing_mid_stream_still_delivers_the_text_reply(streaming: bool) -> None:
+    agent = ScriptedAgent(REPLY, delay=0.05)
+    async with breaking_tts_server(streaming) as uri:
+        pipeline = VoicePipeline(agent, stt=None, tts=WyomingTTS(uri, read_timeout=5))
+        events = await collect(pipeline.respond("hello", language="en"))
+    [error] = of_type(events, VoiceError)
+    assert error.stage == "tts" and "closed the connection mid-stream" in error.detail
+    assert "".join(e.text for e in of_type(events, VoiceReplyChunk)) == "".join(REPLY)
+    assert not events[-1].ok and events[-1].reply == "".join(REPLY).strip()
+
+
+async def test_stt_down_is_a_clear_error_spoken_when_tts_works(unused_uri: str, tts: WyomingTTS,
+                                                               stt: WyomingSTT) -> None:
+    agent = ScriptedAgent(REPLY)
+    pipeline = VoicePipeline(agent, stt=WyomingSTT(unused_uri, connect_timeout=2), tts=tts)
+    audio = [AudioChunk(16000, 2, 1, bytes(3200))]
+    events = await collect(pipeline.run(audio, language="en"))
+
+    assert isinstance(events[0], VoiceError)
+    assert (events[0].stage, events[0].code) == ("stt", "speech_unavailable") and "cannot connect" in events[0].detail
+    assert not agent.requests and not of_type(events, VoiceTranscript)
+    done = events[-1]
+    assert not done.ok and done.error == "speech_unavailable" and done.transcript is None
+    heard = await stt.transcribe(as_recording(audio_of(events)), "en")
+    assert normalize_words(heard) == normalize_words(phrase("en", "error.speech_unavailable"))
+
+
+async def test_stt_and_tts_down_end_with_errors_not_a_hang(unused_uri: str) -> None:
+    pipeline = VoicePipeline(ScriptedAgent(REPLY), stt=WyomingSTT(unused_uri, connect_timeout=2),
+                             tts=WyomingTTS(unused_uri, connect_timeout=2))
+    events = await collect(pipeline.run([AudioChunk(16000, 2, 1, bytes(320))], language="de"))
+    assert [e.stage for e in of_type(events, VoiceError)] == ["stt", "tts"]
+    assert events[0].message == phrase("de", "error.speech_unavailable")
+    assert isinstance(events[-1], VoiceDone) and not events[-1].ok
+
+
+async def test_bad_or_overlong_input_is_named(stt: WyomingSTT) -> None:
+    pipeline = VoicePipeline(ScriptedAgent(REPLY), stt=stt, tts=None)
+
+    async def overlong():
+        second = AudioChunk(16000, 2, 1, bytes(32000))
+        for _ in range(int(MAX_INPUT_SECONDS) + 2):
+            yield second
+
+    events = await collect(pipeline.run(overlong(), language="en"))
+    assert events[0].stage == "input" and events[0].code == "bad_audio" and "longer than" in events[0].detail
+    assert not events[-1].ok
+
+
+async def test_failed_turn_speaks_the_agent_error(tts: WyomingTTS, stt: WyomingSTT) -> None:
+    """A turn that fails without streaming text (here a timeout) still says why."""
+    spoken_error = phrase("en", "error.timeout")
+    agent = ScriptedAgent([], ok=False, error="timeout", final_reply=spoken_error)
+    pipeline = VoicePipeline(agent, stt=stt, tts=tts)
+    events = await collect(pipeline.respond("hello", language="en"))
+    assert [e.text for e in of_type(events, VoiceReplyChunk)] == [spoken_error]
+    done = events[-1]
+    assert not done.ok and done.error == "timeout" and done.result.error == "timeout"
+    heard = await stt.transcribe(as_recording(audio_of(events)), "en")
+    assert normalize_words(heard) == normalize_words(spoken_error)
+
+
+async def test_speak_to_wav(tts: WyomingTTS, stt: WyomingSTT) -> None:
+    pipeline = VoicePipeline(ScriptedAgent([]), stt=None, tts=tts)
+    wav = await pipeline.speak_to_wav("The **washing machine** is done. Please empty it!", "en")
+    fmt, frames = parse_wav(wav)
+    assert fmt == PcmFormat(22050, 2, 1) and len(frames) > fmt.rate  # over a second of speech
+    chunks = [AudioChunk(fmt.rate, fmt.width, fmt.channels, frames)]
+    heard = await stt.transcribe(as_recording(chunks), "en")
+    assert normalize_words(heard) == "the washing machine is done please empty it"
+    with pytest.raises(ValueError, match="nothing speakable"):
+        await pipeline.speak_to_wav("  ", "en")
