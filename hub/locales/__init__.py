@@ -126,7 +126,7 @@ def join_list(items: list[str], language: str | None) -> str:
 def yes_words(language: str | None) -> set[str]:
     """Words and short phrases that confirm a question, lower-cased (casefolded)."""
     words = template(language or REFERENCE_LANGUAGE, "policy.yes_words").split("|")
-    return {word.strip().casefold() for word in words if word.strip()}
+    return {_fold(word) for word in words if word.strip()}
 
 
 def is_yes(text: str, language: str | None) -> bool:
@@ -135,7 +135,12 @@ def is_yes(text: str, language: str | None) -> bool:
     Deliberately strict: "yes but not the door" is not a yes.
     """
     cleaned = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
-    return " ".join(cleaned.casefold().split()) in yes_words(language)
+    return _fold(cleaned) in yes_words(language)
+
+
+def _fold(text: str) -> str:
+    """Case, width and spacing folded, so "ＯＫ", "Ok" and " ok " compare equal."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def format_number(value: float, language: str | None, max_decimals: int = 1) -> str:
