@@ -187,6 +187,7 @@ class LlamaEngine:
         self._llm.eval = self._counting_eval  # type: ignore[method-assign]
         self._eval_count = 0
         self._cancel_current: threading.Event | None = None
+        self._cached_before_last_request = 0  # tokens in the KV cache when the last request began
         self._seed = seed
         self._n_batch = self._llm.n_batch
         self.constrained_tools = constrained_tools
@@ -375,8 +376,10 @@ class LlamaEngine:
                 f"the prompt is {len(tokens)} tokens, more than the context window of {n_ctx} (n_ctx): "
                 f"shorten the history or raise n_ctx"
             )
-        _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
-                      _common_prefix(self._llm._input_ids, tokens))
+        self._cached_before_last_request = self._llm.n_tokens
+        if _LOGGER.isEnabledFor(logging.DEBUG):
+            _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
+                          _common_prefix(self._llm._input_ids.tolist(), tokens))
         if grammar is not None:
             self._generate_constrained(job, tokens, grammar, started)
         else:
