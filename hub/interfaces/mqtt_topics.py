@@ -4,6 +4,7 @@ Base topic `<mqtt_base_topic>/<slug of instance_name>` (default `bolt_hub/bolt_h
   availability            `online` / `offline` (retained, last will)
   ask                     JSON ask  →  reply  (JSON, same `id`)
   event                   tool calls, tool results, replies and reports as JSON events
+  tool_called             each finished tool call (device trigger / event entity feed)
   state                   hub status, last reply, last latency (retained JSON)
   settings                runtime settings (retained JSON); `settings/<name>/set` changes one
   ask_text/set            plain-text ask (the discovered text entity)
@@ -58,6 +59,10 @@ class HubTopics:
     @property
     def event(self) -> str:
         return f"{self.base}/event"
+
+    @property
+    def tool_called(self) -> str:
+        return f"{self.base}/tool_called"
 
     @property
     def state(self) -> str:

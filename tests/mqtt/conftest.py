@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import socket
 import subprocess
@@ -53,6 +54,8 @@ class Mosquitto:
             f"persistence_location {workdir}/\n"
             f"log_dest file {workdir}/mosquitto.log\n"
             "log_type all\n"
+            # mosquitto started as root drops to user "mosquitto", who cannot write the temp dir
+            f"user {getpass.getuser()}\n"
         )
         self.process: subprocess.Popen | None = None
 

@@ -1,0 +1,82 @@
+"""An in-process MQTT broker (amqtt) on loopback, for a hub that has no broker and no Home Assistant.
+
+With it, `bolt-hub serve` works end to end out of the box: the demo home's devices and the hub's
+own MQTT API share this broker, and local MQTT clients can ask the hub questions on it.
+Loopback only, anonymous: it is a private bus, not a service for the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+
+from hub.interfaces.mqtt_client import BrokerSettings
+
+_LOGGER = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+
+
+class EmbeddedBrokerError(RuntimeError):
+    """The embedded broker could not start (port taken, amqtt missing)."""
+
+
+class EmbeddedBroker:
+    """start/stop component; `settings` tells clients where to connect."""
+
+    def __init__(self, port: int = 1883) -> None:
+        self.port = port
+        self._broker = None
+
+    @property
+    def settings(self) -> BrokerSettings:
+        return BrokerSettings(HOST, self.port)
+
+    async def start(self) -> None:
+        try:
+            from amqtt.broker import Broker
+        except ImportError as err:
+            raise EmbeddedBrokerError("the embedded MQTT broker needs the 'amqtt' package") from err
+        if self.port == 0:
+            self.port = _free_port()
+        elif not _port_is_free(self.port):
+            raise EmbeddedBrokerError(
+                f"port {HOST}:{self.port} is taken; set mqtt_host (and mqtt_port) to use the broker "
+                "already running there, or choose another mqtt_port"
+            )
+        config = {
+            "listeners": {"default": {"type": "tcp", "bind": f"{HOST}:{self.port}"}},
+            "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+        }
+        self._broker = Broker(config)
+        try:
+            await self._broker.start()
+        except Exception as err:  # amqtt wraps bind errors in its own types
+            self._broker = None
+            raise EmbeddedBrokerError(f"the embedded MQTT broker did not start: {err}") from err
+        _LOGGER.info("embedded MQTT broker listening on %s:%d", HOST, self.port)
+
+    async def stop(self) -> None:
+        if self._broker is None:
+            return
+        broker, self._broker = self._broker, None
+        try:
+            await asyncio.wait_for(broker.shutdown(), 10)
+        except Exception:  # shutting down: log, never raise
+            _LOGGER.exception("embedded MQTT broker did not shut down cleanly")
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]

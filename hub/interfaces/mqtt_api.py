@@ -1,0 +1,279 @@
+"""The hub's MQTT API: ask on `<base>/ask`, replies on `<base>/reply`, events on `<base>/event`.
+
+Ask (JSON object, at most 64 kB):
+  {"text": str (required), "conversation_id": str?, "language": str?, "id": str|int?,
+   "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?}
+Reply on `<base>/reply` (QoS 1, kept in the outbox while the broker is away):
+  {"type": "reply", "event_type": "replied"|"failed", "id", "ok", "text", "conversation_id",
+   "language", "error", "path", "source", "tool_calls": [{"name", "arguments", "ok", "data",
+   "seconds"}], "timings": {...}, "latency_ms"}
+A bad ask gets {"type": "error", "event_type": "failed", "id" (when readable), "ok": false,
+"error": "bad_request"|"busy"|"internal", "text": <what is wrong>} on the same topic.
+Replies of turns other interfaces started are published too (`id` null, `source` says who
+asked), and reports ("acknowledge, then report") as {"type": "report", "event_type": "reported"}.
+
+Events on `<base>/event`: {"type": "turn_started"|"tool_started"|"tool_finished"|"reply"|
+"report"|"cleared", "turn", "id", "conversation_id", "source", …}; each finished tool call is also
+published on `<base>/tool_called` (the feed of the "tool called" device trigger and event entity).
+
+Asks run concurrently, but asks of one conversation run one after the other, in arrival order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+from hub.agent.types import ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
+from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
+from hub.interfaces.mqtt_client import MqttClient, MqttMessage
+from hub.interfaces.mqtt_topics import HubTopics
+from hub.llm.types import Reasoning, ReasoningMode
+
+_LOGGER = logging.getLogger(__name__)
+
+MAX_ASK_BYTES = 64 * 1024
+MAX_TEXT_CHARS = 8000
+MAX_ID_CHARS = 200
+_ID_PEEK = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
+
+
+class AskError(ValueError):
+    def __init__(self, message: str, ask_id: str | int | None = None, code: str = "bad_request") -> None:
+        super().__init__(message)
+        self.ask_id = ask_id
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Ask:
+    text: str
+    conversation_id: str | None = None
+    language: str | None = None
+    id: str | int | None = None
+    conversational: bool | None = None
+    reasoning: Reasoning | None = None
+
+
+def parse_ask(payload: bytes) -> Ask:
+    """Validate one ask payload; AskError says what is wrong (with the id when readable)."""
+    if len(payload) > MAX_ASK_BYTES:
+        raise AskError(f"ask payload of {len(payload)} bytes exceeds {MAX_ASK_BYTES}", _peek_id(payload))
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise AskError("ask payload is not JSON (send an object with a 'text' field)", _peek_id(payload)) from None
+    if not isinstance(data, dict):
+        raise AskError("ask payload must be a JSON object with a 'text' field")
+    ask_id = data.get("id")
+    if ask_id is not None and (isinstance(ask_id, bool) or not isinstance(ask_id, (str, int))):
+        raise AskError("'id' must be a string or an integer")
+    if isinstance(ask_id, str) and len(ask_id) > MAX_ID_CHARS:
+        raise AskError(f"'id' longer than {MAX_ID_CHARS} characters")
+
+    def fail(message: str) -> AskError:
+        return AskError(message, ask_id)
+
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise fail("'text' is required and must be a string")
+    text = text.strip()
+    if not text:
+        raise fail("'text' is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise fail(f"'text' longer than {MAX_TEXT_CHARS} characters")
+    conversation_id = _optional_str(data, "conversation_id", 200, fail)
+    language = _optional_str(data, "language", 35, fail)
+    conversational = data.get("conversational")
+    if conversational is not None and not isinstance(conversational, bool):
+        raise fail("'conversational' must be true or false")
+    return Ask(text, conversation_id, language, ask_id, conversational, _parse_reasoning(data.get("reasoning"), fail))
+
+
+def _optional_str(data: dict, key: str, limit: int, fail: Callable[[str], AskError]) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise fail(f"'{key}' must be a non-empty string")
+    if len(value) > limit:
+        raise fail(f"'{key}' longer than {limit} characters")
+    return value.strip()
+
+
+def _parse_reasoning(value: Any, fail: Callable[[str], AskError]) -> Reasoning | None:
+    if value is None:
+        return None
+    modes = [m.value for m in ReasoningMode]
+    if isinstance(value, str):
+        if value not in modes:
+            raise fail(f"'reasoning' must be one of {', '.join(modes)}")
+        return Reasoning(ReasoningMode(value))
+    if isinstance(value, dict):
+        mode, budget = value.get("mode", "budget"), value.get("budget", Reasoning().budget)
+        if mode not in modes:
+            raise fail(f"'reasoning.mode' must be one of {', '.join(modes)}")
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 8192:
+            raise fail("'reasoning.budget' must be an integer from 0 to 8192")
+        return Reasoning(ReasoningMode(mode), budget)
+    raise fail("'reasoning' must be a mode string or an object {mode, budget}")
+
+
+def _peek_id(payload: bytes) -> str | int | None:
+    """The id of an unparseable ask, when its first bytes show one (so the error reaches its asker)."""
+    match = _ID_PEEK.search(payload[:4096].decode("utf-8", "replace"))
+    if not match:
+        return None
+    try:
+        return json.loads(match.group(1))
+    except ValueError:
+        return None
+
+
+def tool_call_json(finished: ToolFinished) -> dict[str, Any]:
+    return {
+        "name": finished.call.name,
+        "arguments": finished.call.arguments,
+        "call_id": finished.call.id,
+        "ok": finished.ok,
+        "data": finished.data,
+        "seconds": round(finished.seconds, 3),
+    }
+
+
+def reply_json(result: TurnResult, ask_id: str | int | None, source: str) -> dict[str, Any]:
+    return {
+        "type": "reply",
+        "event_type": "replied" if result.ok else "failed",
+        "id": ask_id,
+        "ok": result.ok,
+        "text": result.reply,
+        "conversation_id": result.conversation_id,
+        "language": result.language,
+        "error": result.error,
+        "path": result.path,
+        "source": source,
+        "tool_calls": [tool_call_json(t) for t in result.tool_calls],
+        "timings": asdict(result.timings),
+        "latency_ms": round(result.timings.total_s * 1000),
+    }
+
+
+class MqttApi:
+    """start/stop component serving asks over MQTT."""
+
+    def __init__(self, client: MqttClient, agent: Any, topics: HubTopics, max_pending: int = 64) -> None:
+        self.client = client
+        self.agent: ObservedAgent = observed(agent)
+        self.topics = topics
+        self.max_pending = max_pending
+        self._tasks: set[asyncio.Task] = set()
+        self._last_in_conversation: dict[str, asyncio.Task] = {}
+        self._ask_ids: dict[int, str | int | None] = {}  # id(TurnRequest) → ask id, while it runs
+        self._unsubscribes: list[Callable[[], None]] = []
+
+    async def start(self) -> None:
+        self._unsubscribes.append(self.agent.add_observer(self._observe))
+        self._unsubscribes.append(await self.client.subscribe(self.topics.ask, self._on_ask))
+
+    async def stop(self) -> None:
+        for unsubscribe in self._unsubscribes:
+            unsubscribe()
+        self._unsubscribes.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _on_ask(self, message: MqttMessage) -> None:
+        try:
+            ask = parse_ask(message.payload)
+        except AskError as err:
+            _LOGGER.warning("bad MQTT ask on %s: %s", message.topic, err)
+            self._publish_error(err.ask_id, err.code, str(err))
+            return
+        self.submit(ask)
+
+    def submit(self, ask: Ask) -> None:
+        """Run an ask (also used by the hub's text entity); its reply goes to `<base>/reply`."""
+        if len(self._tasks) >= self.max_pending:
+            self._publish_error(ask.id, "busy", f"more than {self.max_pending} asks are waiting; try again later")
+            return
+        previous = self._last_in_conversation.get(ask.conversation_id) if ask.conversation_id else None
+        task = asyncio.ensure_future(self._run(ask, previous))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if ask.conversation_id:
+            self._last_in_conversation[ask.conversation_id] = task
+            task.add_done_callback(lambda t, c=ask.conversation_id: self._forget(c, t))
+
+    def _forget(self, conversation_id: str, task: asyncio.Task) -> None:
+        if self._last_in_conversation.get(conversation_id) is task:
+            del self._last_in_conversation[conversation_id]
+
+    async def _run(self, ask: Ask, previous: asyncio.Task | None) -> None:
+        if previous is not None:
+            await asyncio.wait({previous})  # order within a conversation, whatever its outcome
+        request = TurnRequest(
+            text=ask.text,
+            conversation_id=ask.conversation_id,
+            language=ask.language,
+            source="mqtt",
+            conversational=ask.conversational,
+            reasoning=ask.reasoning,
+        )
+        self._ask_ids[id(request)] = ask.id
+        try:
+            # the reply is published by _observe at TurnDone (also the one ObservedAgent makes up
+            # when the agent raises or the turn is cancelled), so every ask gets exactly one
+            await self.agent.ask(request)
+        except Exception:
+            _LOGGER.exception("the agent failed on an MQTT ask")
+        finally:
+            self._ask_ids.pop(id(request), None)
+
+    # --- publishing ---------------------------------------------------------------------------
+
+    def _publish_error(self, ask_id: str | int | None, code: str, message: str) -> None:
+        self.client.publish(
+            self.topics.reply,
+            {"type": "error", "event_type": "failed", "id": ask_id, "ok": False, "error": code, "text": message},
+            qos=1,
+        )
+
+    def _observe(self, turn: Turn | None, activity: Any) -> None:
+        """Events and replies of every turn (MQTT asks carry their id)."""
+        if turn is None:
+            if isinstance(activity, Reported):
+                report = {"type": "report", "event_type": "reported", "id": None, "ok": True,
+                          "text": activity.text, "conversation_id": activity.conversation_id}
+                self.client.publish(self.topics.reply, report, qos=1)
+                self.client.publish(self.topics.event, report, qos=1)
+            elif isinstance(activity, ConversationsCleared):
+                self.client.publish(self.topics.event, {"type": "cleared"}, qos=1)
+            return
+        request = turn.request
+        base = {
+            "turn": turn.turn_id,
+            "id": self._ask_ids.get(id(request)),
+            "conversation_id": request.conversation_id,
+            "source": request.source,
+        }
+        if isinstance(activity, TurnStarted):
+            self.client.publish(self.topics.event, {"type": "turn_started", **base, "text": request.text}, qos=1)
+        elif isinstance(activity, ToolStarted):
+            call = activity.call
+            event = {"type": "tool_started", **base, "name": call.name, "arguments": call.arguments, "call_id": call.id}
+            self.client.publish(self.topics.event, event, qos=1)
+        elif isinstance(activity, ToolFinished):
+            event = {"type": "tool_finished", **base, **tool_call_json(activity)}
+            self.client.publish(self.topics.event, event, qos=1)
+            self.client.publish(self.topics.tool_called, {**event, "event_type": "tool_called"}, qos=1)
+        elif isinstance(activity, TurnDone):
+            reply = reply_json(activity.result, base["id"], request.source)
+            reply["turn"] = turn.turn_id
+            self.client.publish(self.topics.reply, reply, qos=1)
+            self.client.publish(self.topics.event, {**reply, "type": "reply"}, qos=1)

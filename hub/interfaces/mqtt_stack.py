@@ -1,0 +1,102 @@
+"""Everything MQTT in one start/stop component, for the composition root.
+
+    mqtt = MqttStack(config, store=store, settings=settings, agent=agent)
+    await mqtt.start()   # after the store, settings and agent exist; before serving users
+    ...
+    await mqtt.stop()
+
+Broker: the `mqtt_*` options, else the Supervisor's MQTT service (add-on), else — when no Home
+Assistant is configured either — an embedded broker on 127.0.0.1:`mqtt_port` with the demo home
+on it, so a bare `bolt-hub serve` works end to end. With Home Assistant but no broker, MQTT is
+off. A broker that is down at start does not stop the hub: the client keeps retrying.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from hub.home.entities import EntityStore
+from hub.home.mqtt_demo import MqttDemoHome
+from hub.home.mqtt_devices import MqttDevices
+from hub.interfaces.agent_activity import observed
+from hub.interfaces.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
+from hub.interfaces.mqtt_api import MqttApi
+from hub.interfaces.mqtt_client import BrokerSettings, MqttClient, broker_from_config
+from hub.interfaces.mqtt_entities import HubEntities
+from hub.interfaces.mqtt_topics import HubTopics
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class MqttStack:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        store: EntityStore,
+        settings: Any,
+        agent: Any,
+        broker: BrokerSettings | None = None,
+        demo_travel_seconds: float = 4.0,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.settings = settings
+        self.agent = observed(agent)
+        self.topics = HubTopics.from_config(config)
+        self._broker = broker
+        self._demo_travel_seconds = demo_travel_seconds
+        self.embedded: EmbeddedBroker | None = None
+        self.client: MqttClient | None = None
+        self.devices: MqttDevices | None = None
+        self.api: MqttApi | None = None
+        self.entities: HubEntities | None = None
+        self.demo: MqttDemoHome | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.client is not None
+
+    async def start(self) -> None:
+        broker = self._broker or await broker_from_config(self.config)
+        if broker is None:
+            if self.config.ha_url or self.config.in_addon:
+                _LOGGER.info("MQTT is off: no broker configured")
+                return
+            self.embedded = EmbeddedBroker(int(self.config.mqtt_port))
+            try:
+                await self.embedded.start()
+            except EmbeddedBrokerError as err:
+                _LOGGER.error("MQTT is off: %s", err)
+                self.embedded = None
+                return
+            broker = self.embedded.settings
+            self.demo = MqttDemoHome.on_broker(broker, self.topics.discovery_prefix, self._demo_travel_seconds)
+        self.client = MqttClient(
+            broker,
+            client_id=f"bolt-hub-{self.topics.node_id}-{secrets.token_hex(3)}",
+            availability_topic=self.topics.availability,
+            birth_topic=self.topics.ha_status,
+        )
+        self.devices = MqttDevices.from_config(self.client, self.store, self.config, ignore_node_ids=[self.topics.node_id])
+        self.api = MqttApi(self.client, self.agent, self.topics, max_pending=int(self.config.queue_size))
+        self.entities = HubEntities(self.client, self.topics, self.settings, self.agent, self.api, self.config.instance_name)
+        for component in (self.devices, self.api, self.entities):
+            await component.start()
+        await self.client.start()
+        if self.demo is not None:
+            await self.demo.start()
+
+    async def stop(self) -> None:
+        """Devices first, then the API (cancelled asks still get their reply out), the client
+        (says offline), and the embedded broker last."""
+        for component in (self.demo, self.api, self.entities, self.devices, self.client, self.embedded):
+            if component is None:
+                continue
+            try:
+                await component.stop()
+            except Exception:
+                _LOGGER.exception("stopping %s failed", type(component).__name__)
+        self.demo = self.api = self.entities = self.devices = self.client = self.embedded = None
