@@ -17,7 +17,7 @@ from hub.config import validate
 from hub.interfaces import discovery as discovery_module
 from hub.interfaces.discovery import WYOMING_SERVICE_TYPE, Discovery
 from hub.interfaces.wyoming_server import WyomingServer
-from wyoming_fake_agent import ScriptedAgent
+from helpers.wyoming_fake_agent import ScriptedAgent
 
 pytestmark = pytest.mark.timeout(60)
 

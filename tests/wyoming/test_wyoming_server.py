@@ -16,7 +16,7 @@ import hub
 from hub.config import validate
 from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, WyomingServer
 from hub.locales import phrase
-from wyoming_fake_agent import ScriptedAgent
+from helpers.wyoming_fake_agent import ScriptedAgent
 
 pytestmark = pytest.mark.timeout(30)
 
