@@ -6,10 +6,11 @@ discovered component, follows its state and availability topics, and registers a
 `MqttBackend` for source "mqtt" that publishes the commands the discovery config defines.
 
 One device, one entity: an MQTT entity is not added (and is withdrawn if already added) when the
-store holds an entity of another source (Home Assistant, demo) with the same entity id, or with a
-`device_id` equal to one of the MQTT device's identifiers (HA lists an MQTT device's
-identifiers as ("mqtt", id); its backend is expected to put that id into `device_id`). Home
-Assistant then wins, because it also applies the user's exposure settings.
+store holds an entity of another source (Home Assistant, demo) that stands for the same thing:
+the same entity id (HA derives MQTT entity ids from the same names), the same domain and name
+(case-insensitive; covers an entity id renamed in HA), or a `device_id` equal to one of the MQTT
+device's identifiers. Home Assistant then wins, because it also applies the user's exposure
+settings; the MQTT twin stays tracked but invisible and cannot be called.
 
 Entities are also filtered by the `include_entities` / `exclude_entities` globs.
 Malformed configs are rejected with a warning and leave everything else as it was; an empty
@@ -25,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from hub.home.colors import COLORS, color_key
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.mqtt_discovery import (
     SUPPORTED_COMPONENTS,
@@ -262,11 +264,8 @@ class MqttDevices:
     # --- one device, one entity --------------------------------------------------------------
 
     def _shadowing_entity(self, tracked: TrackedEntity) -> str | None:
-        ids = set(tracked.device_ids)
         for entity in self.store.all():
-            if entity.source == SOURCE:
-                continue
-            if entity.entity_id == tracked.entity_id or (entity.device_id and entity.device_id in ids):
+            if entity.source != SOURCE and _same_thing(entity, tracked):
                 return entity.entity_id
         return None
 
@@ -274,9 +273,7 @@ class MqttDevices:
         if old is not None or new.source == SOURCE:
             return
         for tracked in self._tracked.values():
-            if tracked.shadowed_by is None and (
-                new.entity_id == tracked.entity_id or (new.device_id and new.device_id in tracked.device_ids)
-            ):
+            if tracked.shadowed_by is None and _same_thing(new, tracked):
                 tracked.shadowed_by = new.entity_id
                 existing = self.store.get(tracked.entity_id)
                 if existing is not None and existing.source == SOURCE:
@@ -325,6 +322,14 @@ class MqttDevices:
         self._push(tracked)
 
 
+def _same_thing(entity: Entity, tracked: TrackedEntity) -> bool:
+    return (
+        entity.entity_id == tracked.entity_id
+        or (entity.domain == tracked.component and entity.name.casefold() == tracked.name.casefold())
+        or bool(entity.device_id and entity.device_id in tracked.device_ids)
+    )
+
+
 # --- state parsing ---------------------------------------------------------------------------
 
 StateHandler = Callable[[TrackedEntity, str], None]
@@ -360,6 +365,8 @@ def _state_handlers(tracked: TrackedEntity) -> list[tuple[str, StateHandler]]:
 
         return handle
 
+    if kind == "light":
+        tracked.attributes["supported_color_modes"] = _color_modes(c)
     if kind == "light" and c.get("schema") == "json":
         if "state_topic" in c:
             handlers.append((c["state_topic"], _json_light_state))
@@ -408,6 +415,15 @@ def _state_handlers(tracked: TrackedEntity) -> list[tuple[str, StateHandler]]:
             tracked.attributes["unit_of_measurement"] = c["unit_of_measurement"]
         handlers.append((c["state_topic"], _sensor_state))
     return handlers
+
+
+def _color_modes(c: dict[str, Any]) -> list[str]:
+    if c.get("schema") == "json":
+        modes = [m for m in c["supported_color_modes"] if m != "onoff"]
+        return modes or (["brightness"] if c["brightness"] else ["onoff"])
+    if c.get("rgb_command_topic"):
+        return ["rgb"]
+    return ["brightness"] if c.get("brightness_command_topic") else ["onoff"]
 
 
 def _json_light_state(t: TrackedEntity, text: str) -> None:
@@ -569,7 +585,8 @@ class MqttBackend:
     """EntityBackend for source "mqtt": publishes the commands each discovery config defines.
 
     Services (Home Assistant names and data keys):
-      light: turn_on {brightness 0-255 | brightness_pct 0-100, rgb_color [r,g,b]}, turn_off, toggle
+      light: turn_on {brightness 0-255 | brightness_pct 0-100, rgb_color [r,g,b] | color_name},
+             turn_off, toggle
       switch: turn_on, turn_off, toggle
       fan: turn_on {percentage}, turn_off, toggle, set_percentage {percentage}
       cover: open_cover, close_cover, stop_cover, set_cover_position {position 0-100}
@@ -834,6 +851,11 @@ def _requested_brightness(data: dict[str, Any]) -> int | None:
 
 
 def _requested_rgb(data: dict[str, Any]) -> list[int] | None:
+    if data.get("color_name") is not None:
+        name = color_key(str(data["color_name"]))
+        if name not in COLORS:
+            raise BackendError(f"unknown color {str(data['color_name'])[:40]!r}")
+        return list(COLORS[name])
     rgb = data.get("rgb_color")
     if rgb is None:
         return None

@@ -49,7 +49,7 @@ class EmbeddedBroker:
             "listeners": {"default": {"type": "tcp", "bind": f"{HOST}:{self.port}"}},
             "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
         }
-        self._broker = Broker(config)
+        self._broker = _patched_broker_class(Broker)(config)
         try:
             await self._broker.start()
         except Exception as err:  # amqtt wraps bind errors in its own types
@@ -65,6 +65,36 @@ class EmbeddedBroker:
             await asyncio.wait_for(broker.shutdown(), 10)
         except Exception:  # shutting down: log, never raise
             _LOGGER.exception("embedded MQTT broker did not shut down cleanly")
+
+
+class _SnapshotDict(dict):
+    """Iterates over a snapshot of its keys, so a coroutine may await inside the loop."""
+
+    def __iter__(self):
+        return iter(list(super().keys()))
+
+
+def _patched_broker_class(broker_class: type) -> type:
+    """amqtt 0.12.1 works around two broker bugs hit when clients connect while others subscribe.
+
+    1. On every connect it iterates over *all* subscriptions with awaits inside the loop, so a
+       subscription made meanwhile raises "dictionary changed size during iteration" and drops
+       the connecting client. Iterating over a snapshot fixes that.
+    2. In that same loop it sends the connecting client the retained messages of every topic
+       *anyone* subscribed to. Only the client's own subscriptions should count.
+    """
+
+    class PatchedBroker(broker_class):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self._subscriptions = _SnapshotDict(self._subscriptions)
+
+        async def _publish_retained_messages_for_subscription(self, subscription, session) -> None:
+            subscribers = self._subscriptions.get(subscription[0], [])
+            if any(s.client_id == session.client_id for s, _ in subscribers):
+                await super()._publish_retained_messages_for_subscription(subscription, session)
+
+    return PatchedBroker
 
 
 def _port_is_free(port: int) -> bool:

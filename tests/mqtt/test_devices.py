@@ -308,7 +308,13 @@ async def test_one_device_one_entity_home_assistant_wins(hub_side, sniffer_facto
     assert store.get("light.porch").source == "ha"
     store.upsert(Entity("light.hallway_ceiling", "Hallway ceiling", state="off", source="ha", device_id="hall-dev"))
     await eventually(lambda: store.get("light.hall_lamp") is None)
-    assert {e.entity_id for e in store.all()} == {"light.porch", "light.hallway_ceiling"}
+    # an entity id renamed in HA: same domain and name still make it the same light
+    store.upsert(Entity("light.renamed_in_ha", "Garden Spot", state="off", source="ha"))
+    sniffer.publish("homeassistant/light/lab/spot/config", {"name": "garden spot", "cmd_t": "lab/spot/set"})
+    sniffer.publish("homeassistant/switch/lab/marker/config", {"name": "Marker", "cmd_t": "lab/marker/set"})
+    await eventually(lambda: store.get("switch.marker"))
+    assert store.get("light.garden_spot") is None
+    assert {e.entity_id for e in store.all()} == {"light.porch", "light.hallway_ceiling", "light.renamed_in_ha", "switch.marker"}
     entity = Entity("light.hall_lamp", "Hall Lamp", source="mqtt")
     with pytest.raises(BackendError):
         await devices.backend.call_service(entity, "turn_on", {})
