@@ -9,7 +9,7 @@ from typing import Protocol
 from hub.agent.agent import Agent
 from hub.config import HubConfig
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import DemoBackend, demo_entities
+from hub.home.demo import load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
@@ -56,15 +56,16 @@ class HubApp:
         """Load the model, fill the home, start the interfaces (Wyoming, MQTT, HTTP)."""
         if self._engine is None:
             self._engine = await asyncio.to_thread(LlamaEngine.from_config, self.config)
+        fast_path = FastPath(self.store, self.registry, self.resolver)
         self.agent = Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
-            home=StoreHomeView(self.store, self.resolver),
-            fast_path=FastPath(self.store, self.registry, self.resolver),
+            home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
         )
         if self.uses_demo_home:
             _LOGGER.info("no Home Assistant or MQTT broker configured: using the demo home")
-            self.store.register_backend("demo", DemoBackend(self.store))
-            self.store.replace_all(demo_entities(), source="demo")
+            load_demo_home(self.store)
+        if self.config.fast_path:
+            await fast_path.prepare(self.config.language)  # else the first request pays the load
         if interfaces:
             self.components = self._interfaces()
         for component in self.components:

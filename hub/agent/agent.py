@@ -60,7 +60,7 @@ class HomeView(Protocol):
     """What the agent needs to know about the home to build prompts and narrow tool calls."""
 
     def entities(self) -> Sequence[Entity]: ...
-    def candidates(self, text: str, language: str) -> Sequence[Entity]: ...
+    def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]: ...
     def overview(self, entities: Sequence[Entity]) -> str: ...
     def live_states(self, entities: Sequence[Entity]) -> str: ...
 
@@ -217,7 +217,8 @@ class Agent:
         for round_no in range(self._config.max_tool_rounds + 1):
             constraint = None
             if round_no == 0 and self._constrained and candidates and tools:
-                constraint = ToolConstraint(tuple(t.name for t in tools), tuple(e.entity_id for e in candidates))
+                focused = self._home.candidates(text, state.language, focused=True)  # type: ignore[union-attr]
+                constraint = ToolConstraint(tuple(t.name for t in tools), tuple(e.entity_id for e in focused))
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
                 reasoning=reasoning, conversational=conversational,

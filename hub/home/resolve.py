@@ -106,11 +106,15 @@ class EntityResolver:
             return self._entities(pool.intersection(index.names.get(fold(name, language), ())))
         return self._entities(self._match_name(name, pool, index, language))
 
-    def candidates(self, text: str, language: str = "en", limit: int = 8) -> list[Entity]:
+    def candidates(
+        self, text: str, language: str = "en", limit: int = 8, *, focused: bool = False
+    ) -> list[Entity]:
         """The entities an utterance may be about, most likely first.
 
         Order: whole names or aliases said, then partial names, then devices of a mentioned kind
         in a mentioned area, then everything in a mentioned area, then devices of a mentioned kind.
+        `focused`: when a whole name or alias was said, only those entities (what a grammar
+        should offer a small model).
         """
         language = base_language(language)
         index = self._index(language)
@@ -125,6 +129,8 @@ class EntityResolver:
         ranked: dict[str, tuple] = {}
         for entity_id, length in reading.full_names.items():
             ranked[entity_id] = (_TIER_NAME, -length, disagreement(entity_id))
+        if focused and ranked:
+            return self._entities(sorted(ranked, key=lambda i: (ranked[i], i))[: max(limit, 0)], keep_order=True)
         for entity_id, weight in reading.partial_names.items():
             ranked.setdefault(entity_id, (_TIER_PARTIAL, disagreement(entity_id), -weight))
         for tier, ids in ((_TIER_AREA_DOMAIN, in_area & of_domain), (_TIER_AREA, in_area),

@@ -19,13 +19,13 @@ class StoreHomeView:
     def entities(self) -> Sequence[Entity]:
         return self._store.all()
 
-    def candidates(self, text: str, language: str) -> Sequence[Entity]:
-        return self._resolver.candidates(text, language, limit=self._limit)
+    def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]:
+        return self._resolver.candidates(text, language, limit=self._limit, focused=focused)
 
     def overview(self, entities: Sequence[Entity]) -> str:
         key = tuple(e.entity_id for e in entities) + (str(self._store.version),)
         if self._overview_cache is None or self._overview_cache[0] != key:
-            self._overview_cache = (key, entity_overview(entities))
+            self._overview_cache = (key, entity_overview(entities, self._store.area_aliases()))
         return self._overview_cache[1]
 
     def live_states(self, entities: Sequence[Entity]) -> str:
