@@ -4,7 +4,9 @@ HA's Wyoming integration opens one connection per turn and sends `transcript {te
 context: {conversation_id, device_id?, satellite_id?}}`. It reads until `handled` / `not-handled`
 (newer HA also stops at `error`) and speaks that text; it ignores `handled-start/-chunk/-stop`, so
 every turn ends with a full `handled` or `not-handled` even when chunks were streamed. HA sends
-no history: the agent keeps it per `conversation_id`.
+no history: the agent keeps it per `conversation_id`. HA up to 2025.4 ships a wyoming library that
+drops the transcript's context and language, so a transcript may come with neither: then a
+client's turns within FOLLOW_UP_WINDOW_S of each other continue one conversation.
 
 Every transcript gets: `handled-start`, one `handled-chunk` per reply chunk, then `handled` (or
 `not-handled` with a short spoken message), then `handled-stop`. A transcript that cannot be used
@@ -22,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+import uuid
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol, Sequence
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from wyoming.event import Event, async_write_event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
@@ -47,12 +51,31 @@ MAX_TRANSCRIPT_CHARS = 4000
 MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are skipped unread
 MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
 TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
+FOLLOW_UP_WINDOW_S = 300.0
 
 
 class TurnAgent(Protocol):
     languages: list[str]
 
     def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+
+
+class FollowUps:
+    """Conversation ids for transcripts that carry none: a client's turn within the window after
+    its previous one continues that conversation ("turn on the light" … "a bit dimmer")."""
+
+    def __init__(self, window_s: float = FOLLOW_UP_WINDOW_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self._clock = clock
+        self._last: dict[tuple[str, str], tuple[str, float]] = {}
+
+    def conversation_for(self, client: tuple[str, str]) -> str:
+        now = self._clock()
+        for key in [k for k, (_, seen) in self._last.items() if now - seen > self.window_s]:
+            del self._last[key]
+        conversation_id = self._last[client][0] if client in self._last else f"wyoming-{uuid.uuid4().hex}"
+        self._last[client] = (conversation_id, now)
+        return conversation_id
 
 
 @dataclass(frozen=True)
@@ -89,6 +112,7 @@ class WyomingServer:
             Discovery(config) if discovery is True else discovery if isinstance(discovery, Discovery) else None
         )
         self.turns: set[asyncio.Task] = set()  # running turns, on any connection
+        self.follow_ups = FollowUps()
 
     @property
     def port(self) -> int:
@@ -202,6 +226,7 @@ class WyomingTurnHandler(AsyncEventHandler):
         context = data.get("context") if isinstance(data.get("context"), dict) else {}
         language = normalize_language(data.get("language"), default=self.server.config.language)
         conversation_id = _text_or_none(context.get("conversation_id"))
+        satellite = _text_or_none(context.get("satellite_id")) or _text_or_none(context.get("device_id")) or ""
         text = data.get("text")
         problem = None
         if not isinstance(text, str) or not text.strip():
@@ -214,6 +239,8 @@ class WyomingTurnHandler(AsyncEventHandler):
             _LOGGER.info("Wyoming transcript refused: %s", problem)
             await self.send(_not_handled(phrase(language, f"error.{problem}"), conversation_id, problem))
             return
+        if conversation_id is None:
+            conversation_id = self.server.follow_ups.conversation_for((self._peer_host(), satellite))
         request = TurnRequest(
             text=text,
             conversation_id=conversation_id,
@@ -226,6 +253,10 @@ class WyomingTurnHandler(AsyncEventHandler):
         self._turn = task
         self.server.turns.add(task)
         task.add_done_callback(self.server.turns.discard)
+
+    def _peer_host(self) -> str:
+        peer = self.writer.get_extra_info("peername")
+        return str(peer[0]) if isinstance(peer, tuple) and peer else "local"
 
     async def _run_turn(self, request: TurnRequest, language: str) -> None:
         await self.send(HandledStart(context=_context(request.conversation_id)).event())
@@ -250,6 +281,7 @@ class WyomingTurnHandler(AsyncEventHandler):
         if result is None:
             _LOGGER.error("agent ended a turn without TurnDone")
             result = _failure(request, language, "generic")
+        _log_turn(result)
         if result.ok:
             await self.send(Handled(text=result.reply, context=_context(result.conversation_id)).event())
         else:
@@ -347,6 +379,20 @@ def _not_handled(text: str, conversation_id: str | None, code: str | None) -> Ev
     if code:
         context["error"] = code
     return NotHandled(text=text, context=context or None).event()
+
+
+def _log_turn(result: TurnResult) -> None:
+    t = result.timings
+    tools = ", ".join(
+        f"{f.call.name}({f.call.arguments.get('entity_id', '')})={'ok' if f.ok else 'failed'}" for f in result.tool_calls
+    )
+    _LOGGER.info(
+        "wyoming turn %s: %s via %s, %.3f s (first reply %.3f s, prefill %.3f s, decode %.3f s, tools %.3f s, "
+        "%d model rounds, %d/%d prompt tokens evaluated); tool calls: [%s]",
+        result.conversation_id or "-", "ok" if result.ok else f"failed ({result.error})", result.path,
+        t.total_s, t.first_token_s, t.prefill_s, t.decode_s, t.tools_s, t.model_rounds,
+        t.evaluated_prompt_tokens, t.prompt_tokens, tools,
+    )
 
 
 def _failure(request: TurnRequest, language: str, code: str) -> TurnResult:

@@ -341,9 +341,9 @@ class HomeAssistantInstance:
     async def call_service(self, domain: str, service: str, **data: Any) -> Any:
         return await self.rest("POST", f"/api/services/{domain}/{service}", data)
 
-    async def rest(self, method: str, path: str, body: Any = None) -> Any:
+    async def rest(self, method: str, path: str, body: Any = None, timeout: float = 60.0) -> Any:
         headers = {"Authorization": f"Bearer {self.token}"}
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
             async with session.request(method, f"{self.url}{path}", json=body, headers=headers) as response:
                 if response.status >= 400:
                     raise HarnessError(f"{method} {path}: HTTP {response.status} {await response.text()}")

@@ -14,7 +14,7 @@ from wyoming.ping import Ping, Pong
 
 import hub
 from hub.config import validate
-from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, WyomingServer
+from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, FollowUps, WyomingServer
 from hub.locales import phrase
 from helpers.wyoming_fake_agent import ScriptedAgent
 
@@ -89,16 +89,34 @@ async def test_transcript_streams_chunks_then_full_handled(server: WyomingServer
     assert (request.device_id, request.satellite_id) == ("dev-9", "assist_satellite.kitchen")
 
 
-async def test_transcript_as_old_home_assistant_sends_it(server: WyomingServer, agent: ScriptedAgent) -> None:
-    """HA 2025.4 sends no language and only a conversation_id; HA reads only `handled`."""
-    async with client_for(server) as client:
-        await client.write_event(Transcript("hello", context={"conversation_id": "01JABC"}).event())
-        while True:
-            event = await read(client)
-            if Handled.is_type(event.type) or NotHandled.is_type(event.type):
-                break
-    assert Handled.from_event(event).text == "You said: hello"
-    assert agent.requests[0].language is None
+async def test_transcript_as_home_assistant_2025_4_sends_it(server: WyomingServer, agent: ScriptedAgent) -> None:
+    """HA 2025.4's wyoming library sends only the text (no context, no language) and reads only
+    `handled`; turns that follow each other still share a conversation."""
+    replies = []
+    for text in ("turn on the light", "a bit dimmer"):
+        async with client_for(server) as client:  # HA opens one connection per turn
+            await client.write_event(Event(type="transcript", data={"text": text}))
+            while True:
+                event = await read(client)
+                if Handled.is_type(event.type) or NotHandled.is_type(event.type):
+                    break
+        replies.append(Handled.from_event(event).text)
+    assert replies == ["You said: turn on the light", "You said: a bit dimmer"]
+    first, second = agent.requests
+    assert first.language is None
+    assert first.conversation_id and first.conversation_id == second.conversation_id
+
+
+def test_follow_ups_continue_within_the_window_only() -> None:
+    now = [1000.0]
+    follow_ups = FollowUps(window_s=300, clock=lambda: now[0])
+    first = follow_ups.conversation_for(("10.0.0.5", ""))
+    now[0] += 299
+    assert follow_ups.conversation_for(("10.0.0.5", "")) == first
+    assert follow_ups.conversation_for(("10.0.0.6", "")) != first, "another client, another conversation"
+    assert follow_ups.conversation_for(("10.0.0.5", "satellite.kitchen")) != first
+    now[0] += 301
+    assert follow_ups.conversation_for(("10.0.0.5", "")) != first, "a pause starts a new conversation"
 
 
 async def test_describe_is_answered_while_a_turn_runs(server: WyomingServer, agent: ScriptedAgent) -> None:
