@@ -27,7 +27,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 
 import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
@@ -282,6 +282,9 @@ class LlamaEngine:
             await gate.acquire()
         finally:
             self._waiting -= 1
+        if self._closed:
+            gate.release()
+            raise EngineError("the model engine was closed")
         loop = asyncio.get_running_loop()
         deltas: asyncio.Queue[Any] = asyncio.Queue()
         cancelled = threading.Event()
@@ -355,7 +358,8 @@ class LlamaEngine:
         try:
             self._generate(job)
         except _Cancelled:
-            pass
+            if self._closed:  # a consumer may still be waiting: tell it why nothing more comes
+                job.emit(_Failure(EngineError("the model engine was closed")))
         except EngineError as err:
             job.emit(_Failure(err))
         except Exception as err:  # llama.cpp failures surface as RuntimeError/ValueError
@@ -390,7 +394,7 @@ class LlamaEngine:
         return {"temp": max(0.0, request.temperature), **_SAMPLING}
 
     def _tokens(self, sequence: list[int], sampling: dict[str, Any], grammar: LlamaGrammar | None,
-                usage: Usage, started: float):  # type: ignore[no-untyped-def]
+                usage: Usage, started: float) -> Iterator[int]:
         """Sampled tokens for `sequence` (EOG excluded); notes prefill figures on the first one."""
         is_eog = llama_cpp.llama_vocab_is_eog
         vocab = self._llm._model.vocab

@@ -312,3 +312,16 @@ def test_from_config_missing_model_path_is_a_clear_error(tmp_path: Path) -> None
     config = validate({"model_path": str(tmp_path / "gone.gguf")})
     with pytest.raises(EngineError, match="not found"):
         LlamaEngine.from_config(config)
+
+
+async def test_closing_the_engine_ends_a_running_stream_with_a_clear_error(smollm_path: Path) -> None:
+    engine = LlamaEngine(smollm_path, n_ctx=1024, seed=5)
+    stream = engine.stream(ask("Write a long story about a lighthouse.", max_tokens=400))
+    await stream.__anext__()
+    closing = asyncio.create_task(engine.close())
+    with pytest.raises(EngineError, match="closed"):
+        async for _ in stream:
+            pass
+    await asyncio.wait_for(closing, 120)
+    with pytest.raises(EngineError, match="closed"):
+        await collect(engine.stream(ask("Hi")))
