@@ -126,8 +126,18 @@ class FastPath:
             return None
         plan = self._plan(results, language)
         if plan is None:
-            return None
+            return await self._not_found(text, results, loaded, home, code, language)
         return await self._execute(plan, ctx)
+
+    async def _not_found(self, text: str, results: list[RecognizeResult], loaded: _LanguageIntents,
+                         home: _HomeData, code: str, language: str) -> FastPathResult | None:
+        """"Turn on the garage door" with no such device: say so rather than let a model guess."""
+        if results:
+            return None
+        name = await asyncio.to_thread(_unmatched_name, text, self._narrow(code, loaded, home), home, code)
+        if name is None or self._resolver.resolve(name=name, language=language):
+            return None
+        return FastPathResult(reply=phrase(language, "entity.not_found", name=name), intent="not_found")
 
     # --- recognition data ------------------------------------------------------------------
 
@@ -264,6 +274,29 @@ def _recognize(text: str, intents: Intents, climate_only: Intents, home: _HomeDa
         results = list(recognize_all(text, climate_only, slot_lists=home.slot_lists,
                                      intent_context=home.climate_context, language=language))
     return sorted(results, key=_name_first)
+
+
+def _unmatched_name(text: str, intents: Intents, home: _HomeData, language: str) -> str | None:
+    """The device name of an on/off command whose name matches nothing in the home, if any.
+
+    Only a sentence that is a command apart from the name counts (a few command words left
+    over), so a wildcard template swallowing a whole remark ("it's too dark") does not.
+    """
+    said = fold(text, language).split()
+    for number, result in enumerate(recognize_all(text, intents, slot_lists=home.slot_lists,
+                                                  allow_unmatched_entities=True, language=language)):
+        if number >= _MAX_RESULTS:
+            break
+        unmatched = result.unmatched_entities
+        if result.intent.name not in ("HassTurnOn", "HassTurnOff") or "name" not in unmatched:
+            continue
+        if set(unmatched) - {"name", "domain"} or set(result.entities) - {"domain"}:
+            continue
+        name = str(unmatched["name"].text).strip(" .,!?")
+        leftover = len(said) - len(fold(name, language).split())
+        if name and 0 < leftover <= 4:
+            return name
+    return None
 
 
 def _name_first(result: RecognizeResult) -> tuple[bool, int]:

@@ -191,3 +191,23 @@ async def test_a_name_outside_the_said_area_is_not_guessed(home: Home) -> None:
     before = home.snapshot()
     assert await home.say("turn on the floor lamp in the bedroom") is None
     assert home.snapshot() == before
+
+
+@pytest.mark.parametrize("text, language, name, expected_start", [
+    ("turn on the garage door opener", "en", "garage door opener", "Sorry"),
+    ("Schalte den Kühlschrank aus", "de", "Kühlschrank", "Entschuldigung"),
+    ("Allume la télé du garage", "fr", "télé du garage", "Pardon"),
+])
+async def test_unknown_device_gets_a_localized_answer_and_changes_nothing(
+        home: Home, text, language, name, expected_start) -> None:
+    before = home.snapshot()
+    outcome = await home.say(text, language)
+    assert outcome is not None and outcome.intent == "not_found"
+    assert outcome.reply == phrase(language, "entity.not_found", name=name)
+    assert outcome.reply.startswith(expected_start)
+    assert outcome.calls == [] and home.snapshot() == before
+
+
+@pytest.mark.parametrize("text", ["it's too dark in the living room", "hello there", "what is the weather"])
+async def test_remarks_are_not_mistaken_for_unknown_devices(home: Home, text) -> None:
+    assert await home.say(text) is None
