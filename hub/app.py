@@ -12,6 +12,7 @@ from hub.home.catalogue import build_home_tools
 from hub.home.demo import load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
+from hub.home.ha_registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.home.tool_base import ToolRegistry
 from hub.home.view import StoreHomeView
@@ -61,6 +62,10 @@ class HubApp:
             engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
         )
+        if HomeAssistantBackend.configured(self.config):
+            home_assistant = HomeAssistantBackend(self.config, self.store)
+            await home_assistant.start()  # waits a few seconds for the first load, then retries
+            self._started.append(home_assistant)
         if self.uses_demo_home:
             _LOGGER.info("no Home Assistant or MQTT broker configured: using the demo home")
             load_demo_home(self.store)

@@ -18,6 +18,7 @@ from hub.home.tool_base import Tool, ToolContext, ToolError, ToolResult
 from hub.llm.types import ToolSpec
 from hub.locales import format_number, phrase
 
+_BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
 REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})
 _ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
            "automation", "siren")
@@ -89,8 +90,12 @@ class _EntityTool:
         try:
             await self._store.backend_for(entity).call_service(entity, service, data)
         except BackendError as err:
-            raise ToolError(phrase(ctx.language, "action.failed", reason=str(err)),
-                            code="backend_unavailable", entity_id=entity.entity_id) from err
+            # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)
+            code = getattr(err, "code", None)
+            spoken = (phrase(ctx.language, f"error.{code}") if code in _BACKEND_PHRASES
+                      else phrase(ctx.language, "action.failed", reason=str(err)))
+            raise ToolError(spoken, code="backend_unavailable", entity_id=entity.entity_id,
+                            detail=str(err)) from err
         return self._store.get(entity.entity_id) or entity
 
     @staticmethod

@@ -113,8 +113,8 @@ class EntityResolver:
 
         Order: whole names or aliases said, then partial names, then devices of a mentioned kind
         in a mentioned area, then everything in a mentioned area, then devices of a mentioned kind.
-        `focused`: when a whole name or alias was said, only those entities (what a grammar
-        should offer a small model).
+        `focused`: only the best-matching tier (what a grammar should offer a small model:
+        the entity named outright, or the devices of the kind said in the area said).
         """
         language = base_language(language)
         index = self._index(language)
@@ -129,14 +129,15 @@ class EntityResolver:
         ranked: dict[str, tuple] = {}
         for entity_id, length in reading.full_names.items():
             ranked[entity_id] = (_TIER_NAME, -length, disagreement(entity_id))
-        if focused and ranked:
-            return self._entities(sorted(ranked, key=lambda i: (ranked[i], i))[: max(limit, 0)], keep_order=True)
         for entity_id, weight in reading.partial_names.items():
             ranked.setdefault(entity_id, (_TIER_PARTIAL, disagreement(entity_id), -weight))
         for tier, ids in ((_TIER_AREA_DOMAIN, in_area & of_domain), (_TIER_AREA, in_area),
                           (_TIER_DOMAIN, of_domain)):
             for entity_id in ids:
                 ranked.setdefault(entity_id, (tier,))
+        if focused and ranked:
+            top_tier = min(rank[0] for rank in ranked.values())
+            ranked = {i: rank for i, rank in ranked.items() if rank[0] == top_tier}
         best = sorted(ranked, key=lambda i: (ranked[i], i))[: max(limit, 0)]
         return self._entities(best, keep_order=True)
 

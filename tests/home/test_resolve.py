@@ -200,3 +200,13 @@ def test_whole_names_only_when_asked(demo) -> None:
     assert ids(resolver.resolve(name="desk", partial=False)) == []
     assert ids(resolver.resolve(name="Desk lamp", partial=False)) == ["light.desk_lamp"]
     assert ids(resolver.resolve(name="kitchen lights", partial=False)) == []
+
+
+def test_focused_candidates_keep_only_the_best_tier() -> None:
+    store = EntityStore()
+    load_demo_home(store)
+    resolver = EntityResolver(store)
+    assert [e.entity_id for e in resolver.candidates("the desk lamp please", "en", focused=True)] == ["light.desk_lamp"]
+    focused = resolver.candidates("it's too dark in the living room", "en", focused=True)
+    assert focused and all(e.area == "Living room" and e.domain == "light" for e in focused)
+    assert len(resolver.candidates("it's too dark in the living room", "en")) > len(focused)
