@@ -192,6 +192,7 @@ class MqttClient:
         self._tasks: set[asyncio.Task] = set()
         self._connecting: asyncio.Future | None = None  # the connect running in a worker thread
         self._closed: asyncio.Future | None = None  # set while stop() waits for the socket to close
+        self._acks: dict[int, asyncio.Future] = {}  # mid → future, for publishes stop() waits on
         self.connect_count = 0  # successful connects so far (tests and diagnostics)
         self._paho = self._make_paho()
 
@@ -207,6 +208,7 @@ class MqttClient:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._stopping = False
+        self._paho = self._make_paho()  # fresh: nothing left over from before a stop() is re-sent
         self._paho.connect_async(self.broker.host, self.broker.port, self._keepalive)
         self._reconnect_task = asyncio.ensure_future(self._connect_loop())
         if wait > 0 and not await self.wait_connected(wait):
@@ -232,7 +234,17 @@ class MqttClient:
             await asyncio.sleep(0)  # let its socket callbacks reach the loop
         if self._sock_fd is not None:
             if self.connected and self.availability_topic:
-                self._paho.publish(self.availability_topic, b"offline", qos=1, retain=True)
+                # wait for the broker's PUBACK: it has then also read everything sent before, so
+                # closing right after DISCONNECT cannot make it drop unread packets
+                info = self._paho.publish(self.availability_topic, b"offline", qos=1, retain=True)
+                acked = asyncio.get_running_loop().create_future()
+                self._acks[info.mid] = acked
+                try:
+                    await asyncio.wait_for(acked, 3)
+                except asyncio.TimeoutError:
+                    _LOGGER.warning("the MQTT broker did not acknowledge 'offline' in time")
+                finally:
+                    self._acks.pop(info.mid, None)
             self._closed = asyncio.get_running_loop().create_future()
             self._paho.disconnect()
             try:
@@ -321,6 +333,7 @@ class MqttClient:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
+        client.on_publish = self._on_publish
         client.on_socket_open = self._on_socket_open
         client.on_socket_close = self._on_socket_close
         client.on_socket_register_write = self._on_socket_register_write
@@ -377,6 +390,11 @@ class MqttClient:
         if was_connected and not self._stopping:
             _LOGGER.warning("lost the MQTT broker %s (%s); reconnecting", self.broker.describe(), reason)
         self._schedule_reconnect()
+
+    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+        acked = self._acks.get(mid)
+        if acked is not None and not acked.done():
+            acked.set_result(None)
 
     def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
         message = MqttMessage(msg.topic, bytes(msg.payload), bool(msg.retain), msg.qos)

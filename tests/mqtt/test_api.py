@@ -5,7 +5,6 @@ The lead adds the same ask/reply test with the real Agent once it lands.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from hub.home.entities import EntityStore
 from hub.interfaces.agent_activity import ObservedAgent
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
-from tests.mqtt.conftest import Sniffer, eventually, json_with
-from tests.mqtt.fake_agent import FakeAgent
+from mqtt.mqtt_helpers import Sniffer, eventually, json_with
+from mqtt.fake_agent import FakeAgent
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -50,7 +50,7 @@ async def test_round_trip_and_handler_errors_do_not_kill_the_client(mosquitto, s
 
 
 async def test_unreachable_broker_at_start_then_it_comes_up(tmp_path):
-    from tests.mqtt.conftest import Mosquitto
+    from mqtt.mqtt_helpers import Mosquitto
 
     broker = Mosquitto(tmp_path)
     client = make_client(broker.port)
@@ -60,7 +60,7 @@ async def test_unreachable_broker_at_start_then_it_comes_up(tmp_path):
     broker.start()
     try:
         assert await client.wait_connected(15)
-        from tests.mqtt.conftest import Sniffer
+        from mqtt.mqtt_helpers import Sniffer
 
         # the message queued before the first connection went out on connect (retained, so a
         # subscriber that comes later still sees it)

@@ -11,7 +11,7 @@ from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.mqtt_demo import MqttDemoHome
 from hub.home.mqtt_devices import MqttDevices
 from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
-from tests.mqtt.conftest import eventually
+from mqtt.mqtt_helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -13,8 +13,8 @@ from hub.home.entities import EntityStore
 from hub.interfaces.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
-from tests.mqtt.conftest import Sniffer, eventually, free_port, json_with
-from tests.mqtt.fake_agent import FakeAgent
+from mqtt.mqtt_helpers import Sniffer, eventually, free_port, json_with
+from mqtt.fake_agent import FakeAgent
 
 pytestmark = pytest.mark.timeout(60)
 

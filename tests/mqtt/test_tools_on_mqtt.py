@@ -14,7 +14,7 @@ from hub.home.resolve import EntityResolver
 from hub.home.tool_base import ToolContext, ToolRegistry
 from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
 from hub.llm.types import ToolCall
-from tests.mqtt.conftest import eventually
+from mqtt.mqtt_helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)
 
