@@ -7,7 +7,7 @@
 
 Broker: the `mqtt_*` options, else the Supervisor's MQTT service (add-on), else — when no Home
 Assistant is configured either — an embedded broker on 127.0.0.1:`mqtt_port` with the demo home
-on it, so a bare `bolt-hub serve` works end to end. With Home Assistant but no broker, MQTT is
+on it (unless `demo_home=False`), so a bare `bolt-hub serve` works end to end. With Home Assistant but no broker, MQTT is
 off. A broker that is down at start does not stop the hub: the client keeps retrying.
 """
 
@@ -39,6 +39,7 @@ class MqttStack:
         settings: Any,
         agent: Any,
         broker: BrokerSettings | None = None,
+        demo_home: bool = True,
         demo_travel_seconds: float = 4.0,
     ) -> None:
         self.config = config
@@ -47,6 +48,7 @@ class MqttStack:
         self.agent = observed(agent)
         self.topics = HubTopics.from_config(config)
         self._broker = broker
+        self._demo_home = demo_home
         self._demo_travel_seconds = demo_travel_seconds
         self.embedded: EmbeddedBroker | None = None
         self.client: MqttClient | None = None
@@ -73,7 +75,8 @@ class MqttStack:
                 self.embedded = None
                 return
             broker = self.embedded.settings
-            self.demo = MqttDemoHome.on_broker(broker, self.topics.discovery_prefix, self._demo_travel_seconds)
+            if self._demo_home:
+                self.demo = MqttDemoHome.on_broker(broker, self.topics.discovery_prefix, self._demo_travel_seconds)
         self.client = MqttClient(
             broker,
             client_id=f"bolt-hub-{self.topics.node_id}-{secrets.token_hex(3)}",
