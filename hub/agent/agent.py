@@ -33,10 +33,12 @@ from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
     Done,
     Engine,
+    EngineBusy,
     EngineError,
     GenerationRequest,
     MalformedToolCall,
     Message,
+    PromptTooLong,
     TextDelta,
     ThinkingDelta,
     ToolCall,
@@ -47,7 +49,6 @@ from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
-SMALL_MODEL_PARAMS = 2_000_000_000
 FULL_OVERVIEW_MAX_ENTITIES = 60
 MAX_REQUEST_CHARS = 4000
 
@@ -97,10 +98,7 @@ class Agent:
         self._clock_text = clock_text
         self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
-        mode = config.constrained_tools
-        self._constrained = mode == "always" or (
-            mode == "auto" and engine.info.n_params < SMALL_MODEL_PARAMS
-        )
+        self._constrained = engine.uses_constrained_tools
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -160,7 +158,8 @@ class Agent:
             except asyncio.CancelledError:
                 raise
             except EngineError as err:
-                code = "busy" if type(err).__name__ == "EngineBusy" else "model"
+                code = ("busy" if isinstance(err, EngineBusy)
+                        else "too_long" if isinstance(err, PromptTooLong) else "model")
                 _LOGGER.warning("model error in %s: %s", conversation.id, err)
                 result = self._failure(conversation.id, language, code)
             except Exception:

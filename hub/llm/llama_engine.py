@@ -41,10 +41,12 @@ from hub.llm.stream_parser import StreamParser
 from hub.llm.types import (
     Delta,
     Done,
+    EngineBusy,
     EngineError,
     GenerationRequest,
     MalformedToolCall,
     ModelInfo,
+    PromptTooLong,
     ReasoningMode,
     ToolCallDelta,
     Usage,
@@ -56,14 +58,6 @@ _LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
 SMALL_MODEL_PARAMS = 2_000_000_000  # below this, `constrained_tools: auto` means on
 _KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
 _SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
-
-
-class EngineBusy(EngineError):
-    """Too many requests are already waiting for the model."""
-
-
-class PromptTooLong(EngineError):
-    """The rendered prompt does not fit the context window (n_ctx)."""
 
 
 @llama_cpp.llama_log_callback

@@ -147,10 +147,20 @@ class EngineError(RuntimeError):
     """A model problem worth telling the user in plain words (bad file, context too long, ...)."""
 
 
+class EngineBusy(EngineError):
+    """Too many requests are already waiting for the model."""
+
+
+class PromptTooLong(EngineError):
+    """The rendered prompt does not fit the context window (n_ctx)."""
+
+
 class Engine(Protocol):
     """Streams typed deltas for a chat request. Implementations must not block the event loop."""
 
     info: ModelInfo
+    # small models call tools under a grammar: the agent then passes a ToolConstraint
+    uses_constrained_tools: bool
 
     def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         """Yield Text/Thinking/ToolCall/MalformedToolCall deltas and exactly one final Done."""

@@ -11,7 +11,7 @@ from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import EngineError, GenerationRequest, MalformedToolCall, ToolSpec
+from hub.llm.types import EngineBusy, EngineError, GenerationRequest, MalformedToolCall, ToolSpec
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import ScriptedEngine, call, text
@@ -164,9 +164,6 @@ async def test_bad_requests_get_a_clear_error_without_the_model(request_text: st
 
 
 async def test_engine_errors_become_spoken_errors() -> None:
-    class EngineBusy(EngineError):
-        pass
-
     agent, _ = make_agent(ScriptedEngine([], fail_with=EngineBusy("queue full")))
     busy = await agent.ask(TurnRequest("hello", language="fr"))
     assert busy.error == "busy" and busy.language == "fr"

@@ -31,9 +31,10 @@ def call(name: str, **arguments) -> ToolCallDelta:
 class ScriptedEngine:
     """Plays one scripted round per `stream()` call and records every request."""
 
-    def __init__(self, rounds: Sequence[Round], *, n_params: int = 10_000_000_000, delay: float = 0.0,
+    def __init__(self, rounds: Sequence[Round], *, constrained: bool = False, delay: float = 0.0,
                  fail_with: EngineError | None = None) -> None:
-        self.info = ModelInfo("scripted", "scripted", "", 4096, 4096, n_params)
+        self.info = ModelInfo("scripted", "scripted", "", 4096, 4096, 10_000_000_000)
+        self.uses_constrained_tools = constrained
         self._rounds = list(rounds)
         self._delay = delay
         self._fail_with = fail_with

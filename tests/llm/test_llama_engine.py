@@ -14,7 +14,8 @@ from typing import AsyncIterator
 import pytest
 
 from hub.config import validate
-from hub.llm.llama_engine import EngineBusy, LlamaEngine, PromptTooLong
+from hub.llm.llama_engine import LlamaEngine
+from hub.llm.types import EngineBusy, PromptTooLong
 from hub.llm.models import STAND_IN_WARNING
 from hub.llm.types import (
     Delta,
