@@ -51,7 +51,8 @@ Observer = Callable[[Turn | None, Activity], None]
 
 
 class ObservedAgent:
-    """Same API as Agent (`languages`, `run`, `ask`, `report`, `clear_conversations`)."""
+    """Same API as Agent (`languages`, `run`, `ask`, `report`, `clear_conversations`; any other
+    attribute is the wrapped agent's), so every interface can be given the wrapper."""
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
@@ -60,6 +61,12 @@ class ObservedAgent:
     @property
     def languages(self) -> list[str]:
         return self.agent.languages
+
+    def __getattr__(self, name: str) -> Any:
+        # anything else the interfaces use (conversations, ...) is the wrapped agent's
+        if name == "agent":
+            raise AttributeError(name)
+        return getattr(self.agent, name)
 
     def add_observer(self, observer: Observer) -> Callable[[], None]:
         self._observers.append(observer)
