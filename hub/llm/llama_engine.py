@@ -37,7 +37,7 @@ from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
 from hub.llm.grammar import parse_constrained_call, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
-from hub.llm.stream_parser import StreamParser
+from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.types import (
     Delta,
     Done,
@@ -77,33 +77,6 @@ class _Cancelled(Exception):
 @dataclass
 class _Failure:
     error: EngineError
-
-
-class _StopMatcher:
-    """Cuts the text at the first stop string; holds back a tail that may become one."""
-
-    def __init__(self, stops: Sequence[str]) -> None:
-        self._stops = [s for s in stops if s]
-        self._held = ""
-
-    def feed(self, text: str) -> tuple[str, bool]:
-        buffer = self._held + text
-        hits = [i for i in (buffer.find(s) for s in self._stops) if i >= 0]
-        if hits:
-            self._held = ""
-            return buffer[: min(hits)], True
-        keep = 0
-        for stop in self._stops:
-            for size in range(min(len(stop) - 1, len(buffer)), keep, -1):
-                if buffer.endswith(stop[:size]):
-                    keep = size
-                    break
-        self._held = buffer[len(buffer) - keep :] if keep else ""
-        return buffer[: len(buffer) - keep], False
-
-    def flush(self) -> str:
-        held, self._held = self._held, ""
-        return held
 
 
 @dataclass
@@ -412,58 +385,33 @@ class LlamaEngine:
             generator.close()
 
     def _generate_free(self, job: _Job, prompt: list[int], rendered: RenderedPrompt, started: float) -> None:
-        request, fmt = job.request, self.chat_format
+        request = job.request
         usage = Usage(prompt_tokens=len(prompt))
-        parser = StreamParser(start_in_thinking=rendered.starts_in_thinking)
-        stops = _StopMatcher(fmt.stop)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        budget = request.reasoning.budget if request.reasoning.mode is ReasoningMode.BUDGET else None
+        loop = DecodeLoop.for_format(self.chat_format, request.reasoning, request.max_tokens,
+                                     start_in_thinking=rendered.starts_in_thinking)
         sampling = self._sampling(request)
         sequence = list(prompt)
-        answer_tokens = 0
-        called_tool = False
-        reason = "length"
-        last: float | None = None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
-        def emit_all(deltas: list[Delta]) -> None:
-            nonlocal called_tool
-            for delta in deltas:
-                called_tool = called_tool or isinstance(delta, ToolCallDelta)
-                job.emit(delta)
-
-        resume = True
-        while resume:
-            resume = False
+        def token_texts(bridge: str) -> Iterator[str]:
+            if bridge:
+                sequence.extend(self._llm.tokenize(bridge.encode("utf-8"), add_bos=False, special=True))
+                if len(sequence) >= self.info.n_ctx - 1:
+                    raise OutOfContext
             for token in self._tokens(sequence, sampling, None, usage, started):
                 if job.cancelled.is_set():
                     raise _Cancelled
-                now = time.perf_counter()
                 sequence.append(token)
-                was_thinking = parser.in_thinking
-                text, hit_stop = stops.feed(decoder.decode(self._llm.detokenize([token], special=True)))
-                emit_all(parser.feed(text) if text else [])
-                if was_thinking or parser.in_thinking:
-                    usage.thinking_tokens += 1
-                    usage.thinking_s += now - last if last is not None else 0.0
-                else:
-                    answer_tokens += 1
-                last = now
-                if hit_stop:
-                    reason = "stop"
-                    break
-                if budget is not None and parser.in_thinking and usage.thinking_tokens >= budget:
-                    # close the thinking block ourselves and let the model answer from there
-                    emit_all(parser.feed(stops.flush()) + parser.feed(fmt.think_close))
-                    sequence += self._llm.tokenize(fmt.close_thinking.encode("utf-8"), add_bos=False, special=True)
-                    resume = True
-                    break
-                if answer_tokens >= request.max_tokens or len(sequence) >= self.info.n_ctx - 1:
-                    break
-            else:
-                reason = "stop"
-        emit_all(parser.feed(stops.flush() + decoder.decode(b"", final=True)) + parser.finish())
-        usage.completion_tokens = usage.thinking_tokens + answer_tokens
-        usage.stop_reason = "tool_call" if called_tool and reason == "stop" else reason
+                yield decoder.decode(self._llm.detokenize([token], special=True))
+                if len(sequence) >= self.info.n_ctx - 1:
+                    raise OutOfContext
+
+        def emit_all(deltas: list[Delta]) -> None:
+            for delta in deltas:
+                job.emit(delta)
+
+        run_decode_loop(loop, token_texts, emit_all)
+        loop.fill(usage)
         self._finish(job, usage, started)
 
     def _generate_constrained(self, job: _Job, prompt: list[int], grammar: LlamaGrammar, started: float) -> None:
