@@ -204,10 +204,11 @@ class VoicePipeline:
     @classmethod
     def from_config(cls, config: HubConfig, agent: AgentLike) -> "VoicePipeline":
         stt_uri, tts_uri = speech_uris(config)
+        voices = parse_voice_map(config.tts_voices)  # a mistake here is reported even without TTS
         return cls(
             agent,
             stt=WyomingSTT(stt_uri) if stt_uri else None,
-            tts=WyomingTTS(tts_uri, voices=parse_voice_map(config.tts_voices)) if tts_uri else None,
+            tts=WyomingTTS(tts_uri, voices=voices) if tts_uri else None,
             default_language=config.language,
         )
 

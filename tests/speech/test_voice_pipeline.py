@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import AsyncIterator
 
 import pytest
@@ -21,6 +22,7 @@ from hub.agent.voice import (
     VoiceSentence,
     VoiceTranscript,
 )
+from hub.config import validate
 from hub.interfaces.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, parse_wav
 from hub.locales import phrase
 
@@ -193,3 +195,55 @@ async def test_speak_to_wav(tts: WyomingTTS, stt: WyomingSTT) -> None:
     assert normalize_words(heard) == "the washing machine is done please empty it"
     with pytest.raises(ValueError, match="nothing speakable"):
         await pipeline.speak_to_wav("  ", "en")
+
+
+class RecordingTTS:
+    """Logs when each sentence's synthesis starts and ends (unit logic of the pipelining only;
+    the real-Piper tests above cover the audio)."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str]] = []
+
+    async def supports_streaming(self) -> bool:
+        return False
+
+    async def synthesize(self, text: str, language: str | None = None, voice: str | None = None):
+        self.log.append(("start", text))
+        for _ in range(3):
+            await asyncio.sleep(0.01)
+            yield AudioChunk(16000, 2, 1, bytes(320))
+        self.log.append(("end", text))
+
+
+@pytest.mark.parametrize("lookahead", [0, 1])
+async def test_next_sentence_synthesizes_while_the_current_one_is_sent(lookahead: int) -> None:
+    tts = RecordingTTS()
+    pipeline = VoicePipeline(ScriptedAgent(REPLY), stt=None, tts=tts, lookahead=lookahead)  # type: ignore[arg-type]
+    events = await collect(pipeline.respond("hi", language="en"))
+    assert len(of_type(events, VoiceAudioChunk)) == 9 and events[-1].ok
+    first, second = REPLY[0].strip(), REPLY[1].strip()
+    overlapped = tts.log.index(("start", second)) < tts.log.index(("end", first))
+    assert overlapped is bool(lookahead)
+
+
+def test_pipeline_from_config() -> None:
+    config = validate({"stt_uri": "tcp://127.0.0.1:10300", "tts_uri": "tcp://127.0.0.1:10200",
+                       "tts_voices": "en:en_US-joe-medium,de:de_DE-thorsten-medium", "language": "de"})
+    pipeline = VoicePipeline.from_config(config, ScriptedAgent(REPLY))
+    assert pipeline.stt.uri == "tcp://127.0.0.1:10300" and pipeline.tts.uri == "tcp://127.0.0.1:10200"
+    assert pipeline.tts.voice_for("de").name == "de_DE-thorsten-medium"
+    assert pipeline.default_language == "de"
+    with pytest.raises(ValueError, match="LANGUAGE:VOICE"):
+        VoicePipeline.from_config(validate({"tts_voices": "thorsten"}), ScriptedAgent(REPLY))
+
+
+async def test_unconfigured_speech_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SUPERVISOR_TOKEN", raising=False)
+    agent = ScriptedAgent(REPLY)
+    pipeline = VoicePipeline.from_config(validate({}), agent)
+    events = await collect(pipeline.run([AudioChunk(16000, 2, 1, bytes(320))]))
+    assert "no speech-to-text server is configured" in events[0].detail
+    events = await collect(pipeline.respond("hello"))
+    [error] = of_type(events, VoiceError)
+    assert "no text-to-speech server is configured" in error.detail
+    assert events[-1].reply == "".join(REPLY).strip()
