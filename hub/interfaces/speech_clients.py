@@ -204,7 +204,8 @@ class _WyomingService:
             raise self._error("the server closed the connection mid-stream")
         if Error.is_type(event.type):
             error = Error.from_event(event)
-            raise self._error(f"the server answered error {error.code or ''}: {error.text}".replace("  ", " "))
+            code = f" {error.code}" if error.code else ""
+            raise self._error(f"the server answered error{code}: {error.text}")
         return event
 
     async def info(self, refresh: bool = False) -> Info:
@@ -225,6 +226,10 @@ class _WyomingService:
 
 class WyomingSTT(_WyomingService):
     stage = "stt"
+
+    def __init__(self, uri: str, *, connect_timeout: float = 5.0, read_timeout: float = 60.0) -> None:
+        # the transcript comes only after the whole utterance is decoded: allow for a slow CPU
+        super().__init__(uri, connect_timeout=connect_timeout, read_timeout=read_timeout)
 
     async def languages(self) -> list[str]:
         """Languages the server's models transcribe; empty means the server did not say."""

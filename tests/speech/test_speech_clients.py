@@ -10,6 +10,8 @@ import wave
 import pytest
 from speech.speech_helpers import as_recording, breaking_tts_server, normalize_words
 from wyoming.audio import AudioChunk
+from wyoming.error import Error
+from wyoming.event import async_read_event, async_write_event
 
 from hub.config import validate
 from hub.interfaces.speech_clients import (
@@ -154,3 +156,19 @@ def test_addon_defaults_find_the_official_addons(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("SUPERVISOR_TOKEN", "x")
     assert speech_uris(config) == (ADDON_STT_URI, ADDON_TTS_URI)
     assert speech_uris(validate({"tts_uri": "tcp://10.0.0.5:10200"}))[1] == "tcp://10.0.0.5:10200"
+
+
+async def test_server_error_event_is_reported() -> None:
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await async_read_event(reader)
+        await async_write_event(Error(text="voice not found", code="VoiceNotFound").event(), writer)
+        writer.close()
+
+    server = await asyncio.start_server(refuse, "127.0.0.1", 0)
+    uri = f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        with pytest.raises(SpeechError, match="answered error VoiceNotFound: voice not found"):
+            await synthesized(WyomingTTS(uri), "Hello.")
+    finally:
+        server.close()
+        await server.wait_closed()
