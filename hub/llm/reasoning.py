@@ -140,14 +140,14 @@ class DecodeLoop:
         if hit_stop:
             self._reason = "stop"
             return self._step(deltas, Action.STOP)
-        if self._parser.in_thinking and self.thinking_tokens >= self.allowance:
-            deltas += self._parser.feed(self._stops.flush()) + self._parser.feed(self.think_close)
-            self.closed_by_hub += 1
-            return self._step(deltas, Action.CLOSE_THINKING, self.close_thinking)
         if self.answer_tokens >= self.max_tokens or self.thinking_tokens + self.answer_tokens >= (
             self.allowance + self.max_tokens
         ):
             return self._step(deltas, Action.STOP)
+        if self._parser.in_thinking and self.thinking_tokens >= self.allowance:
+            deltas += self._parser.feed(self._stops.flush()) + self._parser.feed(self.think_close)
+            self.closed_by_hub += 1
+            return self._step(deltas, Action.CLOSE_THINKING, self.close_thinking)
         return self._step(deltas, Action.CONTINUE)
 
     def end_of_turn(self) -> None:
