@@ -4,7 +4,10 @@ HA's Wyoming integration opens one connection per turn and sends `transcript {te
 context: {conversation_id, device_id?, satellite_id?}}`. It reads until `handled` / `not-handled`
 (newer HA also stops at `error`) and speaks that text; it ignores `handled-start/-chunk/-stop`, so
 every turn ends with a full `handled` or `not-handled` even when chunks were streamed. HA sends
-no history: the agent keeps it per `conversation_id`. HA up to 2025.4 ships a wyoming library that
+no history: the agent keeps it per `conversation_id`. Clients other than HA may add per-turn
+overrides to the context: `conversational` (bool), `reasoning` ("on" | "off" | "budget") and
+`reasoning_budget` (thinking tokens, 0–8192; alone it means "budget"); bad values are ignored
+(debug log) and the turn runs with the settings. HA up to 2025.4 ships a wyoming library that
 drops the transcript's context and language, so a transcript may come with neither: then a
 client's turns within FOLLOW_UP_WINDOW_S of each other continue one conversation.
 
@@ -39,8 +42,10 @@ from wyoming.server import AsyncEventHandler, AsyncServer
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.config import HubConfig
+from hub.llm.types import Reasoning, ReasoningMode
 from hub.interfaces.discovery import Discovery
 from hub.locales import normalize_language, phrase
+from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -52,6 +57,7 @@ MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are sk
 MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
 TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
 FOLLOW_UP_WINDOW_S = 300.0
+MAX_REASONING_BUDGET = 8192
 
 
 class TurnAgent(Protocol):
@@ -99,9 +105,11 @@ class WyomingServer:
         port: int | None = None,
         discovery: Discovery | bool = True,
         turn_timeout: float | None = None,
+        settings: RuntimeSettings | None = None,
     ) -> None:
         self.agent = agent
         self.config = config
+        self.settings = settings  # the current reasoning budget for `context.reasoning: budget`
         self.host = host
         self._requested_port = config.wyoming_port if port is None else port
         self.languages = list(agent.languages if languages is None else languages)
@@ -121,6 +129,10 @@ class WyomingServer:
         if server is not None and server.sockets:
             return server.sockets[0].getsockname()[1]
         return self._requested_port
+
+    @property
+    def reasoning_budget(self) -> int:
+        return self.settings.reasoning.budget if self.settings is not None else self.config.reasoning_budget
 
     @property
     def uri(self) -> str:
@@ -241,6 +253,7 @@ class WyomingTurnHandler(AsyncEventHandler):
             return
         if conversation_id is None:
             conversation_id = self.server.follow_ups.conversation_for((self._peer_host(), satellite))
+        conversational, reasoning = turn_overrides(context, self.server.reasoning_budget)
         request = TurnRequest(
             text=text,
             conversation_id=conversation_id,
@@ -248,6 +261,8 @@ class WyomingTurnHandler(AsyncEventHandler):
             source="wyoming",
             satellite_id=_text_or_none(context.get("satellite_id")),
             device_id=_text_or_none(context.get("device_id")),
+            conversational=conversational,
+            reasoning=reasoning,
         )
         task = asyncio.create_task(self._run_turn(request, language), name="wyoming turn")
         self._turn = task
@@ -364,6 +379,31 @@ async def _skip_line(reader: asyncio.StreamReader) -> None:
             return
         except asyncio.LimitOverrunError as err:  # nothing consumed yet: drop what is buffered
             await reader.readexactly(err.consumed)
+
+
+def turn_overrides(context: dict[str, Any], default_budget: int) -> tuple[bool | None, Reasoning | None]:
+    """The transcript context's per-turn `conversational` and reasoning overrides (None: not given
+    or unusable). `reasoning: budget` without a usable `reasoning_budget` takes `default_budget`."""
+    conversational = context.get("conversational")
+    if conversational is not None and not isinstance(conversational, bool):
+        _LOGGER.debug("ignoring context.conversational %r: not true or false", conversational)
+        conversational = None
+    mode = context.get("reasoning")
+    modes = {m.value: m for m in ReasoningMode}
+    if mode is not None and (not isinstance(mode, str) or mode.strip().lower() not in modes):
+        _LOGGER.debug("ignoring context.reasoning %r: not one of %s", mode, ", ".join(modes))
+        mode = None
+    budget = context.get("reasoning_budget")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= MAX_REASONING_BUDGET
+    ):
+        _LOGGER.debug("ignoring context.reasoning_budget %r: not a whole number from 0 to %d",
+                      budget, MAX_REASONING_BUDGET)
+        budget = None
+    if mode is None and budget is None:
+        return conversational, None
+    reasoning_mode = modes[mode.strip().lower()] if mode is not None else ReasoningMode.BUDGET
+    return conversational, Reasoning(reasoning_mode, default_budget if budget is None else budget)
 
 
 def _text_or_none(value: Any) -> str | None:
