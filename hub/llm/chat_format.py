@@ -426,6 +426,11 @@ class TemplateChatFormat(ChatFormat):
     Tools and calls are passed in OpenAI shape when the template declares `tools` and renders
     `tool_calls`; otherwise they are written as text (see `text_tool_turns`). `enable_thinking`
     and a conversational variable are passed only when the template reads them.
+
+    Conversational mode reaches every model as an instruction in the agent's system text, and a
+    template that declares a variable for it (any undeclared variable named `*conversational*`)
+    gets that variable too, from the same flag: the instruction and the switch always say the
+    same thing, and the system text does not depend on which model runs it.
     """
 
     name: str = "template"

@@ -1,0 +1,84 @@
+"""Languages end to end through the real agent, the demo home and the real hassil fast path:
+the hub's own phrases follow the request's language; unknown codes fall back to the default."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hub.agent.agent import Agent
+from hub.agent.types import TurnRequest
+from hub.config import validate
+from hub.home.catalogue import build_home_tools
+from hub.home.demo import load_demo_home
+from hub.home.entities import EntityStore
+from hub.home.fast_path import FastPath
+from hub.home.resolve import EntityResolver
+from hub.home.tool_base import ToolRegistry
+from hub.home.view import StoreHomeView
+from hub.locales import SUPPORTED_LANGUAGES, phrase
+from hub.settings import RuntimeSettings
+from helpers.scripted_engine import ScriptedEngine, text
+
+pytestmark = pytest.mark.timeout(120)
+
+
+class DemoHub:
+    """The agent as the app builds it, over the demo home; the model is scripted (`rounds`)."""
+
+    def __init__(self, rounds: list | None = None, **options: Any) -> None:
+        self.config = validate(options)
+        self.store = EntityStore()
+        load_demo_home(self.store)
+        resolver = EntityResolver(self.store)
+        registry = ToolRegistry()
+        for tool in build_home_tools(self.store, resolver):
+            registry.register(tool)
+        self.engine = ScriptedEngine(rounds or [])
+        self.agent = Agent(engine=self.engine, registry=registry, settings=RuntimeSettings(self.config),
+                           config=self.config, home=StoreHomeView(self.store, resolver),
+                           fast_path=FastPath(self.store, registry, resolver),
+                           clock_text=lambda: "Monday 2026-11-30 08:00")
+
+    def states(self) -> list[tuple[str, str]]:
+        return [(e.entity_id, e.state) for e in self.store.all()]
+
+
+@pytest.mark.parametrize("utterance, language, name, start", [
+    ("Schalte den Kühlschrank aus", "de-DE", "Kühlschrank", "Entschuldigung"),
+    ("Allume la télé du garage", "fr-FR", "télé du garage", "Pardon"),
+])
+async def test_entity_not_found_is_answered_in_the_requests_language(utterance, language, name, start) -> None:
+    hub = DemoHub()  # no scripted rounds: the model must not be asked
+    before = hub.states()
+    result = await hub.agent.ask(TurnRequest(utterance, language=language, source="wyoming"))
+    code = language[:2]
+    assert result.ok and result.path == "fast_path" and result.language == code
+    assert result.reply == phrase(code, "entity.not_found", name=name)
+    assert result.reply.startswith(start) and result.reply != phrase("en", "entity.not_found", name=name)
+    assert result.tool_calls == [] and hub.states() == before and hub.engine.requests == []
+
+
+@pytest.mark.parametrize("unknown", ["xx-YY", "", "klingon", "!!"])
+async def test_unknown_language_code_falls_back_to_the_configured_default(unknown: str) -> None:
+    hub = DemoHub(language="de")
+    result = await hub.agent.ask(TurnRequest("Schalte den Kühlschrank aus", language=unknown))
+    assert result.ok and result.error is None and result.language == "de"
+    assert result.reply == phrase("de", "entity.not_found", name="Kühlschrank")
+
+
+async def test_unknown_language_reaches_the_model_as_the_default() -> None:
+    hub = DemoHub([text("Bonjour.")], language="fr")
+    result = await hub.agent.ask(TurnRequest("Raconte une blague", language="xx-YY"))
+    assert result.ok and result.language == "fr" and result.reply == "Bonjour."
+    [request] = hub.engine.requests
+    assert "reply in French" in request.messages[-1].content
+
+
+async def test_spoken_errors_follow_the_language_for_every_supported_language() -> None:
+    hub = DemoHub()
+    for language in SUPPORTED_LANGUAGES:
+        result = await hub.agent.ask(TurnRequest("   ", language=language))  # an empty request
+        assert not result.ok and result.error == "empty" and result.language == language
+        assert result.reply == phrase(language, "error.empty")
