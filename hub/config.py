@@ -67,6 +67,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("expose", "list(assist|all)", "assist"),
     Option("include_entities", "str?"),  # comma-separated entity ids or globs
     Option("exclude_entities", "str?"),
+    # safety policy for actions, and reports of outcomes that arrive later
+    Option("allowed_domains", "str", "light,switch,fan,cover,valve,climate,humidifier,media_player,"
+                                     "vacuum,lock,scene,script,button,input_button,input_boolean"),
+    Option("allowed_services", "str?"),  # comma-separated domain.service globs; empty: any
+    Option("read_only_entities", "str?"),  # ids/globs the hub may read but never control
+    Option("confirm_entities", "str?"),  # ids/globs whose actions need a spoken yes
+    Option("confirm_seconds", "int(5,300)", 30),
+    Option("rate_limit_per_minute", "int(0,600)", 10),  # actions per entity; 0: no limit
+    Option("action_report_timeout", "int(5,3600)", 120),
+    Option("announce_reports", "bool", True),
     # Wyoming
     Option("wyoming_port", "port", 10500),
     Option("zeroconf", "bool", True),
