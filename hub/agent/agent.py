@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, Protocol, Sequence
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
@@ -29,6 +29,7 @@ from hub.agent.types import (
 )
 from hub.config import HubConfig
 from hub.home.entities import Entity
+from hub.home.policy import CONFIRMATION_REQUIRED, SPOKEN_ERRORS
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
     Done,
@@ -87,6 +88,7 @@ class Agent:
         config: HubConfig,
         home: HomeView | None = None,
         fast_path: FastPathLike | None = None,
+        confirmations: FastPathLike | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -95,6 +97,7 @@ class Agent:
         self._config = config
         self._home = home
         self._fast_path = fast_path
+        self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
         self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
@@ -170,18 +173,20 @@ class Agent:
 
     async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         text = state.request.text.strip()
-        if self._fast_path is not None and self._config.fast_path:
-            handled = await self._try_fast_path(state, text, emit)
-            if handled is not None:
-                return handled
+        direct = [(self._confirmations, "confirmation")]
+        if self._config.fast_path:
+            direct.append((self._fast_path, "fast_path"))
+        for handler, path in direct:
+            if handler is not None:
+                outcome = await handler.try_handle(text, state.language, state.ctx)
+                if outcome is not None:
+                    return self._direct_answer(state, text, outcome, path, emit)
         return await self._model_turn(state, text, emit)
 
-    async def _try_fast_path(
-        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
-    ) -> TurnResult | None:
-        outcome = await self._fast_path.try_handle(text, state.language, state.ctx)  # type: ignore[union-attr]
-        if outcome is None:
-            return None
+    def _direct_answer(
+        self, state: _TurnState, text: str, outcome: Any, path: str, emit: Callable[[TurnEvent], None]
+    ) -> TurnResult:
+        """A turn answered without the model (fast path, or a confirmed/cancelled action)."""
         for call, result in zip(outcome.calls, outcome.results):
             emit(ToolStarted(call))
             finished = ToolFinished(call, result.ok, result.data, 0.0)
@@ -193,7 +198,7 @@ class Agent:
         self._trim(state.conversation)
         state.timings.first_token_s = time.monotonic() - state.started
         return TurnResult(state.conversation.id, state.language, outcome.reply,
-                          tool_calls=state.finished_calls, timings=state.timings, path="fast_path")
+                          tool_calls=state.finished_calls, timings=state.timings, path=path)
 
     async def _model_turn(
         self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
@@ -234,6 +239,12 @@ class Agent:
                 break
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
             results = await self._run_tools(calls, state, emit, turn_messages)
+            questions = [str(r.data.get("message")) for r in results
+                         if r.data.get("error") == CONFIRMATION_REQUIRED]
+            if questions:  # a sensitive action waits for the user's yes: ask, and do no more
+                reply.add_text(" " + " ".join(questions))
+                turn_messages.append(Message("assistant", " ".join(questions)))
+                break
             if any(not r.ok for r in results):
                 if retries_left == 0:
                     spoken_results = [_speech_of(r, state.language) for r in results]
@@ -344,6 +355,8 @@ def _check_request(text: str) -> str | None:
 def _speech_of(result: ToolResult, language: str) -> str:
     if result.speech:
         return result.speech
+    if not result.ok and result.data.get("error") in SPOKEN_ERRORS:
+        return str(result.data.get("message"))  # already a sentence for the user
     if not result.ok:
         return phrase(language, "action.failed", reason=str(result.data.get("message", result.data.get("error", ""))))
     return phrase(language, "action.done")

@@ -2,8 +2,10 @@
 
 Every tool checks the entity exists and that its domain supports the action, then makes the
 Home Assistant service call through the entity's backend and answers with the new state and a
-short localized sentence. Locks and alarms are refused here: opening a door is for the safety
-policy to allow, not for a tool to decide.
+short localized sentence. Every service call passes the safety policy (`hub.home.policy`) first;
+without one, locks and alarm panels are refused outright. With an action tracker, a call whose
+completion is a later state change (covers, valves, vacuums, locks, scripts) is acknowledged at
+once and its outcome reported when the state arrives (`hub.home.watches`).
 """
 
 from __future__ import annotations
@@ -13,20 +15,24 @@ from typing import Any
 from hub.home.colors import COLORS, color_key
 from hub.home.context import key_attributes
 from hub.home.entities import BackendError, Entity, EntityStore
+from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.home.tool_base import Tool, ToolContext, ToolError, ToolResult
-from hub.llm.types import ToolSpec
+from hub.home.watches import ActionTracker
+from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
 
 _BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
-REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})
+REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})  # only when there is no policy
 _ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
            "automation", "siren")
 TURN_ON_SERVICES = {**{d: "turn_on" for d in _ON_OFF}, "cover": "open_cover",
                     "valve": "open_valve", "scene": "turn_on", "script": "turn_on",
-                    "button": "press", "input_button": "press"}
+                    "button": "press", "input_button": "press", "lock": "lock",
+                    "vacuum": "start"}
 TURN_OFF_SERVICES = {**{d: "turn_off" for d in _ON_OFF}, "cover": "close_cover",
-                     "valve": "close_valve", "script": "turn_off"}
+                     "valve": "close_valve", "script": "turn_off", "lock": "unlock",
+                     "vacuum": "return_to_base"}
 MEDIA_SERVICES = {"pause": "media_pause", "resume": "media_play", "next": "media_next_track",
                   "previous": "media_previous_track"}
 _COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
@@ -52,9 +58,12 @@ class _EntityTool:
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
     entity_args = ("entity_id",)
 
-    def __init__(self, store: EntityStore, resolver: EntityResolver) -> None:
+    def __init__(self, store: EntityStore, resolver: EntityResolver,
+                 policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> None:
         self._store = store
         self._resolver = resolver
+        self._policy = policy
+        self._tracker = tracker
         self.spec = ToolSpec(self.name, self.description, self.parameters)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -74,7 +83,7 @@ class _EntityTool:
             suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
             raise ToolError(phrase(ctx.language, "entity.not_found", name=entity_id),
                             code="unknown_entity", suggestions=suggestions)
-        if entity.domain in REFUSED_DOMAINS:
+        if self._policy is None and entity.domain in REFUSED_DOMAINS:
             raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
                             code="not_allowed", entity_id=entity.entity_id)
         return entity
@@ -85,18 +94,37 @@ class _EntityTool:
             code="unsupported", entity_id=entity.entity_id)
 
     async def _call(self, entity: Entity, service: str, data: dict[str, Any],
-                    ctx: ToolContext) -> Entity:
-        """Make the service call; the entity as the store has it afterwards."""
+                    ctx: ToolContext, args: dict[str, Any]) -> Entity:
+        """Make the service call if the policy lets it; the entity as the store has it afterwards.
+
+        `args` are the tool's own arguments: a call held for confirmation is re-run with them.
+        """
+        if self._policy is not None:
+            self._policy.check(entity, service, ToolCall(self.name, dict(args)), ctx)
         try:
             await self._store.backend_for(entity).call_service(entity, service, data)
         except BackendError as err:
+            self._record(entity, service, data, ctx, f"failed: {err}")
             # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)
             code = getattr(err, "code", None)
             spoken = (phrase(ctx.language, f"error.{code}") if code in _BACKEND_PHRASES
                       else phrase(ctx.language, "action.failed", reason=str(err)))
             raise ToolError(spoken, code="backend_unavailable", entity_id=entity.entity_id,
                             detail=str(err)) from err
+        self._record(entity, service, data, ctx, "ok")
         return self._store.get(entity.entity_id) or entity
+
+    def _record(self, entity: Entity, service: str, data: dict[str, Any], ctx: ToolContext,
+                outcome: str) -> None:
+        if self._policy is not None:
+            self._policy.record(entity, service, data, ctx, outcome)
+
+    def _acknowledged(self, entity: Entity, service: str, data: dict[str, Any],
+                      ctx: ToolContext) -> ToolResult | None:
+        """A pending result when the call completes later (a cover on its way), else None."""
+        if self._tracker is None:
+            return None
+        return self._tracker.acknowledge(entity, service, data, ctx)
 
     @staticmethod
     def _done(entity: Entity, speech: str) -> ToolResult:
@@ -106,19 +134,20 @@ class _EntityTool:
 
 class TurnOn(_EntityTool):
     name = "turn_on"
-    description = "Turn on a device or open a cover; also activates a scene or starts a script."
+    description = "Turn on a device, open a cover, lock a lock; also activates a scene, starts a script."
     services = TURN_ON_SERVICES
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         service = self.services.get(entity.domain)
         if service is None:
             raise self._unsupported(entity, "switch")
-        after = await self._call(entity, service, {}, ctx)
-        return self._done(after, self._speech(after, ctx.language))
+        after = await self._call(entity, service, {}, ctx, args)
+        return (self._acknowledged(after, service, {}, ctx)
+                or self._done(after, self._speech(after, ctx.language)))
 
     def _speech(self, entity: Entity, language: str) -> str:
-        if entity.domain in ("cover", "valve"):
-            if entity.state in ("open", "closed"):
+        if entity.domain in ("cover", "valve", "lock"):
+            if entity.state in ("open", "closed", "locked", "unlocked"):
                 return phrase(language, "action.reported", name=entity.name,
                               state=phrase(language, f"state.{entity.state}"))
             return phrase(language, "action.acknowledged", name=entity.name)
@@ -129,7 +158,7 @@ class TurnOn(_EntityTool):
 
 class TurnOff(TurnOn):
     name = "turn_off"
-    description = "Turn off a device or close a cover; also stops a running script."
+    description = "Turn off a device, close a cover, unlock a lock; also stops a script, docks a vacuum."
     services = TURN_OFF_SERVICES
 
     def _speech(self, entity: Entity, language: str) -> str:
@@ -161,7 +190,7 @@ class SetLight(_EntityTool):
             if modes and not modes & _COLOR_MODES:
                 raise self._unsupported(entity, "color")
             data.update(_color_data(args["color"]))
-        after = await self._call(entity, "turn_on", data, ctx)
+        after = await self._call(entity, "turn_on", data, ctx, args)
         if "brightness" in args:
             value = phrase(ctx.language, "unit.percent", value=format_number(args["brightness"], ctx.language))
             speech = phrase(ctx.language, "action.set_brightness", name=entity.name, value=value)
@@ -182,7 +211,7 @@ class SetTemperature(_EntityTool):
         if (low is not None and value < low) or (high is not None and value > high):
             raise ToolError(f"{entity.entity_id} accepts {low} to {high} degrees.",
                             code="invalid_arguments", entity_id=entity.entity_id)
-        after = await self._call(entity, "set_temperature", {"temperature": value}, ctx)
+        after = await self._call(entity, "set_temperature", {"temperature": value}, ctx, args)
         spoken = phrase(ctx.language, "unit.degrees", value=format_number(value, ctx.language))
         return self._done(after, phrase(ctx.language, "action.set_temperature", name=entity.name,
                                         value=spoken))
@@ -197,7 +226,10 @@ class SetPosition(_EntityTool):
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         position = args["position"]
         service = "set_cover_position" if entity.domain == "cover" else "set_valve_position"
-        after = await self._call(entity, service, {"position": position}, ctx)
+        after = await self._call(entity, service, {"position": position}, ctx, args)
+        acknowledged = self._acknowledged(after, service, {"position": position}, ctx)
+        if acknowledged is not None:
+            return acknowledged
         spoken = phrase(ctx.language, "unit.percent", value=format_number(position, ctx.language))
         return self._done(after, phrase(ctx.language, "action.set_position", name=entity.name,
                                         value=spoken))
@@ -210,7 +242,7 @@ class MediaControl(_EntityTool):
     domains = frozenset({"media_player"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        after = await self._call(entity, MEDIA_SERVICES[args["action"]], {}, ctx)
+        after = await self._call(entity, MEDIA_SERVICES[args["action"]], {}, ctx, args)
         return self._done(after, phrase(ctx.language, "action.done"))
 
 
@@ -221,7 +253,7 @@ class SetVolume(_EntityTool):
     domains = frozenset({"media_player"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        after = await self._call(entity, "volume_set", {"volume_level": args["volume"] / 100}, ctx)
+        after = await self._call(entity, "volume_set", {"volume_level": args["volume"] / 100}, ctx, args)
         return self._done(after, phrase(ctx.language, "action.done"))
 
 
@@ -231,7 +263,7 @@ class ActivateScene(_EntityTool):
     domains = frozenset({"scene"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        after = await self._call(entity, "turn_on", {}, ctx)
+        after = await self._call(entity, "turn_on", {}, ctx, args)
         return self._done(after, phrase(ctx.language, "action.done"))
 
 
@@ -241,8 +273,9 @@ class RunScript(_EntityTool):
     domains = frozenset({"script"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        after = await self._call(entity, "turn_on", {}, ctx)
-        return self._done(after, phrase(ctx.language, "action.done"))
+        after = await self._call(entity, "turn_on", {}, ctx, args)
+        return (self._acknowledged(after, "turn_on", {}, ctx)
+                or self._done(after, phrase(ctx.language, "action.done")))
 
 
 class GetState(_EntityTool):
@@ -318,8 +351,10 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def build_home_tools(store: EntityStore, resolver: EntityResolver) -> list[Tool]:
-    return [tool(store, resolver) for tool in (
+def build_home_tools(store: EntityStore, resolver: EntityResolver,
+                     policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> list[Tool]:
+    """The home tools; `policy` guards every call, `tracker` acknowledges slow ones."""
+    return [tool(store, resolver, policy, tracker) for tool in (
         TurnOn, TurnOff, SetLight, SetTemperature, SetPosition, MediaControl, SetVolume,
         ActivateScene, RunScript, GetState)]
 

@@ -1,0 +1,236 @@
+"""The safety policy every home action passes before it reaches a device.
+
+Checked inside the tools, after the model produced its arguments, so nothing the model says —
+and no entity name, alias or state quoted in its prompt — can widen it:
+- only allowed domains (and, when listed, services) are controlled; read-only entities never are;
+- sensitive actions (unlocking, disarming, moving garage doors, gates and doors, anything the
+  user lists) need a spoken "yes" in the same conversation within a time window: the tool asks
+  instead of acting, and the agent runs the stored call when the yes arrives (`hub.agent.pending`);
+- each entity may be changed only so often per minute;
+- every executed action is logged with its conversation, source and outcome.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from hub.config import OPTION_BY_NAME
+from hub.home.entities import Entity
+from hub.home.tool_base import ToolContext, ToolError
+from hub.llm.types import ToolCall
+from hub.locales import normalize_language, phrase
+
+ACTION_LOG = logging.getLogger("hub.actions")
+
+DEFAULT_ALLOWED_DOMAINS: str = OPTION_BY_NAME["allowed_domains"].default
+SENSITIVE_DOMAINS = frozenset({"lock", "alarm_control_panel"})
+SENSITIVE_COVER_CLASSES = frozenset({"garage", "gate", "door"})
+# The safe direction on a sensitive entity needs no confirmation: locking, arming.
+SAFE_SERVICES = {"lock": ("lock",), "alarm_control_panel": ("alarm_arm_*",)}
+RATE_WINDOW_S = 60.0
+
+CONFIRMATION_REQUIRED = "confirmation_required"  # ToolResult.data["error"] of a held action
+# Refusals whose message is already the sentence to speak.
+SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited"})
+
+# The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service,
+# in the add-on's UI languages; other languages get English verbs.
+# TODO(locales): move to hub/locales as policy.verb.<key> phrases for every language.
+_VERB_OF_SERVICE = {
+    "unlock": "unlock", "open": "open", "lock": "lock", "open_cover": "open", "open_valve": "open",
+    "close_cover": "close", "close_valve": "close", "set_cover_position": "move",
+    "set_valve_position": "move", "alarm_disarm": "disarm", "turn_on": "turn_on",
+    "turn_off": "turn_off", "toggle": "change",
+}
+_VERBS: dict[str, dict[str, str]] = {
+    "en": {"unlock": "unlock", "lock": "lock", "open": "open", "close": "close", "move": "move",
+           "disarm": "disarm", "arm": "arm", "turn_on": "turn on", "turn_off": "turn off",
+           "change": "change"},
+    "de": {"unlock": "aufschließen", "lock": "abschließen", "open": "öffnen", "close": "schließen",
+           "move": "bewegen", "disarm": "unscharf schalten", "arm": "scharf schalten",
+           "turn_on": "einschalten", "turn_off": "ausschalten", "change": "ändern"},
+    "fr": {"unlock": "déverrouiller", "lock": "verrouiller", "open": "ouvrir", "close": "fermer",
+           "move": "déplacer", "disarm": "désarmer", "arm": "armer", "turn_on": "allumer",
+           "turn_off": "éteindre", "change": "modifier"},
+    "es": {"unlock": "desbloquear", "lock": "bloquear", "open": "abrir", "close": "cerrar",
+           "move": "mover", "disarm": "desarmar", "arm": "armar", "turn_on": "encender",
+           "turn_off": "apagar", "change": "cambiar"},
+    "nl": {"unlock": "ontgrendelen", "lock": "vergrendelen", "open": "openen", "close": "sluiten",
+           "move": "bewegen", "disarm": "uitschakelen", "arm": "inschakelen", "turn_on": "aanzetten",
+           "turn_off": "uitzetten", "change": "wijzigen"},
+    "it": {"unlock": "sbloccare", "lock": "bloccare", "open": "aprire", "close": "chiudere",
+           "move": "muovere", "disarm": "disattivare", "arm": "attivare", "turn_on": "accendere",
+           "turn_off": "spegnere", "change": "modificare"},
+    "pl": {"unlock": "odblokować", "lock": "zablokować", "open": "otworzyć", "close": "zamknąć",
+           "move": "przesunąć", "disarm": "rozbroić", "arm": "uzbroić", "turn_on": "włączyć",
+           "turn_off": "wyłączyć", "change": "zmienić"},
+    "pt": {"unlock": "destrancar", "lock": "trancar", "open": "abrir", "close": "fechar",
+           "move": "mover", "disarm": "desarmar", "arm": "armar", "turn_on": "ligar",
+           "turn_off": "desligar", "change": "alterar"},
+}
+
+
+@dataclass(frozen=True)
+class PendingAction:
+    """A sensitive call held until the user says yes in the same conversation."""
+
+    call: ToolCall
+    entity_id: str
+    entity_name: str
+    service: str
+    ctx: ToolContext
+    asked_at: float  # policy clock (monotonic)
+
+
+def parse_patterns(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Comma-separated (or listed) ids/globs, lower-cased, blanks dropped."""
+    items = value.split(",") if isinstance(value, str) else (value or ())
+    return tuple(p.strip().lower() for p in items if p and p.strip())
+
+
+def confirm_verb(service: str, language: str) -> str:
+    key = _VERB_OF_SERVICE.get(service, "arm" if service.startswith("alarm_arm") else "change")
+    return _VERBS.get(normalize_language(language), _VERBS["en"])[key]
+
+
+class ActionPolicy:
+    def __init__(
+        self,
+        *,
+        allowed_domains: str | Iterable[str] = DEFAULT_ALLOWED_DOMAINS,
+        allowed_services: str | Iterable[str] | None = None,
+        read_only_entities: str | Iterable[str] | None = None,
+        confirm_entities: str | Iterable[str] | None = None,
+        confirm_seconds: float = 30.0,
+        rate_limit_per_minute: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.allowed_domains = frozenset(parse_patterns(allowed_domains))
+        self.allowed_services = parse_patterns(allowed_services)  # "domain.service" globs; () = any
+        self.read_only = parse_patterns(read_only_entities)
+        self.confirm_entities = parse_patterns(confirm_entities)
+        self.confirm_seconds = float(confirm_seconds)
+        self.rate_limit = int(rate_limit_per_minute)  # 0: no limit
+        self._clock = clock
+        self._pending: dict[str, PendingAction] = {}  # conversation id → held action
+        self._grants: set[tuple[str, str, str]] = set()  # (conversation, entity, service) confirmed
+        self._recent: dict[str, deque[float]] = {}  # entity id → times of executed actions
+
+    @classmethod
+    def from_config(cls, config: Any, clock: Callable[[], float] = time.monotonic) -> "ActionPolicy":
+        return cls(
+            allowed_domains=config.allowed_domains,
+            allowed_services=config.allowed_services,
+            read_only_entities=config.read_only_entities,
+            confirm_entities=config.confirm_entities,
+            confirm_seconds=config.confirm_seconds,
+            rate_limit_per_minute=config.rate_limit_per_minute,
+            clock=clock,
+        )
+
+    # --- the checks ---------------------------------------------------------------------------
+
+    def allows(self, entity: Entity, service: str) -> bool:
+        """Whether the hub may ever make this call (with a confirmation if it is sensitive)."""
+        entity_id = entity.entity_id.lower()
+        if entity.domain not in self.allowed_domains:
+            return False
+        if any(fnmatch.fnmatchcase(entity_id, p) for p in self.read_only):
+            return False
+        if self.allowed_services:
+            name = f"{entity.domain}.{service}".lower()
+            return any(fnmatch.fnmatchcase(name, p) for p in self.allowed_services)
+        return True
+
+    def needs_confirmation(self, entity: Entity, service: str) -> bool:
+        safe = SAFE_SERVICES.get(entity.domain, ())
+        if any(fnmatch.fnmatchcase(service, p) for p in safe):
+            return False
+        if entity.domain in SENSITIVE_DOMAINS:
+            return True
+        if entity.domain == "cover" and (entity.device_class or "") in SENSITIVE_COVER_CLASSES:
+            return True
+        return any(fnmatch.fnmatchcase(entity.entity_id.lower(), p) for p in self.confirm_entities)
+
+    def check(self, entity: Entity, service: str, call: ToolCall, ctx: ToolContext) -> None:
+        """Raise a ToolError with a spoken reason unless the call may run now.
+
+        A sensitive call without a confirmation is held for the conversation and answered
+        with the question (`error: confirmation_required`).
+        """
+        if not self.allows(entity, service):
+            self._log(entity, service, ctx, "refused: not allowed")
+            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
+                            code="not_allowed", entity_id=entity.entity_id)
+        if self._rate_limited(entity.entity_id):
+            self._log(entity, service, ctx, "refused: rate limited")
+            raise ToolError(phrase(ctx.language, "policy.rate_limited", name=entity.name),
+                            code="rate_limited", entity_id=entity.entity_id)
+        if not self.needs_confirmation(entity, service):
+            return
+        grant = (ctx.conversation_id, entity.entity_id, service)
+        if grant in self._grants:
+            self._grants.discard(grant)  # one confirmation, one action
+            return
+        self._pending[ctx.conversation_id] = PendingAction(
+            call, entity.entity_id, entity.name, service, ctx, self._clock())
+        self._log(entity, service, ctx, "held: asked for confirmation")
+        question = phrase(ctx.language, "policy.confirm", name=entity.name,
+                          action=confirm_verb(service, ctx.language))
+        raise ToolError(question, code=CONFIRMATION_REQUIRED, entity_id=entity.entity_id,
+                        instruction="Nothing was done. Ask the user this question and wait for their answer.")
+
+    def record(self, entity: Entity, service: str, data: dict[str, Any], ctx: ToolContext,
+               outcome: str) -> None:
+        """An action went to the device (outcome "ok" or the failure): count it, log it."""
+        times = self._recent.setdefault(entity.entity_id, deque())
+        times.append(self._clock())
+        self._log(entity, service, ctx, outcome, data)
+
+    # --- confirmations ------------------------------------------------------------------------
+
+    def take_pending(self, conversation_id: str) -> PendingAction | None:
+        """The conversation's held action, removed: any reply ends the wait."""
+        return self._pending.pop(conversation_id, None)
+
+    def has_pending(self, conversation_id: str) -> bool:
+        return conversation_id in self._pending
+
+    def is_fresh(self, pending: PendingAction) -> bool:
+        return self._clock() - pending.asked_at <= self.confirm_seconds
+
+    @contextmanager
+    def granted(self, pending: PendingAction) -> Iterator[None]:
+        """Let exactly this confirmed call through once while the block runs."""
+        grant = (pending.ctx.conversation_id, pending.entity_id, pending.service)
+        self._grants.add(grant)
+        try:
+            yield
+        finally:
+            self._grants.discard(grant)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _rate_limited(self, entity_id: str) -> bool:
+        if self.rate_limit <= 0:
+            return False
+        times = self._recent.get(entity_id)
+        if not times:
+            return False
+        cutoff = self._clock() - RATE_WINDOW_S
+        while times and times[0] < cutoff:
+            times.popleft()
+        return len(times) >= self.rate_limit
+
+    @staticmethod
+    def _log(entity: Entity, service: str, ctx: ToolContext, outcome: str,
+             data: dict[str, Any] | None = None) -> None:
+        ACTION_LOG.info("action %s.%s %s%s conversation=%s source=%s: %s", entity.domain, service,
+                        entity.entity_id, f" {data}" if data else "", ctx.conversation_id,
+                        ctx.source, outcome)
