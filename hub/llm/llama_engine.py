@@ -36,6 +36,7 @@ from hub.config import HubConfig
 from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
 from hub.llm.grammar import parse_constrained_call, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
+from hub.llm.kv_cache import PrefixStateCache
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.types import (
@@ -113,6 +114,7 @@ class LlamaEngine:
         queue_size: int = 32,
         is_stand_in: bool = False,
         seed: int | None = None,
+        prompt_cache_mib: int = 512,
     ) -> None:
         path = Path(model_path)
         report = inspect_gguf(path, n_ctx=n_ctx, kv_cache_type=kv_cache_type)  # clear file errors
@@ -154,9 +156,11 @@ class LlamaEngine:
         self._llm.eval = self._counting_eval  # type: ignore[method-assign]
         self._eval_count = 0
         self._cancel_current: threading.Event | None = None
+        self._priming: threading.Event | None = None  # set to interrupt a running prime()
         self._cached_before_last_request = 0  # tokens in the KV cache when the last request began
         self._seed = seed
         self._n_batch = self._llm.n_batch
+        self.prompt_cache = PrefixStateCache(self._llm, prompt_cache_mib * 2**20)
         self.constrained_tools = constrained_tools
         self.chat_format: ChatFormat = chat_format_for(
             self._llm.metadata, bos_token=self._token_text(self._llm.token_bos()),
@@ -201,6 +205,7 @@ class LlamaEngine:
             kv_cache_type=config.kv_cache_type,
             constrained_tools=config.constrained_tools,
             queue_size=config.queue_size,
+            prompt_cache_mib=config.prompt_cache_mib,
             is_stand_in=stand_in,
         )
 
@@ -245,6 +250,8 @@ class LlamaEngine:
         if self._waiting >= self._queue_size:
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
         self._waiting += 1
+        if self._priming is not None:
+            self._priming.set()  # a request goes first; it reuses what priming evaluated so far
         try:
             await gate.acquire()
         finally:
@@ -278,6 +285,32 @@ class LlamaEngine:
                     return
         finally:
             cancelled.set()
+
+    async def prime(self, request: GenerationRequest) -> bool:
+        """Evaluate the stable start of `request` (its messages, no generation prompt) while the
+        engine is idle, so the next turn finds it in the KV cache; e.g. after the entity list changed.
+
+        Skipped (False) when a request runs or waits. A request arriving meanwhile interrupts it
+        and reuses whatever was evaluated so far.
+        """
+        self._validate(request)
+        gate = self._gate_for_running_loop()
+        if gate.locked() or self._waiting:
+            return False
+        await gate.acquire()
+        interrupt = threading.Event()
+        self._priming = interrupt
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, self._prime, request, interrupt)
+        finally:
+            interrupt.set()
+            self._priming = None
+            gate.release()
+
+    async def wait_idle(self) -> None:
+        """Return once no request runs or waits (and the last one's state is saved)."""
+        async with self._gate_for_running_loop():
+            pass
 
     def _validate(self, request: GenerationRequest) -> None:
         if self._closed:
@@ -324,14 +357,38 @@ class LlamaEngine:
         self._cancel_current = job.cancelled
         try:
             self._generate(job)
+            self.prompt_cache.save()  # after Done: the consumer does not wait for it
         except _Cancelled:
             if self._closed:  # a consumer may still be waiting: tell it why nothing more comes
                 job.emit(_Failure(EngineError("the model engine was closed")))
+            else:
+                self.prompt_cache.save()  # what was evaluated is consistent: keep it
         except EngineError as err:
             job.emit(_Failure(err))
         except Exception as err:  # llama.cpp failures surface as RuntimeError/ValueError
             _LOGGER.debug("generation failed", exc_info=True)
             job.emit(_Failure(EngineError(f"the model failed while generating: {err}")))
+        finally:
+            self._cancel_current = None
+
+    def _prime(self, request: GenerationRequest, interrupt: threading.Event) -> bool:
+        self._cancel_current = interrupt
+        try:
+            rendered = self.chat_format.render(
+                request.messages, request.tools, thinking=self._thinking_enabled(request),
+                conversational=request.conversational, add_generation_prompt=False)
+            tokens = self._tokenize_prompt(rendered.text)
+            if len(tokens) >= self.info.n_ctx:
+                return False
+            self.prompt_cache.restore_best(tokens)
+            shared = _common_prefix(self._llm._input_ids.tolist(), tokens)
+            if shared < len(tokens):
+                self._llm.n_tokens = shared  # `eval` drops the KV entries from there on
+                self._counting_eval(tokens[shared:])
+                self.prompt_cache.save()
+            return True
+        except _Cancelled:
+            return False
         finally:
             self._cancel_current = None
 
@@ -348,6 +405,7 @@ class LlamaEngine:
                 f"shorten the history or raise n_ctx"
             )
         self._cached_before_last_request = self._llm.n_tokens
+        self.prompt_cache.restore_best(tokens)  # another conversation may have evicted this one
         if _LOGGER.isEnabledFor(logging.DEBUG):
             _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
                           _common_prefix(self._llm._input_ids.tolist(), tokens))

@@ -1,0 +1,170 @@
+"""Saved KV states, so each conversation's prefix survives the other conversations' turns.
+
+llama-cpp-python keeps one KV cache and reuses the longest common token prefix with the
+previous call: conversation B's turn throws away A's history from the cache, and A's next turn
+pays for all of it again. So after each generation the engine saves the sequence's KV state
+(`llama_state_seq_get_data`: a few ms for a 3,000-token prefix) keyed by its tokens, and before
+the next generation it restores the saved state that shares the longest prefix with the new
+prompt, when that beats what is resident (`llama_state_seq_set_data`: about 2 ms). The tokens
+are the key, so the engine needs no conversation ids; least recently used states go first when
+the memory cap is reached.
+
+The high-level `Llama.save_state`/`LlamaRAMCache` are not used: they copy the whole logits
+array (n_batch × vocabulary floats, 512 MiB for Gemma), which takes seconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import logging
+from dataclasses import dataclass
+from typing import Sequence
+
+import llama_cpp
+import numpy as np
+from llama_cpp import Llama
+
+_LOGGER = logging.getLogger(__name__)
+
+# A restore must win at least this many tokens over what is resident to be worth it.
+MIN_GAIN_TOKENS = 16
+# A saved state that a newer one repeats up to its last few tokens is superseded by it
+# (the previous turn of the conversation that just went on).
+SUPERSEDE_SLACK_TOKENS = 16
+
+
+def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    """Length of the longest common prefix of two token arrays."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if differ.size else n
+
+
+@dataclass
+class SavedState:
+    tokens: np.ndarray  # int32, the tokens whose KV entries `data` holds
+    data: np.ndarray  # uint8, llama.cpp's serialized sequence state
+    last_used: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes + self.tokens.nbytes)
+
+
+class PrefixStateCache:
+    """LRU store of one llama context's sequence states, under a byte cap (0 disables it).
+
+    Works on a `Llama` object's sequence `seq_id` (0 is the one llama-cpp-python uses) and keeps
+    `Llama.input_ids`/`n_tokens` in step with the KV cache after a restore, so llama-cpp-python's
+    own prefix reuse (and evaluated-token counting) go on working.
+    """
+
+    def __init__(self, llm: Llama, max_bytes: int, *, seq_id: int = 0) -> None:
+        self._llm = llm
+        self.max_bytes = max(0, max_bytes)
+        self._seq_id = seq_id
+        self._states: list[SavedState] = []
+        self._clock = itertools.count(1)
+        self.restores = 0
+        self.saves = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_bytes > 0
+
+    @property
+    def states(self) -> tuple[SavedState, ...]:
+        return tuple(self._states)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.nbytes for s in self._states)
+
+    def clear(self) -> None:
+        self._states.clear()
+
+    def resident_tokens(self) -> np.ndarray:
+        return np.asarray(self._llm.input_ids[: self._llm.n_tokens], dtype=np.intc)
+
+    def restore_best(self, prompt: Sequence[int]) -> int:
+        """Load the saved state sharing most of `prompt`, if it beats the resident one.
+
+        Returns the number of prompt tokens the restored state covers (0: nothing restored).
+        """
+        if not self._states:
+            return 0
+        wanted = np.asarray(prompt, dtype=np.intc)
+        resident = common_prefix(self.resident_tokens(), wanted)
+        best, best_shared = None, resident
+        for state in self._states:
+            shared = common_prefix(state.tokens, wanted)
+            if shared > best_shared:
+                best, best_shared = state, shared
+        if best is None or best_shared - resident < MIN_GAIN_TOKENS:
+            return 0
+        if not self._load(best):
+            return 0
+        best.last_used = next(self._clock)
+        self.restores += 1
+        _LOGGER.debug("restored a saved state of %d tokens (%d shared with the prompt, %d before)",
+                      len(best.tokens), best_shared, resident)
+        return best_shared
+
+    def save(self) -> None:
+        """Save what the KV cache holds now (call after a generation)."""
+        if not self.enabled or self._llm.n_tokens == 0:
+            return
+        tokens = self.resident_tokens().copy()
+        for state in self._states:
+            if len(state.tokens) == len(tokens) and common_prefix(state.tokens, tokens) == len(tokens):
+                state.last_used = next(self._clock)
+                return
+        ctx = self._llm._ctx.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, self._seq_id)
+        if size == 0 or size + tokens.nbytes > self.max_bytes:
+            return
+        data = np.empty(size, dtype=np.uint8)
+        written = llama_cpp.llama_state_seq_get_data(ctx, _pointer(data), size, self._seq_id)
+        if written == 0:
+            _LOGGER.warning("llama.cpp could not save a sequence state of %d tokens", len(tokens))
+            return
+        saved = SavedState(tokens, data[:written], next(self._clock))
+        self._states = [s for s in self._states if not _superseded(s, saved)]
+        self._states.append(saved)
+        self.saves += 1
+        self._evict()
+
+    def _load(self, state: SavedState) -> bool:
+        llm = self._llm
+        ok = llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, _pointer(state.data), state.data.nbytes,
+                                                self._seq_id)
+        if ok == 0:  # the sequence may be half-cleared now: start from nothing
+            _LOGGER.warning("llama.cpp could not restore a saved state: dropping it")
+            self._states.remove(state)
+            llm._ctx.kv_cache_seq_rm(self._seq_id, -1, -1)
+            llm.reset()
+            return False
+        n = len(state.tokens)
+        llm.input_ids[:n] = state.tokens
+        llm.n_tokens = n
+        llm._requires_eval = True  # logits are not part of the saved state
+        return True
+
+    def _evict(self) -> None:
+        total = self.total_bytes
+        while total > self.max_bytes and len(self._states) > 1:
+            oldest = min(self._states, key=lambda s: s.last_used)
+            self._states.remove(oldest)
+            total -= oldest.nbytes
+
+
+def _superseded(old: SavedState, new: SavedState) -> bool:
+    """The new state repeats the old one but for its last few tokens: a conversation went on."""
+    return common_prefix(old.tokens, new.tokens) >= len(old.tokens) - SUPERSEDE_SLACK_TOKENS
+
+
+def _pointer(array: np.ndarray) -> ctypes.Array:
+    return array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
