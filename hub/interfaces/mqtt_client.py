@@ -31,6 +31,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 _LOGGER = logging.getLogger(__name__)
 
 SUPERVISOR_URL = "http://supervisor"
+CONNACK_TIMEOUT = 15.0  # seconds a connected socket may take to bring the broker's CONNACK
 HA_BIRTH_PAYLOAD = b"online"
 
 
@@ -182,6 +183,7 @@ class MqttClient:
         self._subscriptions: list[_Subscription] = []
         self._announcers: list[Announcer] = []
         self._connected = asyncio.Event()
+        self._link_closed = asyncio.Event()  # set when the socket closes (ends a CONNACK wait)
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
@@ -341,20 +343,37 @@ class MqttClient:
         return client
 
     async def _connect_loop(self) -> None:
-        """Try to connect until connected, with exponential backoff and jitter."""
+        """Try to connect until connected, with exponential backoff and jitter. Never dies of an
+        unexpected error: it logs it and tries again."""
         delay = self._backoff[0]
         while not self._stopping and not self.connected:
+            self._link_closed.clear()
             self._connecting = asyncio.get_running_loop().run_in_executor(None, self._paho.reconnect)
             try:
                 await asyncio.shield(self._connecting)
             except (OSError, ssl.SSLError, ValueError) as err:
                 _LOGGER.debug("MQTT connect to %s failed: %s", self.broker.describe(), err)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _LOGGER.exception("MQTT connect to %s failed unexpectedly", self.broker.describe())
             else:
-                # the TCP link is up; CONNACK arrives through the reader. Give it a moment.
-                if await self.wait_connected(max(delay, 2.0)):
+                # the TCP link is up; CONNACK arrives through the reader, unless the link drops
+                if await self._wait_connack(CONNACK_TIMEOUT):
                     return
+                _LOGGER.debug("no CONNACK from %s; trying again", self.broker.describe())
             await asyncio.sleep(delay * random.uniform(0.8, 1.2))
             delay = min(delay * 2, self._backoff[1])
+
+    async def _wait_connack(self, timeout: float) -> bool:
+        connected = asyncio.ensure_future(self._connected.wait())
+        closed = asyncio.ensure_future(self._link_closed.wait())
+        try:
+            await asyncio.wait({connected, closed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            connected.cancel()
+            closed.cancel()
+        return self.connected
 
     def _schedule_reconnect(self) -> None:
         if self._stopping or self._loop is None:
@@ -369,18 +388,21 @@ class MqttClient:
             _LOGGER.warning("MQTT broker %s refused the connection: %s", self.broker.describe(), reason)
             return
         self.connect_count += 1
-        _LOGGER.info("connected to MQTT broker %s", self.broker.describe())
-        filters = {s.topic_filter: s.qos for s in self._subscriptions}
-        if self.birth_topic and self._announcers:
-            filters.setdefault(self.birth_topic, 0)
-        if filters:
-            self._paho.subscribe(list(filters.items()))
         self._connected.set()
-        if self.availability_topic:
-            self._paho.publish(self.availability_topic, b"online", qos=1, retain=True)
-        while self._outbox and self.connected:
-            topic, data, qos, retain = self._outbox.popleft()
-            self._paho.publish(topic, data, qos=qos, retain=retain)
+        _LOGGER.info("connected to MQTT broker %s", self.broker.describe())
+        try:
+            filters = {s.topic_filter: s.qos for s in self._subscriptions}
+            if self.birth_topic and self._announcers:
+                filters.setdefault(self.birth_topic, 0)
+            if filters:
+                self._paho.subscribe(list(filters.items()))
+            if self.availability_topic:
+                self._paho.publish(self.availability_topic, b"online", qos=1, retain=True)
+            while self._outbox and self.connected:
+                topic, data, qos, retain = self._outbox.popleft()
+                self._paho.publish(topic, data, qos=qos, retain=retain)
+        except Exception:  # paho would swallow it silently (suppress_exceptions)
+            _LOGGER.exception("MQTT setup after connecting failed")
         for announcer in list(self._announcers):
             self._spawn(self._run_announcer(announcer))
 
@@ -428,6 +450,7 @@ class MqttClient:
         self._in_loop(self._unwatch_writes)
 
     def _watch_socket(self, fd: int) -> None:
+        _LOGGER.debug("MQTT socket %d open", fd)
         if fd < 0 or self._loop is None:
             return
         self._drop_socket()
@@ -449,8 +472,10 @@ class MqttClient:
         self._write_fd = None
 
     def _socket_closed(self) -> None:
+        _LOGGER.debug("MQTT socket %s closed", self._sock_fd)
         self._drop_socket()
         self._connected.clear()
+        self._link_closed.set()
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
         self._schedule_reconnect()

@@ -7,8 +7,9 @@
 
 Broker: the `mqtt_*` options, else the Supervisor's MQTT service (add-on), else — when no Home
 Assistant is configured either — an embedded broker on 127.0.0.1:`mqtt_port` with the demo home
-on it (unless `demo_home=False`), so a bare `bolt-hub serve` works end to end. With Home Assistant but no broker, MQTT is
-off. A broker that is down at start does not stop the hub: the client keeps retrying.
+on it (unless `demo_home=False`), so a bare `bolt-hub serve` works end to end. With Home
+Assistant but no broker, MQTT is off. A broker that is down at start does not stop the hub:
+the client keeps retrying.
 """
 
 from __future__ import annotations

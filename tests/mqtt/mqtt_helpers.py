@@ -162,3 +162,14 @@ async def eventually(predicate, timeout: float = 10.0, interval: float = 0.02):
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         await asyncio.sleep(interval)
+
+
+def diagnose(client: Any, broker: Mosquitto) -> str:
+    """What a failed reconnect assertion should show: the client's state and the broker's log."""
+    task = client._reconnect_task
+    task_state = "none" if task is None else ("done" if task.done() else "running")
+    if task is not None and task.done() and not task.cancelled() and task.exception():
+        task_state += f" with {task.exception()!r}"
+    log_tail = "\n".join(broker.log().splitlines()[-40:])
+    return (f"connected={client.connected} connects={client.connect_count} socket={client._sock_fd} "
+            f"reconnect task {task_state}; outbox {len(client._outbox)}\n--- mosquitto log ---\n{log_tail}")

@@ -15,7 +15,7 @@ from hub.home.entities import EntityStore
 from hub.interfaces.agent_activity import ObservedAgent
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
-from mqtt.mqtt_helpers import Sniffer, eventually, json_with
+from mqtt.mqtt_helpers import Sniffer, diagnose, eventually, json_with
 from mqtt.fake_agent import FakeAgent
 
 pytestmark = pytest.mark.timeout(90)
@@ -162,7 +162,7 @@ async def test_broker_restart_mid_turn_delivers_the_queued_reply(hub, mosquitto)
     listener.clear()
     mosquitto.start()
 
-    assert await hub.client.wait_connected(20)
+    assert await hub.client.wait_connected(20), diagnose(hub.client, mosquitto)
     assert hub.client.connect_count == 2
     reply = json.loads(await listener.wait_for(f"{BASE}/reply", json_with(id="during-outage"), timeout=20))
     assert reply["text"].startswith("You said: slow question")

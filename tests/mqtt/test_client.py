@@ -8,6 +8,7 @@ import pytest
 
 from hub.interfaces.mqtt_client import BrokerSettings, MqttClient, MqttMessage, broker_from_config
 from hub.config import validate
+from mqtt.mqtt_helpers import Mosquitto, Sniffer, diagnose
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -50,8 +51,6 @@ async def test_round_trip_and_handler_errors_do_not_kill_the_client(mosquitto, s
 
 
 async def test_unreachable_broker_at_start_then_it_comes_up(tmp_path):
-    from mqtt.mqtt_helpers import Mosquitto
-
     broker = Mosquitto(tmp_path)
     client = make_client(broker.port)
     client.publish("hubtest/early", "queued before any connection", qos=1, retain=True)
@@ -60,8 +59,6 @@ async def test_unreachable_broker_at_start_then_it_comes_up(tmp_path):
     broker.start()
     try:
         assert await client.wait_connected(15)
-        from mqtt.mqtt_helpers import Sniffer
-
         # the message queued before the first connection went out on connect (retained, so a
         # subscriber that comes later still sees it)
         sniffer = Sniffer(broker.port, ["hubtest/#"])
@@ -92,7 +89,7 @@ async def test_broker_restart_reconnects_resubscribes_and_flushes_the_outbox(mos
     assert not client.connected
     assert client.publish("hubtest/reply", "sent while the broker was down", qos=1)
     mosquitto.start()
-    assert await client.wait_connected(15)
+    assert await client.wait_connected(20), diagnose(client, mosquitto)
     assert client.connect_count == 2
 
     sniffer = sniffer_factory(["hubtest/#"])
