@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, Iterable, Sequence
 
+from hub.llm.chat_format import ChatFormat
 from hub.llm.stream_parser import StreamParser
 from hub.llm.types import Delta, Reasoning, ReasoningMode, ToolCallDelta, Usage
 
@@ -96,10 +97,11 @@ class DecodeLoop:
     max_tokens: int
     start_in_thinking: bool = False
     clock: Callable[[], float] = time.perf_counter
-    thinking_tokens: int = 0
-    answer_tokens: int = 0
-    thinking_s: float = 0.0
-    closed_by_hub: int = 0  # how often the hub closed a thinking block
+    allowance: int = field(default=0, init=False)  # thinking tokens before the hub closes the block
+    thinking_tokens: int = field(default=0, init=False)
+    answer_tokens: int = field(default=0, init=False)
+    thinking_s: float = field(default=0.0, init=False)
+    closed_by_hub: int = field(default=0, init=False)  # how often the hub closed a thinking block
     _reason: str = field(default="length", init=False)
     _called_tool: bool = field(default=False, init=False)
     _last: float | None = field(default=None, init=False)
@@ -110,9 +112,9 @@ class DecodeLoop:
         self.allowance = thinking_allowance(self.reasoning, self.max_tokens)
 
     @classmethod
-    def for_format(cls, fmt, reasoning: Reasoning, max_tokens: int, *, start_in_thinking: bool = False,
-                   clock: Callable[[], float] = time.perf_counter) -> "DecodeLoop":
-        """A loop with `fmt`'s (a `ChatFormat`) stop strings and thinking markers."""
+    def for_format(cls, fmt: ChatFormat, reasoning: Reasoning, max_tokens: int, *,
+                   start_in_thinking: bool = False, clock: Callable[[], float] = time.perf_counter) -> "DecodeLoop":
+        """A loop with `fmt`'s stop strings and thinking markers."""
         return cls(fmt.stop, fmt.think_close, fmt.close_thinking, reasoning, max_tokens,
                    start_in_thinking=start_in_thinking, clock=clock)
 
