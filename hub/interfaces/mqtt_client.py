@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import secrets
+import socket
 import ssl
 import threading
 from collections import deque
@@ -438,6 +439,10 @@ class MqttClient:
             self._loop.call_soon_threadsafe(fn, *args)
 
     def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        try:  # small packets (replies, commands) go out at once instead of waiting on Nagle
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except (OSError, AttributeError):
+            pass
         self._in_loop(self._watch_socket, sock.fileno())
 
     def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
