@@ -9,13 +9,15 @@ from typing import Protocol
 from hub.agent.agent import Agent
 from hub.config import HubConfig
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import load_demo_home
+from hub.home.demo import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.ha_registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.home.tool_base import ToolRegistry
 from hub.home.view import StoreHomeView
+from hub.interfaces.agent_activity import ObservedAgent
+from hub.interfaces.mqtt_stack import MqttStack
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Engine
 from hub.settings import RuntimeSettings
@@ -40,8 +42,8 @@ class HubApp:
         for tool in build_home_tools(self.store, self.resolver):
             self.registry.register(tool)
         self._engine = engine
-        self.agent: Agent | None = None
-        self.components: list[Component] = []
+        self.agent: ObservedAgent | None = None  # every interface gets the observed agent
+        self.mqtt: MqttStack | None = None
         self._started: list[Component] = []
 
     @property
@@ -49,33 +51,40 @@ class HubApp:
         assert self._engine is not None, "start() loads the engine"
         return self._engine
 
-    @property
-    def uses_demo_home(self) -> bool:
-        return not self.config.ha_url and not self.config.in_addon and not self.config.mqtt_host
+    async def start(self, *, listeners: bool = True) -> None:
+        """Load the model, fill the home (HA, MQTT), start the listeners (Wyoming, HTTP).
 
-    async def start(self, *, interfaces: bool = True) -> None:
-        """Load the model, fill the home, start the interfaces (Wyoming, MQTT, HTTP)."""
+        With neither Home Assistant nor a broker configured, MQTT runs on an embedded broker
+        with a simulated demo home, so the hub works end to end with no setup.
+        """
         if self._engine is None:
             self._engine = await asyncio.to_thread(LlamaEngine.from_config, self.config)
         fast_path = FastPath(self.store, self.registry, self.resolver)
-        self.agent = Agent(
+        self.agent = ObservedAgent(Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
-        )
+        ))
         if HomeAssistantBackend.configured(self.config):
-            home_assistant = HomeAssistantBackend(self.config, self.store)
-            await home_assistant.start()  # waits a few seconds for the first load, then retries
-            self._started.append(home_assistant)
-        if self.uses_demo_home:
-            _LOGGER.info("no Home Assistant or MQTT broker configured: using the demo home")
+            await self._start(HomeAssistantBackend(self.config, self.store))  # waits briefly for a first load
+        self.mqtt = MqttStack(self.config, store=self.store, settings=self.settings, agent=self.agent)
+        await self._start(self.mqtt)
+        if self.mqtt.demo is not None:
+            _LOGGER.info("no Home Assistant or MQTT broker configured: using the MQTT demo home")
+            for area, aliases in DEMO_AREA_ALIASES.items():
+                self.store.set_area_aliases(area, aliases)
+            await _settled(self.store)
+        elif not HomeAssistantBackend.configured(self.config) and not self.mqtt.enabled:
+            _LOGGER.info("no home to control could be reached: using the in-memory demo home")
             load_demo_home(self.store)
         if self.config.fast_path:
             await fast_path.prepare(self.config.language)  # else the first request pays the load
-        if interfaces:
-            self.components = self._interfaces()
-        for component in self.components:
-            await component.start()
-            self._started.append(component)
+        if listeners:
+            for component in self._listeners():
+                await self._start(component)
+
+    async def _start(self, component: Component) -> None:
+        await component.start()
+        self._started.append(component)
 
     async def stop(self) -> None:
         while self._started:
@@ -87,8 +96,21 @@ class HubApp:
         if self._engine is not None:
             await self._engine.close()
 
-    def _interfaces(self) -> list[Component]:
+    def _listeners(self) -> list[Component]:
         from hub.interfaces.wyoming_server import WyomingServer
 
         assert self.agent is not None
         return [WyomingServer(self.agent, self.config, self.agent.languages)]
+
+
+async def _settled(store: EntityStore, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:
+    """Wait until discovered entities stop arriving (the demo home announces itself at start)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    seen, quiet_since = store.version, loop.time()
+    while loop.time() < deadline:
+        await asyncio.sleep(0.05)
+        if store.version != seen:
+            seen, quiet_since = store.version, loop.time()
+        elif len(store) and loop.time() - quiet_since >= quiet_s:
+            return

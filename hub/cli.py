@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -93,8 +94,11 @@ async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
     from hub.agent.types import ReplyChunk, ToolFinished, TurnDone, TurnRequest
     from hub.app import HubApp
 
+    if not (config.mqtt_host or config.ha_url or config.in_addon):
+        # the embedded broker of a one-off turn must not collide with a running `serve`
+        config = config.with_changes(mqtt_port=_free_port())
     app = HubApp(config)
-    await app.start(interfaces=False)
+    await app.start(listeners=False)
     try:
         assert app.agent is not None
         request = TurnRequest(args.text, conversation_id=args.conversation_id, language=args.language)
@@ -122,6 +126,12 @@ async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
               f"prompt {t.prompt_tokens} tok ({t.evaluated_prompt_tokens} evaluated), "
               f"tools {t.tools_s:.2f}s, total {t.total_s:.2f}s", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _result_json(result) -> dict:

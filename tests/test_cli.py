@@ -21,12 +21,13 @@ def run_cli(*args: str, tmp_path: Path, timeout: float = 180) -> subprocess.Comp
 
 
 def test_ask_turns_on_a_demo_light_through_the_fast_path(tmp_path: Path) -> None:
+    """The embedded default: an in-process broker with the simulated MQTT demo home."""
     done = run_cli("ask", "turn on the kitchen light", "--json", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["path"] == "fast_path"
     calls = result["tool_calls"]
-    assert calls and calls[0]["ok"] and calls[0]["arguments"]["entity_id"] == "light.kitchen"
+    assert calls and calls[0]["ok"] and calls[0]["arguments"]["entity_id"] == "light.kitchen_light"
     assert calls[0]["result"]["state"] == "on"
     assert "Traceback" not in done.stderr
 
@@ -45,10 +46,10 @@ def test_ask_through_the_model_makes_a_constrained_call_on_a_real_entity(tmp_pat
 
 
 def test_ask_prints_reply_tools_and_timings(tmp_path: Path) -> None:
-    done = run_cli("ask", "switch off the floor lamp", tmp_path=tmp_path)
+    done = run_cli("ask", "switch off the coffee maker", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
-    assert "[tool] turn_off" in done.stderr
+    assert "[tool] turn_off" in done.stderr and "switch.coffee_maker" in done.stderr
     assert "first reply" in done.stderr and "total" in done.stderr
 
 

@@ -10,6 +10,9 @@ once and its outcome reported when the state arrives (`hub.home.watches`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from typing import Any
 
 from hub.home.colors import COLORS, color_key
@@ -22,6 +25,7 @@ from hub.home.watches import ActionTracker
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
 
+STATE_ECHO_TIMEOUT_S = 0.75
 _BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
 REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})  # only when there is no policy
 _ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
@@ -102,7 +106,11 @@ class _EntityTool:
         if self._policy is not None:
             self._policy.check(entity, service, ToolCall(self.name, dict(args)), ctx)
         try:
-            await self._store.backend_for(entity).call_service(entity, service, data)
+            with self._store.next_change(entity.entity_id) as changed:
+                await self._store.backend_for(entity).call_service(entity, service, data)
+                # HA and MQTT devices report their new state a moment later: answer with it
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(changed.wait(), STATE_ECHO_TIMEOUT_S)
         except BackendError as err:
             self._record(entity, service, data, ctx, f"failed: {err}")
             # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Protocol
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Protocol
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,21 @@ class EntityStore:
     def add_listener(self, listener: StateListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    @contextlib.contextmanager
+    def next_change(self, entity_id: str) -> Iterator[asyncio.Event]:
+        """An event set when `entity_id`'s state next changes; enter it before causing the change."""
+        changed = asyncio.Event()
+
+        def listener(old: Entity | None, new: Entity) -> None:
+            if new.entity_id == entity_id:
+                changed.set()
+
+        remove = self.add_listener(listener)
+        try:
+            yield changed
+        finally:
+            remove()
 
     def get(self, entity_id: str) -> Entity | None:
         return self._entities.get(entity_id)
