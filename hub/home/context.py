@@ -2,18 +2,23 @@
 
 The overview sits in the cached prompt prefix, so it must be byte-identical for the same
 entities whatever their states: no states, no times, deterministic order. Live states go at
-the volatile end of the prompt, and only for the few entities a request is about.
+the volatile end of the prompt, and only for the few entities a request is about. A home too
+big for the overview (more than OVERVIEW_MAX_ENTITIES) gets no overview: each request then
+carries its candidates' ids, names, aliases and areas with their states (`candidate_context`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hub.home.entities import Entity
 from hub.home.normalize import fold
 
 NO_AREA = "No area"
+# Up to this many entities the overview goes into the stable prompt; above, each request carries
+# its candidates with `candidate_context` instead (first-token time stays flat as homes grow).
+OVERVIEW_MAX_ENTITIES = 60
 _SPACES = re.compile(r"\s+")
 # Device classes worth telling apart when the name does not say it (what a sensor measures).
 _CLASSED_DOMAINS = {"sensor", "binary_sensor", "cover"}
@@ -28,30 +33,32 @@ def entity_overview(
     "Desk lamp"); a sensor's or cover's device class is added in brackets when its name does
     not say it. Area lines carry the area's aliases: `Kitchen (Küche, cuisine):`.
     """
-    area_aliases = area_aliases or {}
-    by_area: dict[str, list[Entity]] = {}
-    for entity in entities:
-        by_area.setdefault(_clean(entity.area) if entity.area else "", []).append(entity)
-    lines: list[str] = []
-    for area in sorted(by_area, key=lambda a: (a == "", fold(a), a)):
-        aliases = [_clean(a) for a in area_aliases.get(area, ()) if _clean(a)]
-        title = area or NO_AREA
-        lines.append(f"{title} ({', '.join(aliases)}):" if aliases else f"{title}:")
-        for entity in sorted(by_area[area], key=lambda e: e.entity_id):
-            lines.append(_overview_line(entity))
-    return "\n".join(lines)
+    return _by_area(entities, area_aliases or {}, _overview_line)
+
+
+def candidate_context(
+    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None
+) -> str:
+    """The overview's lines with each entity's live state: `light.kitchen "Kitchen light": off`.
+
+    For the few candidates of one request in a home too big for the overview (volatile text:
+    it goes at the end of the prompt).
+    """
+    return _by_area(entities, area_aliases or {}, lambda e: f"{_overview_line(e)}: {state_text(e)}")
 
 
 def live_states(entities: Iterable[Entity]) -> str:
     """Current state and key attributes, one line each: `light.kitchen: on, brightness 80%`."""
-    lines = []
-    for entity in sorted(entities, key=lambda e: e.entity_id):
-        attributes = key_attributes(entity)
-        unit = attributes.pop("unit", None)
-        parts = [_clean(f"{entity.state} {unit}" if unit else entity.state)]
-        parts += [_attribute_text(key, value) for key, value in attributes.items()]
-        lines.append(f"{entity.entity_id}: {', '.join(parts)}")
-    return "\n".join(lines)
+    return "\n".join(f"{e.entity_id}: {state_text(e)}" for e in sorted(entities, key=lambda e: e.entity_id))
+
+
+def state_text(entity: Entity) -> str:
+    """State and key attributes: `on, brightness 80%`."""
+    attributes = key_attributes(entity)
+    unit = attributes.pop("unit", None)
+    parts = [_clean(f"{entity.state} {unit}" if unit else entity.state)]
+    parts += [_attribute_text(key, value) for key, value in attributes.items()]
+    return ", ".join(parts)
 
 
 def key_attributes(entity: Entity) -> dict[str, Any]:
@@ -81,6 +88,21 @@ def key_attributes(entity: Entity) -> dict[str, Any]:
     if attrs.get("unit_of_measurement"):
         found["unit"] = attrs["unit_of_measurement"]
     return found
+
+
+def _by_area(
+    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]], line: Callable[[Entity], str]
+) -> str:
+    by_area: dict[str, list[Entity]] = {}
+    for entity in entities:
+        by_area.setdefault(_clean(entity.area) if entity.area else "", []).append(entity)
+    lines: list[str] = []
+    for area in sorted(by_area, key=lambda a: (a == "", fold(a), a)):
+        aliases = [_clean(a) for a in area_aliases.get(area, ()) if _clean(a)]
+        title = area or NO_AREA
+        lines.append(f"{title} ({', '.join(aliases)}):" if aliases else f"{title}:")
+        lines.extend(line(entity) for entity in sorted(by_area[area], key=lambda e: e.entity_id))
+    return "\n".join(lines)
 
 
 def _overview_line(entity: Entity) -> str:

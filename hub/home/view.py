@@ -1,19 +1,30 @@
-"""The agent's read-only view of the home: entities, candidates for a request, prompt text."""
+"""The agent's read-only view of the home: entities, candidates for a request, prompt text.
+
+Up to `overview_max_entities` entities, the stable prompt carries the whole home's overview and
+a request only adds its candidates' states. A bigger home gets no overview (it would cost
+every cold turn thousands of tokens and crowd the context): a request then carries its
+candidates' ids, names, aliases and areas along with their states, so the model still sees
+everything the grammar lets it pick.
+"""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from hub.home.context import entity_overview, live_states
+from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview, live_states
 from hub.home.entities import Entity, EntityStore
 from hub.home.resolve import EntityResolver
 
 
 class StoreHomeView:
-    def __init__(self, store: EntityStore, resolver: EntityResolver, candidate_limit: int = 8) -> None:
+    def __init__(
+        self, store: EntityStore, resolver: EntityResolver, candidate_limit: int = 8,
+        overview_max_entities: int = OVERVIEW_MAX_ENTITIES,
+    ) -> None:
         self._store = store
         self._resolver = resolver
         self._limit = candidate_limit
+        self._overview_max = overview_max_entities
         self._overview_cache: tuple[tuple[str, ...], str] | None = None
 
     def entities(self) -> Sequence[Entity]:
@@ -22,11 +33,22 @@ class StoreHomeView:
     def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]:
         return self._resolver.candidates(text, language, limit=self._limit, focused=focused)
 
+    @property
+    def overview_fits(self) -> bool:
+        """Whether the home is small enough for its overview to go into the stable prompt."""
+        return len(self._store) <= self._overview_max
+
     def overview(self, entities: Sequence[Entity]) -> str:
+        """The stable overview of `entities`; empty when they are too many for one."""
+        if len(entities) > self._overview_max:
+            return ""
         key = tuple(e.entity_id for e in entities) + (str(self._store.version),)
         if self._overview_cache is None or self._overview_cache[0] != key:
             self._overview_cache = (key, entity_overview(entities, self._store.area_aliases()))
         return self._overview_cache[1]
 
     def live_states(self, entities: Sequence[Entity]) -> str:
-        return live_states(entities)
+        """States of a request's candidates; with their names and areas when there is no overview."""
+        if self.overview_fits:
+            return live_states(entities)
+        return candidate_context(entities, self._store.area_aliases())

@@ -1,0 +1,85 @@
+"""The real agent over a real engine and a real home, with each generation's request and usage
+recorded (for the perf tests and benches)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, AsyncIterator
+
+from hub.agent.agent import Agent
+from hub.config import validate
+from hub.home.catalogue import build_home_tools
+from hub.home.demo import DemoBackend, load_demo_home
+from hub.home.entities import EntityStore
+from hub.home.resolve import EntityResolver
+from hub.home.tool_base import ToolRegistry
+from hub.home.view import StoreHomeView
+from hub.llm.types import Delta, Done, Engine, GenerationRequest, Usage
+from hub.settings import RuntimeSettings
+from tests.home.generated_home import generated_entities
+
+CLOCK = "Monday 2026-11-30 08:00"
+
+
+@dataclass
+class Generation:
+    request: GenerationRequest
+    usage: Usage
+
+
+@dataclass
+class RecordingEngine:
+    """Passes everything to `engine`; keeps each finished generation's request and usage."""
+
+    engine: Any
+    generations: list[Generation] = field(default_factory=list)
+
+    @property
+    def info(self):  # type: ignore[no-untyped-def]
+        return self.engine.info
+
+    @property
+    def uses_constrained_tools(self) -> bool:
+        return self.engine.uses_constrained_tools
+
+    def count_tokens(self, text: str) -> int:
+        return self.engine.count_tokens(text)
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        async for delta in self.engine.stream(request):
+            if isinstance(delta, Done):
+                self.generations.append(Generation(request, delta.usage))
+            yield delta
+
+    async def close(self) -> None:
+        await self.engine.close()
+
+    def take(self) -> list[Generation]:
+        taken, self.generations = self.generations, []
+        return taken
+
+
+def generated_store(count: int) -> EntityStore:
+    store = EntityStore()
+    store.register_backend("generated", DemoBackend(store))
+    for entity in generated_entities(count):
+        store.upsert(replace(entity, source="generated"))
+    return store
+
+
+def demo_store() -> EntityStore:
+    store = EntityStore()
+    load_demo_home(store)
+    return store
+
+
+def build_agent(engine: Engine, store: EntityStore, **options: Any) -> tuple[Agent, StoreHomeView, ToolRegistry]:
+    config = validate({"fast_path": False, "max_tokens": 48, "temperature": 0.0, "turn_timeout": 600, **options})
+    resolver = EntityResolver(store)
+    registry = ToolRegistry()
+    for tool in build_home_tools(store, resolver):
+        registry.register(tool)
+    view = StoreHomeView(store, resolver)
+    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
+                  home=view, clock_text=lambda: CLOCK)
+    return agent, view, registry

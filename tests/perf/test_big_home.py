@@ -1,0 +1,62 @@
+"""A home of 1,000 entities: the prompt carries only the request's candidates (ids, names,
+aliases, areas and states), the grammar offers only entities the prompt shows, and the prompt
+is no bigger than a 25-entity home's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hub.agent.types import TurnRequest
+from hub.home.context import OVERVIEW_MAX_ENTITIES
+from hub.home.resolve import EntityResolver
+from hub.home.view import StoreHomeView
+from hub.llm.llama_engine import LlamaEngine
+
+from perf.agent_rig import RecordingEngine, build_agent, generated_store
+
+ENTITY_ID = re.compile(r"\b[a-z_]+\.[a-z0-9_]+\b")
+
+
+def test_overview_only_up_to_the_limit_then_candidates_carry_their_identity() -> None:
+    small = generated_store(OVERVIEW_MAX_ENTITIES)
+    view = StoreHomeView(small, EntityResolver(small))
+    assert view.overview_fits and "light.kitchen_ceiling_light" in view.overview(small.all())
+    assert view.live_states([small.get("light.kitchen_ceiling_light")]) == "light.kitchen_ceiling_light: off"
+
+    big = generated_store(OVERVIEW_MAX_ENTITIES + 1)
+    view = StoreHomeView(big, EntityResolver(big))
+    assert not view.overview_fits and view.overview(big.all()) == ""
+    lamp = big.get("light.attic_ceiling_lamp")
+    assert view.live_states([lamp]) == "Attic:\nlight.attic_ceiling_lamp (ceiling lamp 28): off"
+
+
+@pytest.mark.slow
+async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path: Path) -> None:
+    engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7))
+    try:
+        prompts = {}
+        for size in (25, 1000):
+            store = generated_store(size)
+            agent, view, _ = build_agent(engine, store)
+            result = await agent.ask(TurnRequest("turn on the attic ceiling light", conversation_id=f"a{size}"))
+            first = engine.take()[0]
+            system, user = first.request.messages[0].content, first.request.messages[-1].content
+            constraint = first.request.constraint
+            assert constraint is not None and constraint.entity_ids
+            assert set(constraint.entity_ids) <= set(ENTITY_ID.findall(user))  # offered ⊆ shown
+            shown = {e.entity_id for e in view.candidates("turn on the attic ceiling light", "en")}
+            assert shown == set(ENTITY_ID.findall(user))
+            if size == 1000:
+                assert not ENTITY_ID.search(system)  # no overview of a thousand entities
+                assert "Attic:" in user and "(ceiling light" in user  # areas and aliases reach the model
+            else:
+                assert "light.attic_ceiling_light" in system  # small home: the overview
+            calls = [c.call for c in result.tool_calls]
+            assert calls and calls[0].arguments.get("entity_id") in constraint.entity_ids
+            prompts[size] = first.usage.prompt_tokens
+        assert prompts[1000] <= prompts[25]
+    finally:
+        await engine.close()
