@@ -13,9 +13,10 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def run_cli(*args: str, tmp_path: Path, timeout: float = 180) -> subprocess.CompletedProcess:
+def run_cli(*args: str, tmp_path: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOLT_HUB_")}
     env["BOLT_HUB_DATA_DIR"] = str(tmp_path / "state")
+    env["BOLT_HUB_TURN_TIMEOUT"] = "240"  # mechanisms, not latency: a loaded CI machine is slow
     return subprocess.run([sys.executable, "-m", "hub", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=tmp_path)
 
