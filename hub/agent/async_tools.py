@@ -1,0 +1,60 @@
+"""Acknowledge, then report: the hub's asynchronous tools and their reporter, built together.
+
+For the composition root (see `hub/app.py`):
+
+    policy = ActionPolicy.from_config(config)
+    later = AsyncTools(config, store)                      # before the tools are registered
+    for tool in build_home_tools(store, resolver, policy, later.tracker) + later.tools():
+        registry.register(tool)
+    agent = Agent(..., confirmations=ConfirmationHook(policy, registry))
+    later.reporter.agent = observed_agent                  # the ObservedAgent interfaces share
+    later.connect_mqtt(mqtt_stack.client, mqtt_stack.topics.base)   # when MQTT runs
+    later.connect_home_assistant(ha_backend.client)        # when HA runs (announce option)
+    await later.start() … await later.stop()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.agent.reports import MqttReportPublisher, Publisher, ReportHub, Reporter, SatelliteAnnouncer, ServiceCaller
+from hub.home.entities import EntityStore
+from hub.home.timers import TimerService, build_timer_tools
+from hub.home.watches import ActionTracker, NotifyWhen, StateWatches
+
+
+class AsyncTools:
+    def __init__(self, config: Any, store: EntityStore) -> None:
+        self.config = config
+        self.store = store
+        self.reports = ReportHub()  # REST/SSE listeners subscribe here
+        self.reporter = Reporter(sinks=(self.reports,))
+        self.watches = StateWatches(store)
+        self.tracker = ActionTracker(self.watches, self.reporter, float(config.action_report_timeout))
+        self.timers = TimerService(config.state_dir, self.reporter)
+        self.announcer: SatelliteAnnouncer | None = None
+
+    def tools(self) -> list[Any]:
+        """start_timer, cancel_timer, timer_status, notify_when."""
+        return [*build_timer_tools(self.timers), NotifyWhen(self.store, self.watches, self.reporter)]
+
+    def connect_mqtt(self, client: Publisher | None, base_topic: str) -> None:
+        """Publish every report on `<base_topic>/report` (no-op when MQTT is off)."""
+        if client is not None:
+            self.reporter.add_sink(MqttReportPublisher(client, base_topic))
+
+    def connect_home_assistant(self, ha: ServiceCaller | None) -> None:
+        """Announce reports on the satellite a request came from, if the option allows."""
+        if ha is not None and self.config.announce_reports and self.announcer is None:
+            self.announcer = SatelliteAnnouncer(ha)
+            self.reporter.add_sink(self.announcer)
+
+    async def start(self) -> None:
+        await self.timers.start()
+
+    async def stop(self) -> None:
+        await self.timers.stop()
+        await self.watches.close()
+        if self.announcer is not None:
+            await self.announcer.close()
+        self.reports.close()
