@@ -178,6 +178,7 @@ class ActionPolicy:
         if grant in self._grants:
             self._grants.discard(grant)  # one confirmation, one action
             return
+        self._forget_expired()
         self._pending[ctx.conversation_id] = PendingAction(
             call, entity.entity_id, entity.name, service, ctx, self._clock())
         self._log(entity, service, ctx, "held: asked for confirmation")
@@ -216,6 +217,11 @@ class ActionPolicy:
             self._grants.discard(grant)
 
     # --- helpers ------------------------------------------------------------------------------
+
+    def _forget_expired(self) -> None:
+        """Held actions of conversations that never answered (the next turn would drop them)."""
+        for conversation_id in [c for c, p in self._pending.items() if not self.is_fresh(p)]:
+            del self._pending[conversation_id]
 
     def _rate_limited(self, entity_id: str) -> bool:
         if self.rate_limit <= 0:

@@ -85,6 +85,14 @@ async def test_yes_in_another_conversation_does_not_unlock(tmp_path, clock) -> N
     assert confirmed.path == "confirmation" and hub.state("lock.front_door") == "unlocked"
 
 
+async def test_held_actions_of_silent_conversations_are_forgotten(tmp_path, clock) -> None:
+    hub = TestHub(tmp_path, ScriptedEngine([]), policy_clock=clock)
+    await hub.registry.call(ToolCall("turn_off", {"entity_id": "lock.front_door"}), ToolContext("gone"))
+    clock.advance(31)
+    await hub.registry.call(ToolCall("turn_off", {"entity_id": "lock.front_door"}), ToolContext("here"))
+    assert not hub.policy.has_pending("gone") and hub.policy.has_pending("here")
+
+
 async def test_a_clear_no_cancels_and_anything_else_drops_the_action(tmp_path, clock) -> None:
     def other_request(request: GenerationRequest):
         assert "what time is it" in prompt_text(request)

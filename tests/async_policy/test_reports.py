@@ -160,3 +160,24 @@ def test_announce_target() -> None:
     assert SatelliteAnnouncer.target(report(satellite_id="assist_satellite.hall")) == {"entity_id": "assist_satellite.hall"}
     assert SatelliteAnnouncer.target(report(satellite_id="not-an-entity", device_id="d1")) == {"device_id": "d1"}
     assert SatelliteAnnouncer.target(report()) is None
+
+
+async def test_a_waiting_listener_wakes_up_for_each_report() -> None:
+    hub = ReportHub()
+    got: list[str] = []
+
+    async def listen() -> None:
+        async with hub.subscribe() as reports:
+            async for report in reports:
+                got.append(report.text)
+                if len(got) == 2:
+                    return
+
+    listener = asyncio.create_task(listen())
+    await asyncio.sleep(0.05)
+    hub(Report("c1", "first", "en", "timer", "rest"))
+    await eventually(lambda: got == ["first"], timeout=2)
+    hub(Report("c2", "second", "en", "watch", "rest"))
+    await asyncio.wait_for(listener, 2)
+    assert got == ["first", "second"]
+    hub(Report("c3", "third", "en", "watch", "rest"))  # the listener left: nothing queued for it
