@@ -41,6 +41,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("language", "str", "en"),
     Option("data_dir", "str?"),
     # model
+    Option("engine", "list(local|openai)", "local"),  # openai: a remote OpenAI-compatible server
+    Option("remote_url", "str?"),  # e.g. http://gpu-box:8080/v1
+    Option("remote_model", "str?"),
+    Option("remote_api_key", "password?"),
+    Option("remote_server", "list(llama_server|vllm|ollama|nvidia|openai)", "llama_server"),
     Option("model_path", "str?"),
     Option("n_ctx", "int(512,65536)", 8192),
     Option("n_gpu_layers", "int(-1,999)", 0),

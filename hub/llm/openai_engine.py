@@ -1,0 +1,437 @@
+"""The Engine protocol over an OpenAI-compatible chat completions server, streamed with SSE.
+
+So a hub on a small box can use a model server elsewhere: llama-server (with a `-md` drafter for
+speculative decoding and `--reasoning-budget`), vLLM, Ollama, NVIDIA's hosted endpoint
+(integrate.api.nvidia.com, with an API key) or llama-cpp-python's own server.
+
+- Tools go out as OpenAI `tools`; streamed `tool_calls` deltas are assembled per index into
+  ToolCallDeltas when the stream ends (arguments that are not a JSON object: MalformedToolCall).
+- `reasoning_content` (llama-server, vLLM, NVIDIA) or `reasoning` (Ollama) deltas become
+  ThinkingDeltas; content text still goes through the StreamParser, so a server that leaves
+  `<think>` or tool-call markers in the text (no reasoning or tool parser) works too.
+- Reasoning switches per server kind (`remote_server`): `chat_template_kwargs.enable_thinking`
+  (llama-server, vLLM, NVIDIA), a budget where the server has one (`thinking_budget_tokens` for
+  llama-server, `thinking_token_budget` for vLLM, `reasoning_budget` for NVIDIA), Ollama's
+  `reasoning_effort`. The budget is the server's to enforce; llama-server's own
+  `--reasoning-budget N` flag is the dependable one.
+- A constrained request (small models) asks for the tool call as JSON through `response_format`
+  with the same schema the in-process grammar uses (entity ids as an enum).
+- Token counts for history trimming are estimated (bytes / 4): the tokenizer is on the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Sequence
+
+import aiohttp
+
+from hub.config import HubConfig
+from hub.llm.grammar import parse_constrained_call, tool_call_schema
+from hub.llm.stream_parser import StreamParser
+from hub.llm.types import (
+    Delta,
+    Done,
+    EngineBusy,
+    EngineError,
+    GenerationRequest,
+    MalformedToolCall,
+    Message,
+    ModelInfo,
+    PromptTooLong,
+    ReasoningMode,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+SERVER_KINDS = ("llama_server", "vllm", "ollama", "nvidia", "openai")
+NVIDIA_URL = "https://integrate.api.nvidia.com/v1"
+BYTES_PER_TOKEN = 4  # estimate for count_tokens: the tokenizer lives on the server
+_CONTEXT_WORDS = ("context", "too long", "exceed", "maximum")
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class OpenAIEngine:
+    """Streams chat completions from `base_url` (…/v1). Construction does no I/O; `connect()`
+    (or the first request) asks the server for its model when none was configured."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        server: str = "llama_server",
+        constrained_tools: str = "auto",
+        n_ctx: int = 8192,
+        queue_size: int = 32,
+        timeout_s: float = 300.0,
+    ) -> None:
+        if server not in SERVER_KINDS:
+            raise EngineError(f"remote_server must be one of {', '.join(SERVER_KINDS)}, not {server!r}")
+        if constrained_tools not in ("auto", "always", "never"):
+            raise EngineError(f"constrained_tools must be auto, always or never, not {constrained_tools!r}")
+        if not base_url.startswith(("http://", "https://")):
+            raise EngineError(f"remote_url must start with http:// or https://, not {base_url!r}")
+        self._base_url = base_url.rstrip("/")
+        self._model = model
+        self._api_key = api_key
+        self.server = server
+        self.constrained_tools = constrained_tools
+        self._queue_size = queue_size
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=10)
+        self._in_flight = 0
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self.info = ModelInfo(name=model or "remote", architecture="remote", path=self._base_url,
+                              n_ctx=n_ctx, n_ctx_train=n_ctx, n_params=0)
+
+    @classmethod
+    def from_config(cls, config: HubConfig) -> "OpenAIEngine":
+        server = config.remote_server
+        url = config.remote_url or (NVIDIA_URL if server == "nvidia" else None)
+        if not url:
+            raise EngineError("engine is 'openai' but remote_url is not set (e.g. http://gpu-box:8080/v1)")
+        return cls(url, model=config.remote_model, api_key=config.remote_api_key, server=server,
+                   constrained_tools=config.constrained_tools, n_ctx=config.n_ctx,
+                   queue_size=config.queue_size, timeout_s=float(config.turn_timeout) * 2)
+
+    # --- Engine protocol -------------------------------------------------------------------
+
+    @property
+    def uses_constrained_tools(self) -> bool:
+        """Only when asked for (`always`): a remote server usually runs a model big enough."""
+        return self.constrained_tools == "always"
+
+    def count_tokens(self, text: str) -> int:
+        return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def connect(self) -> ModelInfo:
+        """Check that the server answers; learn its model name when none was configured."""
+        if self._model is None:
+            data = await self._get_json("/models")
+            models = [m.get("id") for m in data.get("data", []) if isinstance(m, dict) and m.get("id")]
+            if not models:
+                raise EngineError(f"the model server at {self._base_url} lists no models: set remote_model")
+            self._model = models[0]
+            self.info = ModelInfo(name=self._model, architecture="remote", path=self._base_url,
+                                  n_ctx=self.info.n_ctx, n_ctx_train=self.info.n_ctx_train, n_params=0)
+        return self.info
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        """Text/thinking/tool-call deltas, then one Done; EngineError (EngineBusy, PromptTooLong)
+        is raised from the iteration."""
+        if not request.messages:
+            raise EngineError("cannot generate from an empty message list")
+        if request.max_tokens < 1:
+            raise EngineError(f"max_tokens must be at least 1, not {request.max_tokens}")
+        if self._in_flight >= self._queue_size:
+            raise EngineBusy(f"the model is busy: {self._in_flight} requests are already running")
+        self._in_flight += 1
+        try:
+            if self._model is None:
+                await self.connect()
+            body = self.request_body(request)
+            async for delta in self._stream_body(body, request):
+                yield delta
+        finally:
+            self._in_flight -= 1
+
+    # --- request -----------------------------------------------------------------------------
+
+    def request_body(self, request: GenerationRequest) -> dict[str, Any]:
+        """The JSON body sent for `request` (public for tests and debugging)."""
+        body: dict[str, Any] = {
+            "model": self._model or "",
+            "messages": openai_messages(request.messages),
+            "max_tokens": request.max_tokens,
+            "temperature": max(0.0, request.temperature),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters}} for t in request.tools]
+        if request.constraint is not None:
+            schema = tool_call_schema(request.tools, request.constraint)
+            body["response_format"] = self._json_format(schema)
+            body.pop("tools", None)  # the schema is the only way out: no native call may interfere
+            body["messages"] = openai_messages(request.messages, tools_as_text=request.tools)
+        body.update(self._reasoning_fields(request))
+        return body
+
+    def _json_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.server == "llama_server":  # llama-server and llama-cpp-python's server both read this
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "tool_call", "schema": schema, "strict": True}}
+
+    def _reasoning_fields(self, request: GenerationRequest) -> dict[str, Any]:
+        reasoning = request.reasoning
+        thinking = request.constraint is None and (
+            reasoning.mode is ReasoningMode.ON or (reasoning.mode is ReasoningMode.BUDGET and reasoning.budget > 0))
+        budget = reasoning.budget if thinking and reasoning.mode is ReasoningMode.BUDGET else None
+        if self.server == "ollama":
+            if not thinking:
+                return {"reasoning_effort": "none"}
+            return {"reasoning_effort": "low" if budget is not None and budget <= 1024 else "high"}
+        if self.server == "openai":
+            return {}
+        fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": thinking}}
+        if budget is not None:
+            key = {"llama_server": "thinking_budget_tokens", "vllm": "thinking_token_budget",
+                   "nvidia": "reasoning_budget"}[self.server]
+            fields[key] = budget
+        return fields
+
+    # --- response ----------------------------------------------------------------------------
+
+    async def _stream_body(self, body: dict[str, Any], request: GenerationRequest) -> AsyncIterator[Delta]:
+        started = time.perf_counter()
+        usage = Usage()
+        parser = StreamParser()
+        calls: dict[int, _PendingCall] = {}
+        constrained_text: list[str] = []
+        first_at: float | None = None
+        pieces = 0  # content/reasoning deltas: about one token each, when the server sends no usage
+        finish_reason = "stop"
+        session = self._session_for_loop()
+        try:
+            response_cm = session.post(self._base_url + "/chat/completions", json=body, headers=self._headers())
+            async with response_cm as response:
+                if response.status != 200:
+                    raise _http_error(response.status, await response.text(), self._base_url)
+                async for chunk in _sse_events(response):
+                    if "error" in chunk:
+                        raise _stream_error(chunk["error"])
+                    _read_usage(chunk, usage)
+                    for choice in chunk.get("choices") or []:
+                        delta = choice.get("delta") or {}
+                        out: list[Delta] = []
+                        thinking = delta.get("reasoning_content") or delta.get("reasoning")
+                        if thinking:
+                            usage.thinking_tokens += 1
+                            out.append(ThinkingDelta(thinking))
+                        content = delta.get("content")
+                        if content:
+                            if request.constraint is not None:
+                                constrained_text.append(content)
+                            else:
+                                out += parser.feed(content)
+                        for call_delta in delta.get("tool_calls") or []:
+                            _add_call_delta(calls, call_delta)
+                        if out or delta.get("tool_calls") or content:
+                            pieces += 1
+                            first_at = first_at or time.perf_counter()
+                        if choice.get("finish_reason"):
+                            finish_reason = choice["finish_reason"]
+                        for item in out:
+                            yield item
+        except aiohttp.ClientConnectionError as err:
+            raise EngineError(f"cannot reach the model server at {self._base_url}: {err}") from None
+        except asyncio.TimeoutError:
+            raise EngineError(f"the model server at {self._base_url} did not answer in time") from None
+        tail: list[Delta] = parser.finish()
+        if request.constraint is not None:
+            tail.append(_constrained_call("".join(constrained_text), finish_reason))
+        tail += [_finished_call(index, call) for index, call in sorted(calls.items())]
+        for item in tail:
+            yield item
+        now = time.perf_counter()
+        usage.total_s = now - started
+        usage.first_token_s = (first_at or now) - started
+        usage.prefill_s = usage.prefill_s or usage.first_token_s
+        usage.decode_s = max(0.0, now - (first_at or now))
+        usage.stop_reason = _stop_reason(finish_reason, tail)
+        usage.completion_tokens = usage.completion_tokens or pieces
+        yield Done(usage)
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def _session_for_loop(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._session_loop is not loop:
+            self._session, self._session_loop = aiohttp.ClientSession(timeout=self._timeout), loop
+        return self._session
+
+    async def _get_json(self, path: str) -> dict[str, Any]:
+        session = self._session_for_loop()
+        try:
+            async with session.get(self._base_url + path, headers=self._headers()) as response:
+                if response.status != 200:
+                    raise _http_error(response.status, await response.text(), self._base_url)
+                return await response.json(content_type=None)
+        except aiohttp.ClientConnectionError as err:
+            raise EngineError(f"cannot reach the model server at {self._base_url}: {err}") from None
+        except (asyncio.TimeoutError, ValueError) as err:
+            raise EngineError(f"the model server at {self._base_url} gave no usable answer: {err}") from None
+
+
+# --- messages --------------------------------------------------------------------------------
+
+
+def openai_messages(messages: Sequence[Message], tools_as_text: Sequence[ToolSpec] = ()) -> list[dict[str, Any]]:
+    """Messages in OpenAI's shape; calls without ids get `call_N` ids their results refer to.
+
+    `tools_as_text`: tool declarations appended to the system text (for a constrained request,
+    which sends no `tools`, so the model still knows what the tools mean).
+    """
+    out: list[dict[str, Any]] = []
+    open_ids: list[str] = []  # ids of calls whose results have not come yet, in order
+    counter = 0
+    for message in messages:
+        entry: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.role == "assistant" and message.tool_calls:
+            calls = []
+            for call in message.tool_calls:
+                counter += 1
+                call_id = call.id or f"call_{counter}"
+                open_ids.append(call_id)
+                calls.append({"id": call_id, "type": "function",
+                              "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}})
+            entry["tool_calls"] = calls
+        elif message.role == "tool":
+            call_id = message.tool_call_id or (open_ids[0] if open_ids else f"call_{counter + 1}")
+            if call_id in open_ids:
+                open_ids.remove(call_id)
+            entry["tool_call_id"] = call_id
+            if message.name:
+                entry["name"] = message.name
+        out.append(entry)
+    if tools_as_text:
+        declarations = "\n".join(json.dumps({"name": t.name, "description": t.description,
+                                             "parameters": t.parameters}, ensure_ascii=False) for t in tools_as_text)
+        note = "Tools (answer with one call as JSON {\"name\": …, \"arguments\": {…}}):\n" + declarations
+        if out and out[0]["role"] == "system":
+            out[0] = {**out[0], "content": out[0]["content"] + "\n\n" + note}
+        else:
+            out.insert(0, {"role": "system", "content": note})
+    return out
+
+
+# --- stream pieces -----------------------------------------------------------------------------
+
+
+async def _sse_events(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+    """The JSON objects of an SSE stream's `data:` lines, until `[DONE]`."""
+    async for raw in response.content:
+        line = raw.decode("utf-8", errors="replace").strip()
+        if not line.startswith("data:"):
+            continue  # blank separators, `event:` names, `:` comments
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            return
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            _LOGGER.warning("ignoring an unreadable event from the model server: %.200s", payload)
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def _add_call_delta(calls: dict[int, _PendingCall], delta: dict[str, Any]) -> None:
+    index = delta.get("index", len(calls))
+    call = calls.setdefault(index, _PendingCall())
+    call.id = call.id or delta.get("id") or ""
+    function = delta.get("function") or {}
+    if function.get("name") and not call.name:  # some servers repeat the name in every delta
+        call.name = function["name"]
+    if function.get("arguments"):
+        call.arguments.append(function["arguments"])
+
+
+def _finished_call(index: int, call: _PendingCall) -> Delta:
+    raw = "".join(call.arguments)
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError as err:
+        return MalformedToolCall(raw=f"{call.name}{raw}", error=f"arguments are not valid JSON: {err}")
+    if not call.name or not isinstance(arguments, dict):
+        return MalformedToolCall(raw=f"{call.name}{raw}", error="a tool call needs a name and an arguments object")
+    return ToolCallDelta(ToolCall(call.name, arguments, call.id or f"call_{index + 1}"))
+
+
+def _constrained_call(text: str, finish_reason: str) -> Delta:
+    try:
+        return ToolCallDelta(parse_constrained_call(text.strip(), call_id="call_1"))
+    except ValueError as err:
+        return MalformedToolCall(raw=text, error=f"constrained call unreadable ({finish_reason}): {err}")
+
+
+def _read_usage(chunk: dict[str, Any], usage: Usage) -> None:
+    reported = chunk.get("usage")
+    if isinstance(reported, dict):
+        usage.prompt_tokens = int(reported.get("prompt_tokens") or 0)
+        usage.completion_tokens = int(reported.get("completion_tokens") or 0)
+        cached = (reported.get("prompt_tokens_details") or {}).get("cached_tokens")
+        if cached is not None:
+            usage.reused_prompt_tokens = int(cached)
+        reasoning = (reported.get("completion_tokens_details") or {}).get("reasoning_tokens")
+        if reasoning:
+            usage.thinking_tokens = int(reasoning)
+        usage.evaluated_prompt_tokens = usage.prompt_tokens - usage.reused_prompt_tokens
+    timings = chunk.get("timings")  # llama-server's own figures
+    if isinstance(timings, dict) and "prompt_n" in timings:
+        usage.evaluated_prompt_tokens = int(timings["prompt_n"])
+        usage.reused_prompt_tokens = int(timings.get("cache_n") or 0)
+        usage.prefill_s = float(timings.get("prompt_ms") or 0.0) / 1000
+
+
+def _stop_reason(finish_reason: str, tail: list[Delta]) -> str:
+    if any(isinstance(d, ToolCallDelta) for d in tail) or finish_reason in ("tool_calls", "function_call"):
+        return "tool_call"
+    return "length" if finish_reason == "length" else "stop"
+
+
+def _http_error(status: int, text: str, url: str) -> EngineError:
+    message = _error_message(text)
+    if status in (401, 403):
+        return EngineError(f"the model server at {url} refused the request ({status}): check remote_api_key")
+    if status in (429, 503):
+        return EngineBusy(f"the model server at {url} is busy ({status}): {message}")
+    if status == 404:
+        return EngineError(f"the model server at {url} has no such model or endpoint (404): {message}")
+    if status == 400 and any(word in message.lower() for word in _CONTEXT_WORDS):
+        return PromptTooLong(f"the model server rejected the prompt as too long: {message}")
+    return EngineError(f"the model server at {url} answered {status}: {message}")
+
+
+def _stream_error(error: Any) -> EngineError:
+    message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+    if any(word in message.lower() for word in _CONTEXT_WORDS):
+        return PromptTooLong(f"the model server rejected the prompt as too long: {message}")
+    return EngineError(f"the model server failed while generating: {message}")
+
+
+def _error_message(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:300]
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("detail") or error)[:300]
+    return str(error)[:300]
