@@ -7,11 +7,14 @@ import logging
 from typing import Protocol
 
 from hub.agent.agent import Agent
+from hub.agent.async_tools import AsyncTools
+from hub.agent.pending import ConfirmationHook
 from hub.config import HubConfig
 from hub.home.catalogue import build_home_tools
 from hub.home.demo import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
+from hub.home.policy import ActionPolicy
 from hub.home.ha_registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.home.tool_base import ToolRegistry
@@ -39,7 +42,10 @@ class HubApp:
         self.store = EntityStore()
         self.resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
-        for tool in build_home_tools(self.store, self.resolver):
+        self.policy = ActionPolicy.from_config(config)
+        self.later = AsyncTools(config, self.store)  # timers, watches, slow actions, reports
+        for tool in [*build_home_tools(self.store, self.resolver, self.policy, self.later.tracker),
+                     *self.later.tools()]:
             self.registry.register(tool)
         self._engine = engine
         self.agent: ObservedAgent | None = None  # every interface gets the observed agent
@@ -63,11 +69,17 @@ class HubApp:
         self.agent = ObservedAgent(Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
+            confirmations=ConfirmationHook(self.policy, self.registry),
         ))
+        self.later.reporter.agent = self.agent
         if HomeAssistantBackend.configured(self.config):
-            await self._start(HomeAssistantBackend(self.config, self.store))  # waits briefly for a first load
+            home_assistant = HomeAssistantBackend(self.config, self.store)
+            await self._start(home_assistant)  # waits briefly for a first load
+            self.later.connect_home_assistant(home_assistant.client)
         self.mqtt = MqttStack(self.config, store=self.store, settings=self.settings, agent=self.agent)
         await self._start(self.mqtt)
+        if self.mqtt.enabled:
+            self.later.connect_mqtt(self.mqtt.client, self.mqtt.topics.base)
         if self.mqtt.demo is not None:
             _LOGGER.info("no Home Assistant or MQTT broker configured: using the MQTT demo home")
             for area, aliases in DEMO_AREA_ALIASES.items():
@@ -76,6 +88,7 @@ class HubApp:
         elif not HomeAssistantBackend.configured(self.config) and not self.mqtt.enabled:
             _LOGGER.info("no home to control could be reached: using the in-memory demo home")
             load_demo_home(self.store)
+        await self._start(self.later)  # after MQTT, so timers overdue at start reach it
         if self.config.fast_path:
             await fast_path.prepare(self.config.language)  # else the first request pays the load
         if listeners:

@@ -30,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             level=getattr(logging, (args.log_level or config.log_level).upper()),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
+        for chatty in ("transitions", "amqtt"):  # the embedded broker's state machine
+            logging.getLogger(chatty).setLevel(logging.WARNING)
         return args.handler(args, config)
     except KeyboardInterrupt:
         return 130
