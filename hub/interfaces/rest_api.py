@@ -17,6 +17,7 @@ import asyncio
 import html
 import json
 import logging
+import re
 import time
 import uuid
 from dataclasses import asdict
@@ -53,13 +54,10 @@ class HubAppLike(Protocol):
     settings: RuntimeSettings
     store: EntityStore
     registry: ToolRegistry
-    agent: Any  # hub.agent.agent.Agent
+    agent: Any  # hub.interfaces.agent_activity.ObservedAgent (the Agent API plus observers)
 
     @property
     def engine(self) -> Engine: ...
-
-    @property
-    def uses_demo_home(self) -> bool: ...
 
 
 class ClientError(Exception):
@@ -90,6 +88,7 @@ class RestApi:
         self.app: web.Application | None = None  # set by start()
         self._started = time.monotonic()
         self._hook_routes: list[dict[str, str]] = []
+        self._stop_observing: Callable[[], None] | None = None
         self._openapi = schema.openapi_document()
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
@@ -110,6 +109,8 @@ class RestApi:
     async def start(self) -> None:
         self.token = await asyncio.to_thread(load_or_create_token, self._config.api_token,
                                              self._config.state_dir)
+        # /metrics counts every turn, whichever interface asked
+        self._stop_observing = self._agent.add_observer(self._observe_turn)
         auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
                               middlewares=[_json_errors, auth.middleware(_is_public)])
@@ -130,9 +131,16 @@ class RestApi:
         _LOGGER.info("HTTP API and web page on http://%s:%s/", self._host, self.port)
 
     async def stop(self) -> None:
+        if self._stop_observing is not None:
+            self._stop_observing()
+            self._stop_observing = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    def _observe_turn(self, turn: Any, activity: Any) -> None:
+        if isinstance(activity, TurnDone) and turn is not None:
+            self.metrics.record_turn(activity.result, turn.request.source)
 
     def _add_routes(self, app: web.Application) -> None:
         app.router.add_get("/", self._page)
@@ -194,7 +202,7 @@ class RestApi:
             "uptime_s": round(time.monotonic() - self._started, 3),
             "languages": list(self._agent.languages),
             "settings": self._hub.settings.as_dict(),
-            "demo_home": self._hub.uses_demo_home,
+            "home_sources": sorted({e.source for e in self._hub.store.all()}),
             "speech": {"routes": self._hook_routes},
         })
 
@@ -234,17 +242,13 @@ class RestApi:
             reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
         )
         if "text/event-stream" not in request.headers.get("Accept", ""):
-            result = await agent.ask(turn)
-            self.metrics.record_turn(result, "rest")
-            return web.json_response(result_json(result))
+            return web.json_response(result_json(await agent.ask(turn)))
         return await self._stream_turn(request, agent.run(turn))
 
     async def _stream_turn(self, request: web.Request, events: AsyncIterator[Any]) -> web.StreamResponse:
         response = await _start_sse(request)
         connected = True
         async for event in events:
-            if isinstance(event, TurnDone):
-                self.metrics.record_turn(event.result, "rest")
             if connected:
                 # the turn goes on when the client leaves: an understood command still happens
                 connected = await _send_event(response, *_turn_event(event))
@@ -256,7 +260,7 @@ class RestApi:
 
     async def _entities(self, request: web.Request) -> web.Response:
         domain = request.query.get("domain")
-        if domain is not None and not domain.replace("_", "").isalpha():
+        if domain is not None and not re.match(schema.DOMAIN_PATTERN, domain):
             raise ClientError(400, "invalid_parameter", "domain must be letters and underscores, e.g. light")
         entities = [e for e in self._hub.store.all() if domain is None or e.domain == domain]
         return web.json_response([entity_json(e) for e in entities])

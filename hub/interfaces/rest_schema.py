@@ -14,10 +14,12 @@ from hub.agent.agent import MAX_REQUEST_CHARS
 from hub.settings import RUNTIME_TYPES
 
 MAX_BODY_BYTES = 256 * 1024
+# `$(?!\n)`: Python's `$` also matches before a final newline; ECMA's does not. Both agree now.
+DOMAIN_PATTERN = r"^[a-z_]+$(?!\n)"
 
-_LANGUAGE = {"type": "string", "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$",
+_LANGUAGE = {"type": "string", "pattern": r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$(?!\n)",
              "description": "Language code such as en or de-DE; default: the configured language."}
-CONVERSATION_ID = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_.:\\-]+$"}
+CONVERSATION_ID = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": r"^[A-Za-z0-9_.:\-]+$(?!\n)"}
 _REASONING_MODE = {"type": "string", "enum": ["on", "off", "budget"]}
 
 
@@ -98,7 +100,7 @@ _CHAT_TOOL = {
     "properties": {
         "type": {"const": "function"},
         "function": {"type": "object", "required": ["name"],
-                     "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9_\\-]{1,64}$"},
+                     "properties": {"name": {"type": "string", "pattern": r"^[A-Za-z0-9_\-]{1,64}$(?!\n)"},
                                     "description": {"type": "string"},
                                     "parameters": {"type": "object"}}},
     },
@@ -183,7 +185,9 @@ STATUS = {
     "properties": {"version": {"type": "string"}, "model": {"type": "object"},
                    "entities": {"type": "integer"}, "uptime_s": {"type": "number"},
                    "languages": {"type": "array", "items": {"type": "string"}},
-                   "settings": SETTINGS, "demo_home": {"type": "boolean"},
+                   "settings": SETTINGS,
+                   "home_sources": {"type": "array", "items": {"type": "string"},
+                                    "description": "Where the entities come from (demo, ha, mqtt)."},
                    "speech": {"type": "object"}},
 }
 
@@ -231,7 +235,7 @@ def openapi_document() -> dict[str, Any]:
             "/api/entities": {"get": {
                 "summary": "The entities the hub may act on.",
                 "parameters": [{"name": "domain", "in": "query", "required": False,
-                                "schema": {"type": "string", "pattern": "^[a-z_]+$"}}],
+                                "schema": {"type": "string", "pattern": DOMAIN_PATTERN}}],
                 "responses": {"200": {"description": "Entities.", "content": _json(
                     {"type": "array", "items": ENTITY})}, **_errors(400, 401)}}},
             "/api/tools": {"get": {

@@ -4,6 +4,7 @@ thread with its own event loop so sync clients (schemathesis, selenium) can use 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -18,8 +19,11 @@ TOKEN = "test-token-7f3a"
 class LiveHub:
     def __init__(self, state_dir: Path, **options: Any) -> None:
         # a long turn timeout: CI machines with 2 busy cores make a model turn slow
+        # the embedded MQTT broker (and its demo home) on a port no other test uses
         self.config = validate({"data_dir": str(state_dir), "api_token": TOKEN, "n_ctx": 2048,
-                                "max_tokens": 24, "turn_timeout": 240, **options})
+                                "max_tokens": 24, "turn_timeout": 240, "mqtt_port": _free_port(),
+                                "rate_limit_per_minute": 0,  # the tests flip one light often
+                                **options})
         self.app: HubApp | None = None
         self.api: RestApi | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -57,7 +61,7 @@ class LiveHub:
         self._stop = asyncio.Event()
         try:
             self.app = HubApp(self.config)
-            await self.app.start(interfaces=False)
+            await self.app.start(listeners=False)
             self.api = RestApi(self.app, host="127.0.0.1", port=0)
             await self.api.start()
         except BaseException as err:
@@ -70,3 +74,9 @@ class LiveHub:
         finally:
             await self.api.stop()
             await self.app.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -36,11 +36,20 @@ def entity_state(live_hub, auth, entity_id: str) -> str:
     return next(e["state"] for e in entities if e["entity_id"] == entity_id)
 
 
-def set_light(live_hub, auth, on: bool) -> None:
+@pytest.fixture
+def kitchen_light(live_hub, auth) -> str:
+    """The demo home's kitchen light, whichever demo home (MQTT or in-memory) the hub runs."""
+    entities = requests.get(f"{live_hub.url}/api/entities", params={"domain": "light"}, headers=auth,
+                            timeout=10).json()
+    return next(e["entity_id"] for e in entities if (e["area"] or "").lower() == "kitchen")
+
+
+def set_light(live_hub, auth, entity_id: str, on: bool) -> None:
     tool = "turn_on" if on else "turn_off"
     response = requests.post(f"{live_hub.url}/api/tools/{tool}", headers=auth, timeout=30,
-                             json={"arguments": {"entity_id": "light.kitchen"}})
+                             json={"arguments": {"entity_id": entity_id}})
     assert response.status_code == 200 and response.json()["ok"], response.text
+    assert entity_state(live_hub, auth, entity_id) == ("on" if on else "off")
 
 
 def turn_count(live_hub) -> int:
@@ -76,12 +85,12 @@ def test_every_api_route_needs_the_token(live_hub, method, path, header):
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_light_stays_off_when_unauthorized(live_hub, auth):
-    set_light(live_hub, auth, on=False)
-    requests.post(f"{live_hub.url}/api/tools/turn_on", json={"arguments": {"entity_id": "light.kitchen"}},
+def test_light_stays_off_when_unauthorized(live_hub, auth, kitchen_light):
+    set_light(live_hub, auth, kitchen_light, on=False)
+    requests.post(f"{live_hub.url}/api/tools/turn_on", json={"arguments": {"entity_id": kitchen_light}},
                   headers={"Authorization": "Bearer nope"}, timeout=10)
     requests.post(f"{live_hub.url}/api/ask", json={"text": "turn on the kitchen light"}, timeout=10)
-    assert entity_state(live_hub, auth, "light.kitchen") == "off"
+    assert entity_state(live_hub, auth, kitchen_light) == "off"
 
 
 def test_page_and_assets_load_without_token(live_hub):
@@ -111,20 +120,20 @@ def test_page_base_follows_ingress_path(live_hub):
 # --- asking --------------------------------------------------------------------------------------
 
 
-def test_ask_json_runs_the_command(live_hub, auth):
-    set_light(live_hub, auth, on=False)
+def test_ask_json_runs_the_command(live_hub, auth, kitchen_light):
+    set_light(live_hub, auth, kitchen_light, on=False)
     response = requests.post(f"{live_hub.url}/api/ask", json={"text": "turn on the kitchen light"},
                              headers=auth, timeout=TIMEOUT)
     assert response.status_code == 200
     result = response.json()
     jsonschema.validate(result, rest_schema.ASK_RESULT)
     assert result["ok"] and result["reply"]
-    assert [(c["name"], c["arguments"]) for c in result["tool_calls"]] == [("turn_on", {"entity_id": "light.kitchen"})]
-    assert entity_state(live_hub, auth, "light.kitchen") == "on"
+    assert [(c["name"], c["arguments"]) for c in result["tool_calls"]] == [("turn_on", {"entity_id": kitchen_light})]
+    assert entity_state(live_hub, auth, kitchen_light) == "on"
 
 
-def test_ask_streams_tool_and_text_events_before_done(live_hub, auth):
-    set_light(live_hub, auth, on=False)
+def test_ask_streams_tool_and_text_events_before_done(live_hub, auth, kitchen_light):
+    set_light(live_hub, auth, kitchen_light, on=False)
     with requests.post(f"{live_hub.url}/api/ask", json={"text": "turn on the kitchen light"}, stream=True,
                        headers={**auth, "Accept": "text/event-stream"}, timeout=TIMEOUT) as response:
         assert response.status_code == 200
@@ -140,7 +149,7 @@ def test_ask_streams_tool_and_text_events_before_done(live_hub, auth):
     assert streamed.strip() == done["reply"].strip()
     finished = next(data for name, data in events if name == "tool_finished")
     assert finished["name"] == "turn_on" and finished["ok"] and finished["result"]["state"] == "on"
-    assert entity_state(live_hub, auth, "light.kitchen") == "on"
+    assert entity_state(live_hub, auth, kitchen_light) == "on"
 
 
 def test_model_turn_streams_and_keeps_history(live_hub, auth):
@@ -195,6 +204,8 @@ BAD_ASK_BODIES = [
     (b'{"text": "hi", "reasoning": "maybe"}', "invalid_body"),
     (b'{"text": "hi", "reasoning": {"mode": "budget", "budget": -1}}', "invalid_body"),
     (b'{"text": "hi", "conversation_id": "a b/c"}', "invalid_body"),
+    (b'{"text": "hi", "conversation_id": "abc\\n"}', "invalid_body"),
+    (b'{"text": "hi", "language": "en\\n"}', "invalid_body"),
     (b'{"text": "hi", "language": 7}', "invalid_body"),
     (json.dumps({"text": "x" * 4001}).encode(), "invalid_body"),
     (b"\xff\xfe\x00garbage", "invalid_json"),
@@ -230,14 +241,15 @@ def test_unknown_route_and_wrong_method_are_json(live_hub, auth):
 # --- home, tools, settings -----------------------------------------------------------------------
 
 
-def test_entities_and_domain_filter(live_hub, auth):
+def test_entities_and_domain_filter(live_hub, auth, kitchen_light):
     entities = requests.get(f"{live_hub.url}/api/entities", headers=auth, timeout=10).json()
     jsonschema.validate(entities, {"type": "array", "items": rest_schema.ENTITY})
-    assert "light.kitchen" in {e["entity_id"] for e in entities}
+    assert kitchen_light in {e["entity_id"] for e in entities}
     lights = requests.get(f"{live_hub.url}/api/entities", params={"domain": "light"}, headers=auth, timeout=10).json()
     assert lights and {e["domain"] for e in lights} == {"light"}
-    bad = requests.get(f"{live_hub.url}/api/entities", params={"domain": "li ght;"}, headers=auth, timeout=10)
-    assert bad.status_code == 400
+    for domain in ("li ght;", "Light", "light\n", "lïght"):
+        bad = requests.get(f"{live_hub.url}/api/entities", params={"domain": domain}, headers=auth, timeout=10)
+        assert bad.status_code == 400, domain
 
 
 def test_tools_listing(live_hub, auth):
@@ -249,30 +261,42 @@ def test_tools_listing(live_hub, auth):
         assert tool["description"]
 
 
-def test_run_tool_directly(live_hub, auth):
-    set_light(live_hub, auth, on=False)
+def test_run_tool_directly(live_hub, auth, kitchen_light):
+    set_light(live_hub, auth, kitchen_light, on=False)
     response = requests.post(f"{live_hub.url}/api/tools/turn_on", headers=auth, timeout=30,
-                             json={"arguments": {"entity_id": "light.kitchen"}, "language": "de"})
+                             json={"arguments": {"entity_id": kitchen_light}, "language": "de"})
     assert response.status_code == 200
     result = response.json()
     jsonschema.validate(result, rest_schema.TOOL_RUN_RESULT)
     assert result["ok"] and result["data"]["state"] == "on"
-    assert entity_state(live_hub, auth, "light.kitchen") == "on"
+    assert entity_state(live_hub, auth, kitchen_light) == "on"
 
 
 @pytest.mark.parametrize("tool,body,status,code", [
     ("turn_on", {"arguments": {}}, 400, "invalid_arguments"),
     ("turn_on", {"arguments": {"entity_id": 12}}, 400, "invalid_arguments"),
-    ("turn_on", {"arguments": {"entity_id": "light.kitchen", "evil": True}}, 400, "invalid_arguments"),
-    ("turn_on", {"arguments": "light.kitchen"}, 400, "invalid_body"),
+    ("turn_on", {"arguments": {"entity_id": "KITCHEN", "evil": True}}, 400, "invalid_arguments"),
+    ("turn_on", {"arguments": "KITCHEN"}, 400, "invalid_body"),
     ("no_such_tool", {"arguments": {}}, 404, "unknown_tool"),
 ])
-def test_run_tool_rejects_bad_calls_and_changes_nothing(live_hub, auth, tool, body, status, code):
-    set_light(live_hub, auth, on=False)
+def test_run_tool_rejects_bad_calls_and_changes_nothing(live_hub, auth, kitchen_light, tool, body, status, code):
+    set_light(live_hub, auth, kitchen_light, on=False)
+    body = json.loads(json.dumps(body).replace("KITCHEN", kitchen_light))
     response = requests.post(f"{live_hub.url}/api/tools/{tool}", json=body, headers=auth, timeout=30)
     assert response.status_code == status, response.text
     assert response.json()["error"] == code
-    assert entity_state(live_hub, auth, "light.kitchen") == "off"
+    assert entity_state(live_hub, auth, kitchen_light) == "off"
+
+
+def test_direct_tool_calls_pass_the_policy(live_hub, auth):
+    """Sensitive actions need a spoken yes even from the API: nothing happens, the state stays."""
+    locks = requests.get(f"{live_hub.url}/api/entities", params={"domain": "lock"}, headers=auth, timeout=10).json()
+    lock = next(e for e in locks if e["state"] == "locked")
+    response = requests.post(f"{live_hub.url}/api/tools/turn_off", headers=auth, timeout=30,
+                             json={"arguments": {"entity_id": lock["entity_id"]}})
+    assert response.status_code == 200
+    assert response.json()["ok"] is False and response.json()["data"]["error"] == "confirmation_required"
+    assert entity_state(live_hub, auth, lock["entity_id"]) == "locked"
 
 
 def test_run_tool_on_unknown_entity_reports_failure(live_hub, auth):

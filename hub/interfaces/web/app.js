@@ -232,7 +232,7 @@ async function refreshStatus() {
     const rows = [
       ["Version", status.version],
       ["Model", `${status.model.name} · ${status.model.architecture} · ctx ${status.model.n_ctx}`],
-      ["Home", status.demo_home ? "demo home" : "connected"],
+      ["Home", status.home_sources.join(", ") || "no entities yet"],
       ["Entities", status.entities],
       ["Uptime", seconds(status.uptime_s)],
       ["Conversational", status.settings.conversational_mode ? "on" : "off"],
