@@ -9,6 +9,9 @@ current turn, and history is kept exactly as it was sent, so each turn only appe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from hub.llm.types import Message
 
 ASSISTANT_INSTRUCTIONS = (
     "You are Bolt, the voice assistant of a smart home. You control devices with the tools "
@@ -50,6 +53,15 @@ def system_prompt(parts: PromptParts) -> str:
     if parts.entity_overview:
         sections.append("Home overview (entity id, \"name\", aliases), by area:\n" + parts.entity_overview)
     return "\n\n".join(sections)
+
+
+def stable_system_message(home: Any, conversational: bool, instructions: str = ASSISTANT_INSTRUCTIONS) -> Message:
+    """The system message every turn starts with: what `engine.prime` evaluates ahead of turns.
+
+    `home` is the agent's HomeView (or None); its overview is empty for homes too big for one.
+    """
+    overview = home.overview(list(home.entities())) if home is not None else ""
+    return Message("system", system_prompt(PromptParts(instructions, conversational, overview)))
 
 
 def user_message(text: str, language: str, live_context: str, clock_text: str) -> str:
