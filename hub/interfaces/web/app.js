@@ -121,7 +121,7 @@ function showToolFinished(view, call) {
   item.replaceChildren(
     el("code", { text: `${call.name}(${JSON.stringify(call.arguments)})` }),
     ` → ${call.ok ? "ok" : "failed"} in ${seconds(call.seconds)}`,
-    el("pre", { text: JSON.stringify(call.result, null, 1) }));
+    el("pre", { "data-role": "tool-result", text: JSON.stringify(call.result) }));
 }
 
 function seconds(value) {
