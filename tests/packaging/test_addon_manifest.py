@@ -174,3 +174,9 @@ def test_a_negative_range_is_rejected_by_the_rules():
         ADDON_CONFIG({**load("config.yaml"), "slug": "bolt hub"})
     with pytest.raises(vol.Invalid):
         ADDON_CONFIG({**load("config.yaml"), "arch": ["x86_64"]})
+
+
+def test_docs_describe_every_option():
+    docs = (ROOT / "DOCS.md").read_text(encoding="utf-8")
+    missing = [name for name in load("config.yaml")["schema"] if f"| `{name}` |" not in docs]
+    assert not missing, f"DOCS.md's option table lacks {missing}"
