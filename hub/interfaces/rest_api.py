@@ -89,7 +89,7 @@ class RestApi:
         self._started = time.monotonic()
         self._hook_routes: list[dict[str, str]] = []
         self._stop_observing: Callable[[], None] | None = None
-        self._openapi = schema.openapi_document()
+        self._openapi = schema.openapi_document()  # start() adds the routes of route hooks
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
             for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
@@ -124,6 +124,9 @@ class RestApi:
             for r in app.router.routes()
             if r.resource is not None and r.resource.canonical not in known and r.method != "HEAD"
         ]
+        for route in self._hook_routes:
+            operations = self._openapi["paths"].setdefault(route["path"], {})
+            operations[route["method"].lower()] = schema.hook_route_doc(route["method"], route["path"])
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, self._host, self._port).start()

@@ -192,6 +192,42 @@ STATUS = {
 }
 
 
+# Routes that route hooks add (hub.interfaces.voice_http), documented when they are present.
+_VOICE_QUERY = [
+    {"name": name, "in": "query", "required": False, "schema": {"type": kind}}
+    for name, kind in (("language", "string"), ("conversation_id", "string"), ("voice", "string"),
+                       ("rate", "integer"), ("width", "integer"), ("channels", "integer"))
+]
+HOOK_ROUTE_DOCS: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/api/voice"): {
+        "summary": "A spoken turn: WAV (or raw PCM described by rate/width/channels) in; NDJSON out: "
+                   "transcript, reply text, sentences, base64 PCM audio, errors, then done with timings.",
+        "parameters": _VOICE_QUERY,
+        "requestBody": {"required": True, "content": {"audio/wav": {"schema": {"type": "string", "format": "binary"}},
+                                                      "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+        "responses": {"200": {"description": "One JSON object per line.",
+                              "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}},
+    },
+    ("GET", "/api/voice/ws"): {
+        "summary": "Push-to-talk WebSocket: start message, binary PCM frames, stop; the same events back.",
+        "responses": {"101": {"description": "Switching to WebSocket."}},
+    },
+    ("GET", "/api/voice/metrics"): {
+        "summary": "Stage timings of the voice turns.",
+        "responses": {"200": {"description": "Timings.", "content": {"application/json": {"schema": {"type": "object"}}}}},
+    },
+}
+
+
+def hook_route_doc(method: str, path: str) -> dict[str, Any]:
+    """The OpenAPI operation of a route a hook added (a plain note for routes this file does not know)."""
+    known = HOOK_ROUTE_DOCS.get((method, path))
+    if known is not None:
+        return {**known, "responses": {**known["responses"], **_errors(401)}}
+    return {"summary": "Added by a route hook.", "responses": {"default": {"description": "See the hook's module."},
+                                                             **_errors(401)}}
+
+
 def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 

@@ -17,13 +17,14 @@ TOKEN = "test-token-7f3a"
 
 
 class LiveHub:
-    def __init__(self, state_dir: Path, **options: Any) -> None:
+    def __init__(self, state_dir: Path, *, voice: bool = False, **options: Any) -> None:
         # a long turn timeout: CI machines with 2 busy cores make a model turn slow
         # the embedded MQTT broker (and its demo home) on a port no other test uses
         self.config = validate({"data_dir": str(state_dir), "api_token": TOKEN, "n_ctx": 2048,
                                 "max_tokens": 24, "turn_timeout": 240, "mqtt_port": _free_port(),
                                 "rate_limit_per_minute": 0,  # the tests flip one light often
                                 **options})
+        self.voice = voice  # add the voice routes (hub.interfaces.voice_http) as a route hook
         self.app: HubApp | None = None
         self.api: RestApi | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -62,7 +63,14 @@ class LiveHub:
         try:
             self.app = HubApp(self.config)
             await self.app.start(listeners=False)
-            self.api = RestApi(self.app, host="127.0.0.1", port=0)
+            hooks = []
+            if self.voice:
+                from hub.agent.voice import VoicePipeline
+                from hub.interfaces.voice_http import add_voice_routes
+
+                pipeline = VoicePipeline.from_config(self.config, self.app.agent)
+                hooks.append(lambda app: add_voice_routes(app, pipeline))
+            self.api = RestApi(self.app, host="127.0.0.1", port=0, route_hooks=hooks)
             await self.api.start()
         except BaseException as err:
             self._error = err

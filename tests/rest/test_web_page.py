@@ -4,21 +4,28 @@ call and the timeline, the entity table. Screenshots go to the test's tmp dir an
 
 from __future__ import annotations
 
+import io
+import json
 import shutil
+import wave
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 import requests
 
-from helpers.live_hub import TOKEN
+from helpers.live_hub import TOKEN, LiveHub
+from hub.locales import phrase
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900")
+         "--window-size=1280,900",
+         # a fake microphone (a test tone) that needs no permission prompt
+         "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+         "--autoplay-policy=no-user-gesture-required")
 
 pytestmark = pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
                                 reason="needs Debian's chromium and chromium-driver")
@@ -103,3 +110,70 @@ def test_page_runs_a_command_end_to_end(live_hub, browser, tmp_path):
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
     assert not [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"
                 and "401" not in entry["message"]]  # the token prompt's 401s are expected
+
+
+# --- speaking: the voice routes plugged in as a route hook -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def voice_hub(tmp_path_factory: pytest.TempPathFactory, smollm_path) -> Iterator[LiveHub]:
+    """A hub with the voice routes but no speech-to-text server: each spoken turn fails at STT,
+    which is enough to drive the page's recording, upload, streaming and error display."""
+    hub = LiveHub(tmp_path_factory.mktemp("voice-hub"), voice=True, model_path=str(smollm_path)).start()
+    yield hub
+    hub.stop()
+
+
+def tone_wav(seconds: float = 0.5, rate: int = 16000) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(b"\x00\x10" * int(seconds * rate))
+    return buffer.getvalue()
+
+
+def test_voice_routes_sit_behind_the_token_and_are_documented(voice_hub):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    status = requests.get(f"{voice_hub.url}/api/status", headers=auth, timeout=10).json()
+    assert {"method": "POST", "path": "/api/voice"} in status["speech"]["routes"]
+    assert requests.post(f"{voice_hub.url}/api/voice", data=tone_wav(), timeout=10).status_code == 401
+    document = requests.get(f"{voice_hub.url}/api/openapi.json", headers=auth, timeout=10).json()
+    assert "post" in document["paths"]["/api/voice"] and "get" in document["paths"]["/api/voice/ws"]
+    from openapi_spec_validator import validate as validate_openapi
+
+    validate_openapi(document)
+    response = requests.post(f"{voice_hub.url}/api/voice", data=tone_wav(), timeout=60,
+                             headers={**auth, "Content-Type": "audio/wav"})
+    events = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+    assert events[0]["type"] == "error" and events[0]["stage"] == "stt"
+    assert events[-1]["type"] == "done" and events[-1]["ok"] is False
+
+
+def test_page_speaks_through_the_microphone(voice_hub, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(voice_hub.url + "/")
+    browser.execute_script("localStorage.setItem('boltHubToken', arguments[0])", TOKEN)
+    browser.refresh()
+    wait.until(seen.text_to_be_present_in_element((By.ID, "hub-state"), "ready"))
+    mic = wait.until(seen.element_to_be_clickable((By.ID, "mic")))
+    mic.click()
+    wait.until(lambda driver: "recording" in mic.get_attribute("class"))
+    browser.execute_script("return new Promise((done) => setTimeout(done, 800))")
+    mic.click()
+    error = wait.until(seen.presence_of_element_located((By.CSS_SELECTOR, '[data-role="voice-error"]')))
+    # reaching speech-to-text means the hub read the page's WAV and found audio in it: a
+    # malformed or empty recording is a 400 before any streaming
+    assert error.text.startswith("stt:")
+    wait.until(seen.presence_of_element_located((By.CSS_SELECTOR, '[data-role="timings"]')))
+    reply = browser.find_element(By.CSS_SELECTOR, '[data-role="reply"]')
+    assert reply.text.strip() == phrase("en", "error.speech_unavailable")
+    assert "failed" in reply.get_attribute("class")
+    timings = browser.find_element(By.CSS_SELECTOR, '[data-role="timings"]').text
+    assert timings.startswith("voice (") and "total" in timings
+    screenshot(browser, tmp_path, "web-page-voice.png")

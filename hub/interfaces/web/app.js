@@ -92,10 +92,11 @@ function newTurn(text) {
   const reply = el("div", { class: "bubble reply pending", "data-role": "reply" });
   const tools = el("ul", { class: "tools", "data-role": "tools" });
   const timeline = el("div", { class: "timeline", "data-role": "timeline" });
-  const turn = el("div", { class: "turn" }, el("div", { class: "bubble user", text }), tools, reply, timeline);
+  const user = el("div", { class: "bubble user", "data-role": "user", text });
+  const turn = el("div", { class: "turn" }, user, tools, reply, timeline);
   $("log").append(turn);
   scrollLog();
-  return { reply, tools, timeline, toolItems: new Map() };
+  return { user, reply, tools, timeline, toolItems: new Map() };
 }
 
 function scrollLog() {
@@ -216,6 +217,174 @@ async function onSubmit(event) {
   }
 }
 
+// --- speaking (when the hub has its voice routes and the browser a microphone) ------------
+
+let recording = null;
+let player = null;
+
+async function startRecording() {
+  const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true } });
+  const context = new AudioContext();
+  const source = context.createMediaStreamSource(stream);
+  const processor = context.createScriptProcessor(4096, 1, 1);
+  const blocks = [];
+  processor.onaudioprocess = (event) => blocks.push(new Float32Array(event.inputBuffer.getChannelData(0)));
+  source.connect(processor);
+  processor.connect(context.destination);
+  recording = { stream, context, source, processor, blocks };
+}
+
+async function stopRecording() {
+  const { stream, context, source, processor, blocks } = recording;
+  recording = null;
+  processor.disconnect();
+  source.disconnect();
+  stream.getTracks().forEach((track) => track.stop());
+  await context.close();
+  return wavFile(blocks, context.sampleRate);
+}
+
+// 16-bit mono PCM in a WAV container, at the microphone's own rate (the hub converts).
+function wavFile(blocks, rate) {
+  const samples = blocks.reduce((sum, block) => sum + block.length, 0);
+  const view = new DataView(new ArrayBuffer(44 + samples * 2));
+  const text = (offset, value) => [...value].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
+  text(0, "RIFF"); view.setUint32(4, 36 + samples * 2, true); text(8, "WAVE");
+  text(12, "fmt "); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
+  view.setUint32(24, rate, true); view.setUint32(28, rate * 2, true); view.setUint16(32, 2, true);
+  view.setUint16(34, 16, true); text(36, "data"); view.setUint32(40, samples * 2, true);
+  let offset = 44;
+  for (const block of blocks) {
+    for (const sample of block) {
+      view.setInt16(offset, Math.max(-1, Math.min(1, sample)) * 0x7fff, true);
+      offset += 2;
+    }
+  }
+  return new Blob([view.buffer], { type: "audio/wav" });
+}
+
+// Plays the reply's PCM chunks back to back as they arrive.
+function playChunk(base64) {
+  if (!player || player.width !== 2) return;
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const pcm = new Int16Array(bytes.buffer, 0, Math.floor(bytes.length / 2));
+  const frames = Math.floor(pcm.length / player.channels);
+  if (!frames) return;
+  const buffer = player.context.createBuffer(player.channels, frames, player.rate);
+  for (let channel = 0; channel < player.channels; channel++) {
+    const data = buffer.getChannelData(channel);
+    for (let i = 0; i < frames; i++) data[i] = pcm[i * player.channels + channel] / 0x8000;
+  }
+  const node = player.context.createBufferSource();
+  node.buffer = buffer;
+  node.connect(player.context.destination);
+  player.at = Math.max(player.at, player.context.currentTime);
+  node.start(player.at);
+  player.at += buffer.duration;
+}
+
+async function* readLines(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, end).trim();
+      buffer = buffer.slice(end + 1);
+      if (line) yield JSON.parse(line);
+    }
+  }
+}
+
+// Voice timings count from the end of the spoken request.
+function showVoiceTimeline(view, done) {
+  const t = done.timings;
+  const total = Math.max(t.total_s || 0, 1e-6);
+  const stt = t.stt_s || 0;
+  const toAudio = t.first_audio_s ? t.first_audio_s - stt : 0;
+  const bar = el("div", { class: "bar", title: "voice turn timeline" });
+  if (stt > 0) bar.append(el("span", { class: "prefill", style: `width:${(100 * stt) / total}%`, title: `speech-to-text ${seconds(stt)}` }));
+  if (toAudio > 0) bar.append(el("span", { class: "decode", style: `width:${(100 * toAudio) / total}%`, title: "reply until first audio" }));
+  bar.append(el("span", { class: "tts", style: `width:${(100 * Math.max(0, total - stt - toAudio)) / total}%`, title: "speaking" }));
+  const parts = [`voice (${seconds(t.input_audio_s)} of audio)`];
+  for (const [name, value] of [["speech-to-text", t.stt_s], ["first token", t.first_token_s],
+    ["first sentence", t.first_sentence_s], ["first audio", t.first_audio_s], ["total", t.total_s]]) {
+    if (value !== null && value !== undefined) parts.push(`${name} ${seconds(value)}`);
+  }
+  view.timeline.replaceChildren(bar, el("div", { "data-role": "timings", text: parts.join(" · ") }));
+}
+
+async function speak(wav) {
+  const view = newTurn("(speaking…)");
+  const userBubble = view.user;
+  const query = new URLSearchParams(conversationId ? { conversation_id: conversationId } : {});
+  const response = await api(`api/voice?${query}`, { method: "POST", headers: { "Content-Type": "audio/wav" }, body: wav });
+  if (!response.ok) {
+    const problem = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+    view.reply.classList.remove("pending");
+    view.reply.classList.add("failed");
+    view.reply.textContent = problem.message;
+    return;
+  }
+  for await (const event of readLines(response)) {
+    if (event.type === "transcript") {
+      userBubble.textContent = `(spoken) ${event.text}`;
+    } else if (event.type === "reply") {
+      view.reply.textContent += event.text;
+    } else if (event.type === "audio_start") {
+      player = { context: player?.context || new AudioContext(), rate: event.rate, width: event.width, channels: event.channels, at: 0 };
+    } else if (event.type === "audio") {
+      playChunk(event.data);
+    } else if (event.type === "error") {
+      view.tools.append(el("li", { class: "tool", "data-ok": "false", "data-role": "voice-error", text: `${event.stage}: ${event.message} (${event.detail})` }));
+    } else if (event.type === "done") {
+      view.reply.classList.remove("pending");
+      view.reply.textContent = event.reply || view.reply.textContent;
+      view.reply.classList.toggle("failed", !event.ok);
+      if (!event.transcript) userBubble.textContent = "(spoken, not understood)";
+      conversationId = event.conversation_id || conversationId;
+      $("conversation-id").textContent = conversationId ? `conversation ${conversationId}` : "";
+      showVoiceTimeline(view, event);
+    }
+    scrollLog();
+  }
+}
+
+async function onMic() {
+  const mic = $("mic");
+  if (busy && !recording) return;
+  try {
+    if (!recording) {
+      busy = true;
+      await startRecording();
+      mic.classList.add("recording");
+      mic.title = "Click to send";
+      return;
+    }
+    mic.classList.remove("recording");
+    mic.title = "Click to speak";
+    mic.disabled = true;
+    await speak(await stopRecording());
+  } catch (error) {
+    setState("error", String(error.message || error));
+  } finally {
+    if (!recording) {
+      busy = false;
+      mic.disabled = false;
+      refreshEntities();
+    }
+  }
+}
+
+function offerMicrophone(status) {
+  const hasRoute = status.speech.routes.some((r) => r.method === "POST" && r.path === "/api/voice");
+  $("mic").hidden = !(hasRoute && navigator.mediaDevices && window.AudioContext);
+}
+
 // --- status and entities ------------------------------------------------------------------
 
 function setState(state, text) {
@@ -228,6 +397,7 @@ async function refreshStatus() {
   try {
     const status = await apiJson("api/status");
     setState("ok", "ready");
+    offerMicrophone(status);
     $("model-name").textContent = `${status.model.name}${status.model.stand_in ? " (stand-in)" : ""}`;
     const rows = [
       ["Version", status.version],
@@ -259,6 +429,7 @@ async function refreshEntities() {
 
 function start() {
   $("ask-form").addEventListener("submit", onSubmit);
+  $("mic").addEventListener("click", onMic);
   $("new-conversation").addEventListener("click", () => {
     conversationId = null;
     $("conversation-id").textContent = "";
