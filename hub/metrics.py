@@ -118,7 +118,8 @@ class HubMetrics:
                 lines += [f"# HELP {name} {self._help[name]}", f"# TYPE {name} histogram"]
                 for key, hist in sorted(self._histograms[name].items()):
                     for bound, count in zip(hist.buckets, hist.counts):
-                        lines.append(f"{name}_bucket{_format_labels(key + (('le', _number(bound)),))} {count}")
+                        # bounds as floats ("1.0"), like the official clients write them
+                        lines.append(f"{name}_bucket{_format_labels(key + (('le', repr(float(bound))),))} {count}")
                     lines.append(f"{name}_bucket{_format_labels(key + (('le', '+Inf'),))} {hist.count}")
                     lines.append(f"{name}_sum{_format_labels(key)} {_number(hist.total)}")
                     lines.append(f"{name}_count{_format_labels(key)} {hist.count}")
