@@ -54,6 +54,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("kv_cache_type", "list(f16|q8_0|q4_0)", "f16"),
     Option("constrained_tools", "list(auto|always|never)", "auto"),
     Option("prompt_cache_mib", "int(0,65536)", 512),  # saved KV states of live conversations
+    Option("draft_tokens", "int(0,16)", 0),  # prompt-lookup speculative decoding; 0 = off
     Option("temperature", "float", 0.2),
     # agent
     Option("conversational_mode", "bool", True),

@@ -38,6 +38,7 @@ from hub.llm.grammar import parse_constrained_call, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
 from hub.llm.kv_cache import PrefixStateCache
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
+from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.types import (
     Delta,
@@ -115,6 +116,7 @@ class LlamaEngine:
         is_stand_in: bool = False,
         seed: int | None = None,
         prompt_cache_mib: int = 512,
+        draft_tokens: int = 0,
     ) -> None:
         path = Path(model_path)
         report = inspect_gguf(path, n_ctx=n_ctx, kv_cache_type=kv_cache_type)  # clear file errors
@@ -161,6 +163,9 @@ class LlamaEngine:
         self._seed = seed
         self._n_batch = self._llm.n_batch
         self.prompt_cache = PrefixStateCache(self._llm, prompt_cache_mib * 2**20)
+        # prompt-lookup speculative decoding (0: off); see prompt_lookup.py for when it pays
+        self._drafter = (PromptLookupDecoder(self._llm, self._counting_eval, max_draft=draft_tokens)
+                         if draft_tokens > 0 else None)
         self.constrained_tools = constrained_tools
         self.chat_format: ChatFormat = chat_format_for(
             self._llm.metadata, bos_token=self._token_text(self._llm.token_bos()),
@@ -206,6 +211,7 @@ class LlamaEngine:
             constrained_tools=config.constrained_tools,
             queue_size=config.queue_size,
             prompt_cache_mib=config.prompt_cache_mib,
+            draft_tokens=config.draft_tokens,
             is_stand_in=stand_in,
         )
 
@@ -426,7 +432,10 @@ class LlamaEngine:
         first = usage.first_token_s == 0.0
         self._eval_count = 0
         generate_started = time.perf_counter()
-        generator = self._llm.generate(sequence, grammar=grammar, **sampling)
+        if self._drafter is not None:
+            generator = self._drafter.generate(sequence, sampling, grammar)
+        else:
+            generator = self._llm.generate(sequence, grammar=grammar, **sampling)
         try:
             for token in generator:
                 if first:
