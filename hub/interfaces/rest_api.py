@@ -75,14 +75,13 @@ class RestApi:
         *,
         host: str = "0.0.0.0",
         port: int | None = None,
-        metrics: HubMetrics | None = None,
         route_hooks: Sequence[RouteHook] = (),
     ) -> None:
         self._hub = hub_app
         self._config = hub_app.config
         self._host = host
         self._port = self._config.http_port if port is None else port
-        self.metrics = metrics or METRICS
+        self.metrics: HubMetrics = METRICS
         self._route_hooks = list(route_hooks)
         self._runner: web.AppRunner | None = None
         self.app: web.Application | None = None  # set by start()
@@ -109,8 +108,6 @@ class RestApi:
     async def start(self) -> None:
         self.token = await asyncio.to_thread(load_or_create_token, self._config.api_token,
                                              self._config.state_dir)
-        # /metrics counts every turn, whichever interface asked
-        self._stop_observing = self._agent.add_observer(self._observe_turn)
         auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
                               middlewares=[_json_errors, auth.middleware(_is_public)])
@@ -129,7 +126,14 @@ class RestApi:
             operations[route["method"].lower()] = schema.hook_route_doc(route["method"], route["path"])
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        await web.TCPSite(self._runner, self._host, self._port).start()
+        try:
+            await web.TCPSite(self._runner, self._host, self._port).start()
+        except OSError as err:
+            await self._runner.cleanup()
+            self._runner = None
+            raise OSError(f"cannot serve HTTP on {self._host}:{self._port}: {err.strerror}") from err
+        # /metrics counts every turn, whichever interface asked
+        self._stop_observing = self._agent.add_observer(self._observe_turn)
         self._started = time.monotonic()
         _LOGGER.info("HTTP API and web page on http://%s:%s/", self._host, self.port)
 
