@@ -243,7 +243,10 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def openapi_document() -> dict[str, Any]:
-    sse = {"text/event-stream": {"schema": {"type": "string"}}}
+    # each server-sent event: its name and its data (a JSON document as text)
+    sse = {"text/event-stream": {"schema": {
+        "type": "object", "required": ["data"],
+        "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}}}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Bolt Hub API", "version": __version__,
