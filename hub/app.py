@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from hub.agent.agent import Agent
 from hub.agent.async_tools import AsyncTools
@@ -24,6 +24,9 @@ from hub.interfaces.mqtt_stack import MqttStack
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Engine
 from hub.settings import RuntimeSettings
+
+if TYPE_CHECKING:
+    from hub.agent.voice import VoicePipeline
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -50,6 +53,7 @@ class HubApp:
         self._engine = engine
         self.agent: ObservedAgent | None = None  # every interface gets the observed agent
         self.mqtt: MqttStack | None = None
+        self.voice: "VoicePipeline | None" = None
         self._started: list[Component] = []
 
     @property
@@ -110,10 +114,17 @@ class HubApp:
             await self._engine.close()
 
     def _listeners(self) -> list[Component]:
+        from hub.agent.voice import VoicePipeline
+        from hub.interfaces.rest_api import RestApi
+        from hub.interfaces.voice_http import add_voice_routes
         from hub.interfaces.wyoming_server import WyomingServer
 
         assert self.agent is not None
-        return [WyomingServer(self.agent, self.config, self.agent.languages)]
+        self.voice = VoicePipeline.from_config(self.config, self.agent)
+        return [
+            WyomingServer(self.agent, self.config, self.agent.languages),
+            RestApi(self, route_hooks=[lambda web_app: add_voice_routes(web_app, self.voice)]),
+        ]
 
 
 async def _settled(store: EntityStore, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:
