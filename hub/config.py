@@ -48,7 +48,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("remote_server", "list(llama_server|vllm|ollama|nvidia|openai)", "llama_server"),
     Option("model_path", "str?"),
     Option("n_ctx", "int(512,65536)", 8192),
-    Option("n_gpu_layers", "int(-1,999)", 0),
+    Option("n_gpu_layers", "int(0,999)", 0),
     Option("threads", "int(0,256)", 0),
     Option("flash_attn", "bool", True),
     Option("kv_cache_type", "list(f16|q8_0|q4_0)", "f16"),

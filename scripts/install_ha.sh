@@ -47,6 +47,7 @@ UV=("$HA_VENV/bin/uv" pip install --python "$HA_VENV/bin/python" --constraint "$
 "${UV[@]}" "$WORK"/homeassistant-*.whl
 
 # Requirements of the integrations the tests load, following their dependencies.
+# shellcheck disable=SC2086 # one argument per integration
 "$HA_VENV/bin/python" - "$WORK/requirements.txt" $HA_INTEGRATIONS <<'PY'
 import json, pathlib, sys
 import homeassistant.components as components
