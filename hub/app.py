@@ -122,7 +122,7 @@ class HubApp:
         assert self.agent is not None
         self.voice = VoicePipeline.from_config(self.config, self.agent)
         return [
-            WyomingServer(self.agent, self.config, self.agent.languages),
+            WyomingServer(self.agent, self.config, self.agent.languages, settings=self.settings),
             RestApi(self, route_hooks=[lambda web_app: add_voice_routes(web_app, self.voice)]),
         ]
 

@@ -229,8 +229,10 @@ class Agent:
                 max_tokens=self._config.max_tokens, temperature=self._config.temperature,
                 constraint=constraint,
             )
-            raw_text, calls = await self._generate(generation, state, reply)
+            raw_text, calls, stop_reason = await self._generate(generation, state, reply)
             if not calls:
+                # a reply cut by max_tokens ends on its last whole sentence, not a fragment
+                reply.finish(drop_incomplete=stop_reason == "length")
                 turn_messages.append(Message("assistant", raw_text if not reply.capped else reply.text))
                 break
             if round_no == self._config.max_tool_rounds:
@@ -268,9 +270,11 @@ class Agent:
 
     async def _generate(
         self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder
-    ) -> tuple[str, list[ToolCall]]:
+    ) -> tuple[str, list[ToolCall], str]:
+        """Stream one model round into the reply; the raw text, the calls and the stop reason."""
         raw: list[str] = []
         calls: list[ToolCall] = []
+        stop_reason = "stop"
         stream = self._engine.stream(generation)
         try:
             async for delta in stream:
@@ -288,9 +292,10 @@ class Agent:
                     _LOGGER.debug("thinking: %s", delta.text)
                 elif isinstance(delta, Done):
                     state.timings.add_usage(delta.usage)
+                    stop_reason = delta.usage.stop_reason
         finally:
             await stream.aclose()
-        return "".join(raw), calls
+        return "".join(raw), calls, stop_reason
 
     async def _run_tools(
         self, calls: list[ToolCall], state: _TurnState, emit: Callable[[TurnEvent], None],

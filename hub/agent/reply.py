@@ -30,8 +30,12 @@ class ReplyBuilder:
     def add_text(self, text: str) -> None:
         self._emit(self._stream.feed(text))
 
-    def finish(self) -> None:
-        self._emit(self._stream.flush())
+    def finish(self, drop_incomplete: bool = False) -> None:
+        """Speak what is left; with `drop_incomplete`, drop an unfinished last sentence
+        (the model was cut off) unless it would be all there is."""
+        rest = self._stream.flush()
+        if not (drop_incomplete and self._sentences):
+            self._emit(rest)
 
     def _emit(self, sentences: list[str]) -> None:
         for sentence in sentences:

@@ -11,7 +11,7 @@ from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import EngineBusy, EngineError, GenerationRequest, MalformedToolCall, ToolSpec
+from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, MalformedToolCall, ToolSpec
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import ScriptedEngine, call, text
@@ -202,3 +202,21 @@ async def test_report_reaches_the_next_turn() -> None:
     await agent.report("w", "The washing is done.")
     result = await agent.ask(TurnRequest("Is the washing done?", conversation_id="w"))
     assert result.reply == "Yes, it finished."
+
+
+async def test_a_reply_cut_by_max_tokens_ends_on_its_last_whole_sentence() -> None:
+    def cut(request: GenerationRequest):
+        return text("A heat pump moves heat. ", "When sunlight")
+
+    class CutEngine(ScriptedEngine):
+        async def stream(self, request):
+            async for delta in super().stream(request):
+                if isinstance(delta, Done):
+                    delta.usage.stop_reason = "length"
+                yield delta
+
+    agent, _ = make_agent(CutEngine([cut]))
+    result = await agent.ask(TurnRequest("Explain heat pumps"))
+    assert result.reply == "A heat pump moves heat."
+    agent, _ = make_agent(ScriptedEngine([cut]))  # a reply that ended by itself keeps its end
+    assert (await agent.ask(TurnRequest("Explain heat pumps"))).reply == "A heat pump moves heat. When sunlight."
