@@ -6,6 +6,10 @@ whole new prefix: thousands of tokens, seconds on a CPU. The primer notices the 
 until it settles, and lets the engine evaluate the new prefix while it is idle (`prime`); a turn
 that arrives meanwhile interrupts it and reuses what was evaluated. Engines without `prime`
 (remote servers keep their own prompt caches) are left alone.
+
+After a turn, `prime_continuation(history)` does the same for that conversation: the tool
+results and the reply are evaluated while the user is listening, and the prompt cache keeps the
+state, so the conversation's next turn only pays for its new message, whatever ran in between.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ import hashlib
 import json
 import logging
 import time
-from typing import Callable
+from dataclasses import replace
+from typing import Callable, Sequence
 
-from hub.llm.types import EngineError, GenerationRequest
+from hub.llm.types import EngineError, GenerationRequest, Message
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -65,6 +70,20 @@ class PrefixPrimer:
         self.primes += 1
         _LOGGER.info("primed the stable prompt prefix in %.2f s", time.monotonic() - started)
         return True
+
+    async def prime_continuation(self, history: Sequence[Message]) -> bool:
+        """Evaluate a conversation's history after the stable start, once the engine is idle."""
+        if not self.supported or not history:
+            return False
+        wait_idle = getattr(self._engine, "wait_idle", None)
+        if wait_idle is not None:
+            await wait_idle()  # the turn's own generation may still be saving its state
+        stable = self._stable_request()
+        try:
+            return await self._engine.prime(replace(stable, messages=[*stable.messages, *history]))  # type: ignore[attr-defined]
+        except EngineError as err:  # e.g. a history longer than the context: the turn will say so
+            _LOGGER.debug("could not prime a conversation: %s", err)
+            return False
 
     async def _watch(self) -> None:
         seen, changed_at = None, time.monotonic()

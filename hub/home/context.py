@@ -10,7 +10,7 @@ carries its candidates' ids, names, aliases and areas with their states (`candid
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from hub.home.entities import Entity
 from hub.home.normalize import fold
@@ -37,14 +37,25 @@ def entity_overview(
 
 
 def candidate_context(
-    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None
+    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None,
+    detailed: Collection[str] | None = None,
 ) -> str:
     """The overview's lines with each entity's live state: `light.kitchen "Kitchen light": off`.
 
     For the few candidates of one request in a home too big for the overview (volatile text:
-    it goes at the end of the prompt).
+    it goes at the end of the prompt). Only the `detailed` ones (default: all; the agent's
+    best matches, which the grammar offers) get aliases and their area; the others follow as
+    `id "name": state`, so every candidate stays callable for fewer tokens.
     """
-    return _by_area(entities, area_aliases or {}, lambda e: f"{_overview_line(e)}: {state_text(e)}")
+    entities = list(entities)
+    chosen = [e for e in entities if detailed is None or e.entity_id in detailed]
+    others = sorted((e for e in entities if detailed is not None and e.entity_id not in detailed),
+                    key=lambda e: e.entity_id)
+    text = _by_area(chosen, area_aliases or {}, lambda e: f"{_overview_line(e)}: {state_text(e)}")
+    if others:
+        lines = [f"{_named_id(e)}: {state_text(e)}" for e in others]
+        text = "\n".join(([text] if text else []) + ["Other candidates:", *lines])
+    return text
 
 
 def live_states(entities: Iterable[Entity]) -> str:
@@ -105,12 +116,16 @@ def _by_area(
     return "\n".join(lines)
 
 
-def _overview_line(entity: Entity) -> str:
+def _named_id(entity: Entity) -> str:
+    """`light.kitchen "Kitchen light"`; the name is left out when it is just the id's words."""
     name = _clean(entity.name)
     object_words = entity.entity_id.split(".", 1)[-1].replace("_", " ")
-    line = entity.entity_id
-    if name and fold(name) != fold(object_words):
-        line += f' "{name}"'
+    return f'{entity.entity_id} "{name}"' if name and fold(name) != fold(object_words) else entity.entity_id
+
+
+def _overview_line(entity: Entity) -> str:
+    name = _clean(entity.name)
+    line = _named_id(entity)
     if entity.device_class and entity.domain in _CLASSED_DOMAINS and \
             fold(entity.device_class) not in fold(name):
         line += f" [{entity.device_class}]"

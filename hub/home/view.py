@@ -3,17 +3,22 @@
 Up to `overview_max_entities` entities, the stable prompt carries the whole home's overview and
 a request only adds its candidates' states. A bigger home gets no overview (it would cost
 every cold turn thousands of tokens and crowd the context): a request then carries its
-candidates' ids, names, aliases and areas along with their states, so the model still sees
-everything the grammar lets it pick.
+candidates with their states; the best matches (what the grammar offers a small model) with
+their names, aliases and areas, the others with id and name, so the model sees everything the
+grammar lets it pick and can still call any candidate.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Sequence
 
 from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview, live_states
 from hub.home.entities import Entity, EntityStore
 from hub.home.resolve import EntityResolver
+
+
+_REMEMBERED_REQUESTS = 32
 
 
 class StoreHomeView:
@@ -26,12 +31,20 @@ class StoreHomeView:
         self._limit = candidate_limit
         self._overview_max = overview_max_entities
         self._overview_cache: tuple[tuple[str, ...], str] | None = None
+        # candidate ids of recent requests → their best matches (for `live_states`)
+        self._best: OrderedDict[tuple[str, ...], frozenset[str]] = OrderedDict()
 
     def entities(self) -> Sequence[Entity]:
         return self._store.all()
 
     def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]:
-        return self._resolver.candidates(text, language, limit=self._limit, focused=focused)
+        found = self._resolver.candidates(text, language, limit=self._limit, focused=focused)
+        if not focused and not self.overview_fits:
+            best = self._resolver.candidates(text, language, limit=self._limit, focused=True)
+            self._best[tuple(e.entity_id for e in found)] = frozenset(e.entity_id for e in best)
+            while len(self._best) > _REMEMBERED_REQUESTS:
+                self._best.popitem(last=False)
+        return found
 
     @property
     def overview_fits(self) -> bool:
@@ -48,7 +61,8 @@ class StoreHomeView:
         return self._overview_cache[1]
 
     def live_states(self, entities: Sequence[Entity]) -> str:
-        """States of a request's candidates; with their names and areas when there is no overview."""
+        """States of a request's candidates; with names and areas when there is no overview."""
         if self.overview_fits:
             return live_states(entities)
-        return candidate_context(entities, self._store.area_aliases())
+        best = self._best.get(tuple(e.entity_id for e in entities))  # None: all in detail
+        return candidate_context(entities, self._store.area_aliases(), best)

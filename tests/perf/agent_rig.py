@@ -8,13 +8,16 @@ from typing import Any, AsyncIterator
 
 from hub.agent.agent import Agent
 from hub.config import validate
+from hub.agent.prompt import stable_system_message
 from hub.home.catalogue import build_home_tools
+from hub.home.context import OVERVIEW_MAX_ENTITIES
 from hub.home.demo import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
+from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
 from hub.home.tool_base import ToolRegistry
 from hub.home.view import StoreHomeView
-from hub.llm.types import Delta, Done, Engine, GenerationRequest, Usage
+from hub.llm.types import Delta, Done, Engine, GenerationRequest, Reasoning, Usage
 from hub.settings import RuntimeSettings
 from tests.home.generated_home import generated_entities
 
@@ -73,13 +76,23 @@ def demo_store() -> EntityStore:
     return store
 
 
-def build_agent(engine: Engine, store: EntityStore, **options: Any) -> tuple[Agent, StoreHomeView, ToolRegistry]:
-    config = validate({"fast_path": False, "max_tokens": 48, "temperature": 0.0, "turn_timeout": 600, **options})
+def build_agent(
+    engine: Engine, store: EntityStore, *, overview_max_entities: int = OVERVIEW_MAX_ENTITIES,
+    fast_path: FastPath | None = None, **options: Any,
+) -> tuple[Agent, StoreHomeView, ToolRegistry]:
+    config = validate({"fast_path": fast_path is not None, "max_tokens": 48, "temperature": 0.0,
+                       "turn_timeout": 600, **options})
     resolver = EntityResolver(store)
     registry = ToolRegistry()
     for tool in build_home_tools(store, resolver):
         registry.register(tool)
-    view = StoreHomeView(store, resolver)
+    view = StoreHomeView(store, resolver, overview_max_entities=overview_max_entities)
     agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
-                  home=view, clock_text=lambda: CLOCK)
+                  home=view, fast_path=fast_path, clock_text=lambda: CLOCK)
     return agent, view, registry
+
+
+def stable_request(view: StoreHomeView, registry: ToolRegistry) -> GenerationRequest:
+    """What the agent's turns start with under the default settings (for priming)."""
+    return GenerationRequest([stable_system_message(view, True)], tools=registry.specs(),
+                             reasoning=Reasoning(), conversational=True)

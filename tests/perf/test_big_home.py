@@ -1,6 +1,6 @@
-"""A home of 1,000 entities: the prompt carries only the request's candidates (ids, names,
-aliases, areas and states), the grammar offers only entities the prompt shows, and the prompt
-is no bigger than a 25-entity home's."""
+"""A home of 1,000 entities: the prompt carries only the request's candidates (the best matches
+with names, aliases and areas, the others with id and name, all with states), the grammar offers
+only entities the prompt shows, and the prompt is no bigger than a 25-entity home's."""
 
 from __future__ import annotations
 
@@ -31,6 +31,20 @@ def test_overview_only_up_to_the_limit_then_candidates_carry_their_identity() ->
     assert not view.overview_fits and view.overview(big.all()) == ""
     lamp = big.get("light.attic_ceiling_lamp")
     assert view.live_states([lamp]) == "Attic:\nlight.attic_ceiling_lamp (ceiling lamp 28): off"
+
+
+def test_best_matches_in_detail_the_other_candidates_by_id_and_name() -> None:
+    store = generated_store(1000)
+    view = StoreHomeView(store, EntityResolver(store))
+    found = list(view.candidates("turn on the attic ceiling light", "en"))
+    text = view.live_states(found)
+    assert len(found) > 1 and text.startswith("Attic:\nlight.attic_ceiling_light (ceiling light 8): off\n")
+    others = text.split("Other candidates:\n", 1)[1].splitlines()
+    assert sorted(line.split(":")[0] for line in others) == sorted(
+        e.entity_id for e in found if e.entity_id != "light.attic_ceiling_light")
+    assert all("(" not in line for line in others)  # no aliases: fewer tokens
+    # a list the view did not hand out (another caller): every candidate in detail
+    assert "Other candidates" not in view.live_states(found[1:])
 
 
 @pytest.mark.slow

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from hub.agent.prefix_primer import PrefixPrimer
-from hub.agent.prompt import stable_system_message
 from hub.agent.types import TurnRequest
 from hub.home.entities import Entity
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Done, GenerationRequest, Message, Reasoning, TextDelta
+from hub.llm.types import Done, GenerationRequest, Message, TextDelta
 
-from perf.agent_rig import RecordingEngine, build_agent, demo_store
+from perf.agent_rig import RecordingEngine, build_agent, demo_store, stable_request
 
 pytestmark = pytest.mark.slow
 
@@ -31,9 +30,7 @@ async def test_first_turn_after_the_entity_list_changed_finds_the_prefix_primed(
     engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7))
     store = demo_store()
     agent, view, registry = build_agent(engine, store)
-    primer = PrefixPrimer(engine.engine, lambda: GenerationRequest(
-        [stable_system_message(view, True)], tools=registry.specs(), reasoning=Reasoning(), conversational=True),
-        poll_s=0.05, settle_s=0.1)
+    primer = PrefixPrimer(engine.engine, lambda: stable_request(view, registry), poll_s=0.05, settle_s=0.1)
     await primer.start()
     try:
         await wait_for(lambda: primer.primes == 1)
@@ -52,6 +49,29 @@ async def test_first_turn_after_the_entity_list_changed_finds_the_prefix_primed(
         assert second.usage.evaluated_prompt_tokens <= own + 16, second.usage
     finally:
         await primer.stop()
+        await engine.close()
+
+
+async def test_a_primed_continuation_leaves_only_the_new_message(gemma_path: Path) -> None:
+    """The hook the agent runs after a turn: another conversation and a state change come in
+    between, and the conversation's next turn evaluates its new message and nothing else."""
+    engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7))
+    store = demo_store()
+    agent, view, registry = build_agent(engine, store)
+    primer = PrefixPrimer(engine.engine, lambda: stable_request(view, registry))
+    try:
+        await agent.ask(TurnRequest("turn on the kitchen light", conversation_id="a"))
+        assert await primer.prime_continuation(agent.conversations.get("a").messages)
+        await agent.ask(TurnRequest("switch off the floor lamp", conversation_id="b"))
+        assert await primer.prime_continuation(agent.conversations.get("b").messages)
+        store.update_state("light.living_room", "off", {})
+        engine.take()
+        await agent.ask(TurnRequest("and set the bedroom blinds to 30%", conversation_id="a"))
+        again = engine.take()[0]
+        own = engine.count_tokens(again.request.messages[-1].content)
+        assert again.usage.evaluated_prompt_tokens <= own + 16, again.usage
+        assert again.usage.prompt_tokens > 4 * own  # the rest (prefix and history) came from the cache
+    finally:
         await engine.close()
 
 
