@@ -153,6 +153,12 @@ def median(values: list[float | None]) -> float:
     return statistics.median(v for v in values if v is not None)
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -166,9 +172,9 @@ async def main() -> None:
     use_real = args.agent == "real" or (args.agent == "auto" and not stand_in)
     state = tempfile.TemporaryDirectory()
     config = validate({"data_dir": state.name, "model_path": str(model_path), "temperature": 0.0,
-                       "max_tokens": 96, "turn_timeout": 240, "n_ctx": 4096})
+                       "max_tokens": 96, "turn_timeout": 240, "n_ctx": 4096, "mqtt_port": _free_port()})
     hub = HubApp(config)
-    await hub.start(interfaces=False)
+    await hub.start(listeners=False)
     try:
         with contextlib.ExitStack() as stack:
             uri = args.tts_uri or stack.enter_context(piper())

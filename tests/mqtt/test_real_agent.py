@@ -11,9 +11,7 @@ import pytest
 from hub.app import HubApp
 from hub.config import validate
 from hub.home.mqtt_demo import MqttDemoHome
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.interfaces.mqtt_client import BrokerSettings
-from hub.interfaces.mqtt_stack import MqttStack
 from mqtt.mqtt_helpers import Sniffer, eventually, json_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -27,11 +25,8 @@ async def test_real_agent_over_mqtt_turns_on_the_desk_lamp_and_answers(mosquitto
         "n_ctx": 2048, "max_tokens": 24, "turn_timeout": 240,
     })
     app = HubApp(config)
-    await app.start(interfaces=False)
-    agent = ObservedAgent(app.agent)
-    stack = MqttStack(config, store=app.store, settings=app.settings, agent=agent)
+    await app.start(listeners=False)  # the app's own MQTT stack serves the API on the broker
     demo = MqttDemoHome.on_broker(BrokerSettings("127.0.0.1", mosquitto.port))
-    await stack.start()
     await demo.start()
     sniffer = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{BASE}/#"])
     try:
@@ -58,5 +53,4 @@ async def test_real_agent_over_mqtt_turns_on_the_desk_lamp_and_answers(mosquitto
     finally:
         await asyncio.to_thread(sniffer.close)
         await demo.stop()
-        await stack.stop()
         await app.stop()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,18 @@ from hub.interfaces.speech_clients import WyomingSTT, WyomingTTS
 pytestmark = pytest.mark.timeout(300)
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @pytest.fixture
 async def hub(tmp_path: Path, smollm_path: Path):
     config = validate({"data_dir": str(tmp_path), "model_path": str(smollm_path), "n_ctx": 2048,
-                       "max_tokens": 24, "turn_timeout": 240})
-    app = HubApp(config)
-    await app.start(interfaces=False)
+                       "max_tokens": 24, "turn_timeout": 240, "mqtt_port": free_port()})
+    app = HubApp(config)  # embedded default: in-process broker with the MQTT demo home
+    await app.start(listeners=False)
     try:
         yield app
     finally:
@@ -39,7 +46,7 @@ async def hub(tmp_path: Path, smollm_path: Path):
 
 async def test_spoken_command_turns_on_the_demo_light_and_the_reply_is_spoken(
         hub: HubApp, tts: WyomingTTS, stt: WyomingSTT) -> None:
-    assert hub.store.get("light.kitchen").state == "off"
+    assert hub.store.get("light.kitchen_light").state == "off"
     command = as_recording([chunk async for chunk in tts.synthesize("Turn on the kitchen light.", "en")])
     pipeline = VoicePipeline(hub.agent, stt=stt, tts=tts)
     events = [event async for event in pipeline.run(command, language="en", conversation_id="e2e")]
@@ -50,7 +57,7 @@ async def test_spoken_command_turns_on_the_demo_light_and_the_reply_is_spoken(
     done = events[-1]
     assert isinstance(done, VoiceDone) and done.ok
     assert [call.call.name for call in done.result.tool_calls] == ["turn_on"]
-    assert hub.store.get("light.kitchen").state == "on"
+    assert hub.store.get("light.kitchen_light").state == "on"
 
     reply = "".join(e.text for e in events if isinstance(e, VoiceReplyChunk))
     assert reply.strip() == done.reply and "kitchen" in reply.lower()
