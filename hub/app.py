@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hub.agent.voice import VoicePipeline
 
 _LOGGER = logging.getLogger(__name__)
+SHUTDOWN_DRAIN_S = 8.0  # within the usual 10 s between SIGTERM and SIGKILL (docker, Supervisor)
 
 
 class Component(Protocol):
@@ -104,6 +105,9 @@ class HubApp:
         self._started.append(component)
 
     async def stop(self) -> None:
+        """Let running turns finish (bounded by SHUTDOWN_DRAIN_S), then stop the parts in reverse."""
+        if self.agent is not None and not await self.agent.wait_idle(SHUTDOWN_DRAIN_S):
+            _LOGGER.warning("turns still running after %.0f s are cancelled", SHUTDOWN_DRAIN_S)
         while self._started:
             component = self._started.pop()
             try:

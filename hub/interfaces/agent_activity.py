@@ -8,6 +8,7 @@ turn but bookkeeping; an observer that raises is logged and never disturbs the t
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -57,6 +58,9 @@ class ObservedAgent:
     def __init__(self, agent: Any) -> None:
         self.agent = agent
         self._observers: list[Observer] = []
+        self._running = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     @property
     def languages(self) -> list[str]:
@@ -76,6 +80,8 @@ class ObservedAgent:
         turn = Turn(uuid.uuid4().hex[:12], request)
         self._notify(turn, TurnStarted())
         done, error = False, "cancelled"
+        self._running += 1
+        self._idle.clear()
         try:
             async for event in self.agent.run(request):
                 if isinstance(event, TurnDone):
@@ -86,6 +92,9 @@ class ObservedAgent:
             error = "internal"
             raise
         finally:
+            self._running -= 1
+            if not self._running:
+                self._idle.set()
             if not done:  # the consumer gave up or the agent broke its promise: close the turn
                 result = TurnResult(
                     conversation_id=request.conversation_id or "",
@@ -96,6 +105,14 @@ class ObservedAgent:
                 )
                 result.timings.total_s = time.monotonic() - turn.started
                 self._notify(turn, TurnDone(result))
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait at most `timeout` s until no turn runs (a shutdown drain); True when idle."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     async def ask(self, request: TurnRequest) -> TurnResult:
         result: TurnResult | None = None

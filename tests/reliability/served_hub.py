@@ -134,18 +134,22 @@ class MqttAsker:
     def __init__(self, port: int, base: str = "bolt_hub/bolt_hub") -> None:
         self.base = base
         self.replies: list[tuple[float, dict]] = []
-        self.availability: list[str] = []
+        self.availability: list[tuple[float, str]] = []
+        self.events: list[dict] = []
         self._arrived = threading.Condition()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
         self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe([(f"{base}/reply", 1), (f"{base}/availability", 1)])
+        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(
+            [(f"{base}/reply", 1), (f"{base}/availability", 1), (f"{base}/event", 1)])
         self.client.connect_async("127.0.0.1", port)
         self.client.loop_start()
 
     def _on_message(self, client, userdata, message) -> None:
         with self._arrived:
             if message.topic.endswith("/availability"):
-                self.availability.append(message.payload.decode())
+                self.availability.append((time.monotonic(), message.payload.decode()))
+            elif message.topic.endswith("/event"):
+                self.events.append(json.loads(message.payload))
             else:
                 self.replies.append((time.monotonic(), json.loads(message.payload)))
             self._arrived.notify_all()
