@@ -1,7 +1,8 @@
 """The agent's read-only view of the home: entities, candidates for a request, prompt text.
 
 Up to `overview_max_entities` entities, the stable prompt carries the whole home's overview and
-a request only adds its candidates' states. A bigger home gets no overview (it would cost
+a request only adds the states of its best matches (the tier the grammar offers: the device
+named, or the devices of the kind said in the area said). A bigger home gets no overview (it would cost
 every cold turn thousands of tokens and crowd the context): a request then carries its
 candidates with their states; the best matches (what the grammar offers a small model) with
 their names, aliases and areas, the others with id and name, so the model sees everything the
@@ -39,7 +40,7 @@ class StoreHomeView:
 
     def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]:
         found = self._resolver.candidates(text, language, limit=self._limit, focused=focused)
-        if not focused and not self.overview_fits:
+        if not focused:
             best = self._resolver.candidates(text, language, limit=self._limit, focused=True)
             self._best[tuple(e.entity_id for e in found)] = frozenset(e.entity_id for e in best)
             while len(self._best) > _REMEMBERED_REQUESTS:
@@ -61,8 +62,9 @@ class StoreHomeView:
         return self._overview_cache[1]
 
     def live_states(self, entities: Sequence[Entity]) -> str:
-        """States of a request's candidates; with names and areas when there is no overview."""
+        """States of a request's best matches; with no overview, every candidate (the best ones
+        with names, aliases and areas). A list the view did not hand out counts as all best."""
+        best = self._best.get(tuple(e.entity_id for e in entities))
         if self.overview_fits:
-            return live_states(entities)
-        best = self._best.get(tuple(e.entity_id for e in entities))  # None: all in detail
+            return live_states([e for e in entities if best is None or e.entity_id in best])
         return candidate_context(entities, self._store.area_aliases(), best)

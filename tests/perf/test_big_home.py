@@ -15,7 +15,7 @@ from hub.home.resolve import EntityResolver
 from hub.home.view import StoreHomeView
 from hub.llm.llama_engine import LlamaEngine
 
-from perf.agent_rig import RecordingEngine, build_agent, generated_store
+from perf.agent_rig import RecordingEngine, build_agent, demo_store, generated_store
 
 ENTITY_ID = re.compile(r"\b[a-z_]+\.[a-z0-9_]+\b")
 
@@ -47,6 +47,14 @@ def test_best_matches_in_detail_the_other_candidates_by_id_and_name() -> None:
     assert "Other candidates" not in view.live_states(found[1:])
 
 
+def test_small_home_request_carries_the_states_of_its_best_matches() -> None:
+    store = demo_store()
+    view = StoreHomeView(store, EntityResolver(store))
+    assert view.live_states(list(view.candidates("turn on the kitchen light", "en"))) == "light.kitchen: off"
+    lights = view.live_states(list(view.candidates("it's too dark in the living room", "en")))
+    assert lights.splitlines() == ["light.floor_lamp: off", "light.living_room: on, brightness 71%"]
+
+
 @pytest.mark.slow
 async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path: Path) -> None:
     engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7))
@@ -61,8 +69,11 @@ async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path
             constraint = first.request.constraint
             assert constraint is not None and constraint.entity_ids
             assert set(constraint.entity_ids) <= set(ENTITY_ID.findall(user))  # offered ⊆ shown
-            shown = {e.entity_id for e in view.candidates("turn on the attic ceiling light", "en")}
-            assert shown == set(ENTITY_ID.findall(user))
+            found = {e.entity_id for e in view.candidates("turn on the attic ceiling light", "en")}
+            best = {e.entity_id for e in view.candidates("turn on the attic ceiling light", "en", focused=True)}
+            # a small home's overview names everything: the request adds its best matches' states;
+            # a big home's request carries every candidate
+            assert set(ENTITY_ID.findall(user)) == (found if size == 1000 else best)
             if size == 1000:
                 assert not ENTITY_ID.search(system)  # no overview of a thousand entities
                 assert "Attic:" in user and "(ceiling light" in user  # areas and aliases reach the model

@@ -1,0 +1,231 @@
+"""Prompt cache, hub overhead and speculative decoding, through the real agent (not a test).
+
+(P1) warm / cold first token for a ~3,000-token home prefix: conversation A's second turn after
+     conversation B's turn and a state change came in between, against A's cold first turn;
+     with the prompt cache and each conversation primed after its turn (PrefixPrimer's
+     prime_continuation), with the prompt cache alone, and with neither, for comparison.
+(P2) hub turn / raw llama-cpp-python turn: an agent turn against `Llama.create_completion`
+     with the same prompt tokens and the same number of output tokens (greedy), both warm.
+(S)  prompt-lookup speculative decoding on / off: decode tokens per second on the tool-call turn
+     the agent sends for "turn on the attic ceiling light" in a 1,000-entity home, grammar-bound
+     (what small models get) and free.
+
+    python bench/bench_cache.py [--model PATH] [--runs 3]
+
+Ratios are measured side by side in one run on one model: on a shared machine absolute times
+swing, ratios much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import llama_cpp  # noqa: E402
+from llama_cpp import Llama  # noqa: E402
+
+import hub.agent.agent as agent_module  # noqa: E402
+from hub.agent.agent import Agent  # noqa: E402
+from hub.agent.types import TurnRequest  # noqa: E402
+from hub.config import validate  # noqa: E402
+from hub.home.tool_base import ToolRegistry  # noqa: E402
+from hub.llm.grammar import tool_call_grammar  # noqa: E402
+from hub.llm.llama_engine import LlamaEngine  # noqa: E402
+from hub.llm.models import gemma3_270m_path  # noqa: E402
+from hub.llm.prompt_lookup import PromptLookupDecoder  # noqa: E402
+from hub.llm.types import GenerationRequest  # noqa: E402
+from hub.settings import RuntimeSettings  # noqa: E402
+from hub.agent.prefix_primer import PrefixPrimer  # noqa: E402
+from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store, stable_request  # noqa: E402
+
+N_CTX = 8192
+BIG_OVERVIEW = 110  # entities in the overview: with instructions and tools ≈ 3,000 Gemma tokens
+# llama.cpp threads per engine; 1 avoids OpenMP barrier stalls of seconds when other processes
+# compete for the cores (a shared machine), 0 = all cores
+THREADS = 0
+
+
+@dataclass
+class Result:
+    name: str
+    ratio: float
+    target: str
+    detail: str
+
+
+def engine_for(model: Path, **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
+    return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options))
+
+
+def make_cold(engine: RecordingEngine) -> None:
+    """Forget every cached token (bench only: reaches into the engine)."""
+    engine.engine.prompt_cache.clear()
+    engine.engine._llm.reset()
+
+
+async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
+                            continuation: bool = True) -> tuple[float, str]:
+    # a 110-entity home keeps its overview in the stable prompt here (a bench knob: the hub's
+    # limit is 60), so the prefix is the ~3,000 tokens the target is about
+    agent_module.FULL_OVERVIEW_MAX_ENTITIES = BIG_OVERVIEW
+    engine = engine_for(model, prompt_cache_mib=cache_mib)
+    store = generated_store(BIG_OVERVIEW)
+    agent, view, registry = build_agent(engine, store, overview_max_entities=BIG_OVERVIEW)
+    primer = PrefixPrimer(engine.engine, lambda: stable_request(view, registry))
+
+    async def turn(text: str, conversation: str) -> None:
+        await agent.ask(TurnRequest(text, conversation_id=conversation))
+        if continuation:
+            await primer.prime_continuation(agent.conversations.get(conversation).messages)
+
+    cold, warm, prompt, evaluated = [], [], 0, 0
+    for run in range(runs):
+        make_cold(engine)
+        await turn("turn on the kitchen ceiling light", f"a{run}")
+        first = engine.take()[0].usage
+        cold.append(first.first_token_s)
+        prompt = first.prompt_tokens
+        await turn("switch off the garage corner lamp", f"b{run}")
+        store.update_state("light.kitchen_ceiling_light", "on", {"brightness": 128})
+        store.update_state("switch.garage_corner_socket", "on", {})
+        engine.take()
+        await agent.ask(TurnRequest("and the attic ceiling light", conversation_id=f"a{run}"))
+        again = engine.take()[0].usage
+        warm.append(again.first_token_s)
+        evaluated = again.evaluated_prompt_tokens
+    await engine.close()
+    cold_s, warm_s = statistics.median(cold), statistics.median(warm)
+    return warm_s / cold_s, (f"cold {cold_s:.2f} s ({prompt} prompt tokens), warm {warm_s:.3f} s "
+                             f"({evaluated} evaluated), cache {cache_mib} MiB, "
+                             f"continuation priming {'on' if continuation else 'off'}")
+
+
+def raw_turn(llm: Llama, tokens: list[int], max_tokens: int) -> float:
+    started = time.perf_counter()
+    for _ in llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, stream=True):
+        pass
+    return time.perf_counter() - started
+
+
+async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
+    """A free-text turn (no tools: base models wander into tool syntax otherwise)."""
+    engine = engine_for(model)
+    config = validate({"fast_path": False, "max_tokens": 64, "temperature": 0.0, "max_reply_chars": 4000,
+                       "turn_timeout": 600})
+    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
+                  clock_text=lambda: CLOCK)
+    raw = Llama(str(model), n_ctx=N_CTX, n_threads=engine.engine._llm.n_threads,
+                n_threads_batch=engine.engine._llm.n_threads, flash_attn=True, verbose=False)
+    question = "Tell me a long story about a lighthouse keeper and a storm."
+    await agent.ask(TurnRequest(question, conversation_id="warm-up"))
+    generation = engine.take()[0]
+    tokens = engine.engine._tokenize_prompt(engine.engine.render(generation.request).text)
+    output = generation.usage.completion_tokens
+    raw_turn(raw, tokens, output)
+    hub_times, raw_times = [], []
+    for run in range(runs):
+        started = time.perf_counter()
+        await agent.ask(TurnRequest(question, conversation_id=f"p2-{run}"))
+        hub_times.append(time.perf_counter() - started)
+        rounds = engine.take()
+        raw_times.append(raw_turn(raw, tokens, rounds[0].usage.completion_tokens))
+        await engine.engine.wait_idle()
+    await engine.close()
+    raw.close()
+    hub_s, raw_s = statistics.median(hub_times), statistics.median(raw_times)
+    return hub_s / raw_s, (f"hub turn {hub_s:.2f} s, raw create_completion {raw_s:.2f} s, "
+                           f"{len(tokens)} prompt tokens, {output} output tokens, {len(rounds)} model round(s)")
+
+
+async def tool_call_request(model: Path) -> tuple[LlamaEngine, GenerationRequest]:
+    engine = engine_for(model)
+    agent, _, _ = build_agent(engine, generated_store(1000))
+    await agent.ask(TurnRequest("turn on the attic ceiling light", conversation_id="s"))
+    return engine.engine, engine.take()[0].request
+
+
+def decode_rate(engine: LlamaEngine, tokens: list[int], grammar_of, drafter: PromptLookupDecoder | None,
+                limit: int = 48) -> tuple[float, str]:
+    llm = engine._llm
+    sampling = {"temp": 0.0, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+    grammar = grammar_of()
+    source = (drafter.generate(tokens, sampling, grammar) if drafter
+              else llm.generate(tokens, grammar=grammar, **sampling))
+    out, first_at = [], None
+    for token in source:
+        first_at = first_at or time.perf_counter()
+        if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token) or len(out) >= limit:
+            break
+        out.append(token)
+    source.close()
+    seconds = time.perf_counter() - (first_at or time.perf_counter())
+    return (len(out) - 1) / seconds if seconds > 0 and len(out) > 1 else 0.0, llm.detokenize(out).decode(errors="replace")
+
+
+async def speculative_on_off(model: Path, runs: int) -> list[tuple[str, float, str]]:
+    engine, request = await tool_call_request(model)
+    tokens = engine._tokenize_prompt(engine.render(request).text)
+    free_tokens = engine._tokenize_prompt(engine.render(GenerationRequest(
+        request.messages, tools=request.tools)).text)
+    drafter = PromptLookupDecoder(engine._llm, engine._llm.eval, max_draft=8)
+    results = []
+    for label, prompt, grammar_of in (
+        ("grammar-bound tool call", tokens, lambda: tool_call_grammar(request.tools, request.constraint)),
+        ("free (no grammar)", free_tokens, lambda: None),
+    ):
+        on, off, same = [], [], True
+        accepted, drafted = drafter.accepted, drafter.drafted
+        for _ in range(runs):
+            rate_off, text_off = decode_rate(engine, prompt, grammar_of, None)
+            rate_on, text_on = decode_rate(engine, prompt, grammar_of, drafter)
+            off.append(rate_off)
+            on.append(rate_on)
+            same = same and text_on == text_off
+        on_s, off_s = statistics.median(on), statistics.median(off)
+        results.append((label, on_s / off_s, (
+            f"{on_s:.1f} vs {off_s:.1f} tokens/s, drafts accepted {drafter.accepted - accepted}/"
+            f"{drafter.drafted - drafted}, {'same text' if same else 'TEXT DIFFERS'}: {text_on[:60]!r}")))
+    await engine.close()
+    return results
+
+
+async def run_all(model: Path, runs: int) -> list[Result]:
+    results = []
+    ratio, detail = await p1_warm_over_cold(model, runs)
+    results.append(Result("P1 warm/cold first token (other conversation + state change between)", ratio, "≤ 0.05", detail))
+    ratio, detail = await p1_warm_over_cold(model, runs, continuation=False)
+    results.append(Result("   same, prompt cache alone (no continuation priming)", ratio, "(control)", detail))
+    ratio, detail = await p1_warm_over_cold(model, runs, cache_mib=0, continuation=False)
+    results.append(Result("   same, neither", ratio, "(control)", detail))
+    ratio, detail = await p2_hub_over_raw(model, runs)
+    results.append(Result("P2 hub turn / raw llama-cpp-python turn", ratio, "≤ 1.05", detail))
+    for label, ratio, detail in await speculative_on_off(model, runs):
+        results.append(Result(f"S  prompt lookup on/off tokens/s, {label}", ratio, "> 1 to pay", detail))
+    return results
+
+
+def print_results(results: list[Result]) -> None:
+    for result in results:
+        print(f"{result.name}: {result.ratio:.3f} (target {result.target})\n      {result.detail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: Gemma 3 270M)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: all cores)")
+    args = parser.parse_args()
+    global THREADS
+    THREADS = args.threads
+    print_results(asyncio.run(run_all(args.model or gemma3_270m_path(), args.runs)))
+
+
+if __name__ == "__main__":
+    main()
