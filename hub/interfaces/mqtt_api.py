@@ -181,12 +181,15 @@ class MqttApi:
         self._unsubscribes.append(await self.client.subscribe(self.topics.ask, self._on_ask))
 
     async def stop(self) -> None:
-        for unsubscribe in self._unsubscribes:
+        """No new asks; cancelled ones still get their failed reply (from _observe); then stop observing."""
+        stop_observing, *stop_asking = self._unsubscribes or [lambda: None]
+        for unsubscribe in stop_asking:
             unsubscribe()
-        self._unsubscribes.clear()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        stop_observing()
+        self._unsubscribes.clear()
 
     async def _on_ask(self, message: MqttMessage) -> None:
         try:
