@@ -157,7 +157,7 @@ class Agent:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id)
             state = _TurnState(request, conversation, language, ctx)
             try:
-                result = await self._turn(state, events.put_nowait)
+                result = await self._turn_fitting_context(state, events.put_nowait)
             except asyncio.CancelledError:
                 raise
             except EngineError as err:
@@ -170,6 +170,21 @@ class Agent:
                 result = self._failure(conversation.id, language, "generic")
             result.timings.total_s = time.monotonic() - state.started
             events.put_nowait(TurnDone(result))
+
+    async def _turn_fitting_context(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
+        """Run the turn; if the history makes the prompt too long for the model, drop the
+        oldest half of it and try again (only while nothing has been done yet)."""
+        while True:
+            try:
+                return await self._turn(state, emit)
+            except PromptTooLong:
+                turns = state.conversation.turns()
+                if not turns or state.finished_calls:
+                    raise
+                keep = turns[len(turns) // 2 + 1:] if len(turns) > 1 else []
+                _LOGGER.info("history of %s too long for the context: dropping %d of %d turns",
+                             state.conversation.id, len(turns) - len(keep), len(turns))
+                state.conversation.messages = [m for turn in keep for m in turn]
 
     async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         text = state.request.text.strip()

@@ -11,7 +11,7 @@ from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, MalformedToolCall, ToolSpec
+from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall, ToolSpec
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import ScriptedEngine, call, text
@@ -220,3 +220,21 @@ async def test_a_reply_cut_by_max_tokens_ends_on_its_last_whole_sentence() -> No
     assert result.reply == "A heat pump moves heat."
     agent, _ = make_agent(ScriptedEngine([cut]))  # a reply that ended by itself keeps its end
     assert (await agent.ask(TurnRequest("Explain heat pumps"))).reply == "A heat pump moves heat. When sunlight."
+
+
+async def test_history_too_long_for_the_context_is_dropped_oldest_first() -> None:
+    class SmallContext(ScriptedEngine):
+        async def stream(self, request):
+            if len(request.messages) > 4:  # system + at most one old turn + the new message
+                self.requests.append(request)
+                raise PromptTooLong("prompt does not fit")
+            async for delta in super().stream(request):
+                yield delta
+
+    engine = SmallContext([text("One."), text("Two."), text("Three.")])
+    agent, _ = make_agent(engine)
+    for word in ("first", "second", "third"):
+        result = await agent.ask(TurnRequest(f"Say the {word} thing", conversation_id="long"))
+        assert result.ok, result
+    assert result.reply == "Three."
+    assert "first" not in all_text(engine.requests[-1])
