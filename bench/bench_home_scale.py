@@ -29,6 +29,7 @@ from hub.home.demo import DEMO_AREA_ALIASES, demo_entities  # noqa: E402
 from hub.home.fast_path import FastPath  # noqa: E402
 from hub.home.resolve import EntityResolver  # noqa: E402
 from hub.home.tool_base import ToolRegistry  # noqa: E402
+from hub.home.view import StoreHomeView  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 from tests.home.bench_home import ha_context_yaml  # noqa: E402
 from tests.home.generated_home import generated_entities  # noqa: E402
@@ -65,6 +66,14 @@ def p3_tokens(count_tokens) -> list[Result]:  # type: ignore[no-untyped-def]
                               f"{overview:.1f} vs {ha:.1f} tokens per entity ({n} entities)"))
         results.append(Result(f"   candidate line (with state) / HA GetLiveContext, {label}", candidates / ha,
                               "(info)", f"{candidates:.1f} vs {ha:.1f} tokens per entity"))
+    store = generated_store(1000)
+    view = StoreHomeView(store, EntityResolver(store))
+    per_request = statistics.median(
+        count_tokens(view.live_states(list(view.candidates(text, "en")))) for text in SCALE_COMMANDS)
+    whole_home = count_tokens(ha_context_yaml(generated_entities(1000), {}, include_state=True))
+    results.append(Result("   home context per request / HA GetLiveContext of the home, 1,000 entities",
+                          per_request / whole_home, "(info)",
+                          f"{per_request:.0f} tokens (the request's candidates) vs {whole_home} tokens"))
     return results
 
 

@@ -6,8 +6,12 @@ iterating stops the worker at the next token (or the next prompt batch).
 
 Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
 longest common token prefix with what is already in the KV cache: keep the stable part of the
-prompt first and byte-identical. `Done.usage` reports how many prompt tokens were actually
-evaluated, measured by counting the tokens passed to `Llama.eval`.
+prompt first and byte-identical. Each generation's KV state is also saved, keyed by its tokens,
+and restored when a later prompt shares more with it than with what is resident (`kv_cache`):
+conversations that take turns keep their prefixes. `prime` evaluates a prompt start ahead of
+need. `Done.usage` reports how many prompt tokens were actually evaluated, measured by counting
+the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on prompt-lookup speculative
+decoding (`prompt_lookup`).
 
 GPU: `n_gpu_layers` is passed through to llama.cpp; it only has an effect when llama-cpp-python
 was built with a GPU backend, e.g. `CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87"`
