@@ -21,7 +21,7 @@ from hub.home.tool_base import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.interfaces.agent_activity import ObservedAgent
 from hub.interfaces.mqtt_stack import MqttStack
-from hub.llm.llama_engine import LlamaEngine
+from hub.llm.factory import create_engine
 from hub.llm.types import Engine
 from hub.settings import RuntimeSettings
 
@@ -69,7 +69,7 @@ class HubApp:
         with a simulated demo home, so the hub works end to end with no setup.
         """
         if self._engine is None:
-            self._engine = await asyncio.to_thread(LlamaEngine.from_config, self.config)
+            self._engine = await create_engine(self.config)  # local GGUF or a remote server
         fast_path = FastPath(self.store, self.registry, self.resolver)
         self.agent = ObservedAgent(Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
