@@ -157,15 +157,22 @@ class JsonLight(DemoDevice):
         )
 
 
-class Switch(DemoDevice):
-    def __init__(self, home: "MqttDemoHome", key: str, name: str, area: str) -> None:
+class TwoStateDevice(DemoDevice):
+    """A device with one command topic and two states (a smart plug, a door lock)."""
+
+    component: str
+    model: str
+    commands: tuple[str, str]  # (command for state A, command for state B)
+    states: tuple[str, str]  # what the device reports for A and B
+
+    def __init__(self, home: "MqttDemoHome", key: str, name: str, area: str, first: bool) -> None:
         super().__init__(home)
-        self.key, self.name, self.area, self.on = key, name, area, False
+        self.key, self.name, self.area, self.first = key, name, area, first
 
     def discovery(self) -> list[tuple[str, dict[str, Any]]]:
         return [
             (
-                f"switch/{BASE}/{self.key}",
+                f"{self.component}/{BASE}/{self.key}",
                 {
                     "~": self.topic,
                     "name": None,
@@ -173,20 +180,31 @@ class Switch(DemoDevice):
                     "cmd_t": "~/set",
                     "stat_t": "~/state",
                     "avty_t": AVAILABILITY,
-                    "dev": _device(self.key, self.name, self.area, "Smart plug"),
+                    "dev": _device(self.key, self.name, self.area, self.model),
                     "o": ORIGIN,
                 },
             )
         ]
 
     async def on_command(self, topic: str, payload: str) -> None:
-        if payload not in ("ON", "OFF"):
+        if payload not in self.commands:
             raise ValueError(f"unknown payload {payload!r}")
-        self.on = payload == "ON"
+        self.first = payload == self.commands[0]
         self.publish_state()
 
     def publish_state(self) -> None:
-        self._publish("state", "ON" if self.on else "OFF")
+        self._publish("state", self.states[0] if self.first else self.states[1])
+
+
+class Switch(TwoStateDevice):
+    component, model, commands, states = "switch", "Smart plug", ("ON", "OFF"), ("ON", "OFF")
+
+    def __init__(self, home: "MqttDemoHome", key: str, name: str, area: str) -> None:
+        super().__init__(home, key, name, area, first=False)
+
+    @property
+    def on(self) -> bool:
+        return self.first
 
 
 class Fan(DemoDevice):
@@ -318,36 +336,15 @@ class Cover(DemoDevice):
         self._publish("position", str(self.position))
 
 
-class Lock(DemoDevice):
+class Lock(TwoStateDevice):
+    component, model, commands, states = "lock", "Door lock", ("LOCK", "UNLOCK"), ("LOCKED", "UNLOCKED")
+
     def __init__(self, home: "MqttDemoHome", key: str, name: str, area: str) -> None:
-        super().__init__(home)
-        self.key, self.name, self.area, self.locked = key, name, area, True
+        super().__init__(home, key, name, area, first=True)
 
-    def discovery(self) -> list[tuple[str, dict[str, Any]]]:
-        return [
-            (
-                f"lock/{BASE}/{self.key}",
-                {
-                    "~": self.topic,
-                    "name": None,
-                    "uniq_id": f"{BASE}_{self.key}",
-                    "cmd_t": "~/set",
-                    "stat_t": "~/state",
-                    "avty_t": AVAILABILITY,
-                    "dev": _device(self.key, self.name, self.area, "Door lock"),
-                    "o": ORIGIN,
-                },
-            )
-        ]
-
-    async def on_command(self, topic: str, payload: str) -> None:
-        if payload not in ("LOCK", "UNLOCK"):
-            raise ValueError(f"unknown payload {payload!r}")
-        self.locked = payload == "LOCK"
-        self.publish_state()
-
-    def publish_state(self) -> None:
-        self._publish("state", "LOCKED" if self.locked else "UNLOCKED")
+    @property
+    def locked(self) -> bool:
+        return self.first
 
 
 class Thermostat(DemoDevice):
