@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Collection, Protocol
 
 import jsonschema
 
@@ -22,6 +22,7 @@ class ToolContext:
     source: str = "cli"  # cli | wyoming | mqtt | rest | fast_path
     satellite_id: str | None = None
     device_id: str | None = None
+    persona: str | None = None  # None: the default persona (see hub.agent.personas)
 
 
 @dataclass
@@ -77,14 +78,24 @@ class ToolRegistry:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}
         return [t.spec for t in chosen.values()]
 
-    async def call(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Validate and run one call. Never raises for bad calls: errors become results."""
+    async def call(self, call: ToolCall, ctx: ToolContext, allowed: Collection[str] | None = None) -> ToolResult:
+        """Validate and run one call. Never raises for bad calls: errors become results.
+
+        `allowed` limits the call to the tools of the caller's persona (None: any tool).
+        """
         tool = self._tools.get(call.name)
+        if tool is not None and allowed is not None and call.name not in allowed:
+            return ToolResult(
+                ok=False,
+                data={"error": "tool_not_allowed",
+                      "message": f"The tool {call.name!r} is not available here.",
+                      "available": [n for n in self.names() if n in allowed]},
+            )
         if tool is None:
             return ToolResult(
                 ok=False,
                 data={"error": "unknown_tool", "message": f"No tool named {call.name!r}.",
-                      "available": self.names()},
+                      "available": [n for n in self.names() if allowed is None or n in allowed]},
             )
         try:
             jsonschema.validate(call.arguments, tool.spec.parameters)
