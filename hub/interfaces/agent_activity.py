@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -96,10 +97,12 @@ class ObservedAgent:
             if not self._running:
                 self._idle.set()
             if not done:  # the consumer gave up or the agent broke its promise: close the turn
+                # the asker still hears a clear (if generic) apology, never an empty reply
+                language = normalize_language(request.language)
                 result = TurnResult(
                     conversation_id=request.conversation_id or "",
-                    language=request.language or "",
-                    reply="",
+                    language=language,
+                    reply=phrase(language, "error.generic"),
                     ok=False,
                     error=error,
                 )

@@ -33,6 +33,7 @@ from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, R
 from hub.interfaces.mqtt_client import MqttClient, MqttMessage
 from hub.interfaces.mqtt_topics import HubTopics
 from hub.llm.types import Reasoning, ReasoningMode
+from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -166,8 +167,10 @@ def reply_json(result: TurnResult, ask_id: str | int | None, source: str) -> dic
 class MqttApi:
     """start/stop component serving asks over MQTT."""
 
-    def __init__(self, client: MqttClient, agent: Any, topics: HubTopics, max_pending: int = 64) -> None:
+    def __init__(self, client: MqttClient, agent: Any, topics: HubTopics, max_pending: int = 64,
+                 language: str = "en") -> None:
         self.client = client
+        self.language = language
         self.agent: ObservedAgent = observed(agent)
         self.topics = topics
         self.max_pending = max_pending
@@ -203,7 +206,8 @@ class MqttApi:
     def submit(self, ask: Ask) -> None:
         """Run an ask (also used by the hub's text entity); its reply goes to `<base>/reply`."""
         if len(self._tasks) >= self.max_pending:
-            self._publish_error(ask.id, "busy", f"more than {self.max_pending} asks are waiting; try again later")
+            # the asker's own language, like the agent's busy reply: this text may well be spoken
+            self._publish_error(ask.id, "busy", phrase(normalize_language(ask.language, default=self.language), "error.busy"))
             return
         previous = self._last_in_conversation.get(ask.conversation_id) if ask.conversation_id else None
         task = asyncio.ensure_future(self._run(ask, previous))

@@ -85,7 +85,9 @@ class MqttStack:
             birth_topic=self.topics.ha_status,
         )
         self.devices = MqttDevices.from_config(self.client, self.store, self.config, ignore_node_ids=[self.topics.node_id])
-        self.api = MqttApi(self.client, self.agent, self.topics, max_pending=int(self.config.queue_size))
+        # queue_size counts the asks waiting for the model: one may run besides them
+        self.api = MqttApi(self.client, self.agent, self.topics, max_pending=int(self.config.queue_size) + 1,
+                           language=self.config.language)
         self.entities = HubEntities(self.client, self.topics, self.settings, self.agent, self.api, self.config.instance_name)
         for component in (self.devices, self.api, self.entities):
             await component.start()
