@@ -27,6 +27,7 @@ from hub.interfaces.mqtt_api import MqttApi
 from hub.interfaces.mqtt_client import BrokerSettings, MqttClient, broker_from_config
 from hub.interfaces.mqtt_entities import HubEntities
 from hub.interfaces.mqtt_topics import HubTopics
+from hub.interfaces.tool_api_mqtt import MqttToolApi
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class MqttStack:
         self.client: MqttClient | None = None
         self.devices: MqttDevices | None = None
         self.api: MqttApi | None = None
+        self.tools: MqttToolApi | None = None
         self.entities: HubEntities | None = None
         self.demo: MqttDemoHome | None = None
 
@@ -88,8 +90,10 @@ class MqttStack:
         # queue_size counts the asks waiting for the model: one may run besides them
         self.api = MqttApi(self.client, self.agent, self.topics, max_pending=int(self.config.queue_size) + 1,
                            language=self.config.language)
+        self.tools = MqttToolApi(self.client, self.agent, self.topics, default_language=self.config.language,
+                                 max_pending=int(self.config.queue_size))
         self.entities = HubEntities(self.client, self.topics, self.settings, self.agent, self.api, self.config.instance_name)
-        for component in (self.devices, self.api, self.entities):
+        for component in (self.devices, self.api, self.tools, self.entities):
             await component.start()
         await self.client.start()
         if self.demo is not None:
@@ -98,11 +102,11 @@ class MqttStack:
     async def stop(self) -> None:
         """Devices first, then the API (cancelled asks still get their reply out), the client
         (says offline), and the embedded broker last."""
-        for component in (self.demo, self.api, self.entities, self.devices, self.client, self.embedded):
+        for component in (self.demo, self.api, self.tools, self.entities, self.devices, self.client, self.embedded):
             if component is None:
                 continue
             try:
                 await component.stop()
             except Exception:
                 _LOGGER.exception("stopping %s failed", type(component).__name__)
-        self.demo = self.api = self.entities = self.devices = self.client = self.embedded = None
+        self.demo = self.api = self.tools = self.entities = self.devices = self.client = self.embedded = None

@@ -9,6 +9,7 @@ Base topic `<mqtt_base_topic>/<slug of instance_name>` (default `bolt_hub/bolt_h
   settings                runtime settings (retained JSON); `settings/<name>/set` changes one
   ask_text/set            plain-text ask (the discovered text entity)
   clear                   clears all conversations (the discovered button)
+  tool/<name>             direct tool call (JSON)  →  tool/<name>/result (JSON, same `id`)
 """
 
 from __future__ import annotations
@@ -86,6 +87,14 @@ class HubTopics:
     @property
     def clear(self) -> str:
         return f"{self.base}/clear"
+
+    @property
+    def tool_calls(self) -> str:
+        """The filter direct tool calls arrive on (`hub.interfaces.tool_api_mqtt`)."""
+        return f"{self.base}/tool/+"
+
+    def tool_result(self, name: str) -> str:
+        return f"{self.base}/tool/{name}/result"
 
     @property
     def discovery(self) -> str:

@@ -19,7 +19,6 @@ import json
 import logging
 import re
 import time
-import uuid
 from dataclasses import asdict
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
@@ -31,12 +30,13 @@ from hub import __version__
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.config import HubConfig, validator_for
 from hub.home.entities import Entity, EntityStore
-from hub.home.tool_base import ToolContext, ToolRegistry
-from hub.interfaces import rest_schema as schema
+from hub.agent.personas import UnknownPersona
+from hub.home.tool_base import ToolRegistry
+from hub.interfaces import direct_tools, rest_schema as schema
+from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.openai_compat import ChatRequestError, Completion, generation_request
-from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode, ToolCall
-from hub.locales import normalize_language
+from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode
 from hub.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.settings import RUNTIME_TYPES, RuntimeSettings
 
@@ -162,6 +162,7 @@ class RestApi:
         app.router.add_get("/api/entities", self._entities)
         app.router.add_get("/api/tools", self._tools)
         app.router.add_post("/api/tools/{name}", self._run_tool)
+        app.router.add_get("/api/personas", self._personas)
         app.router.add_get("/api/conversations/{conversation_id}", self._conversation)
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
@@ -273,29 +274,50 @@ class RestApi:
         return web.json_response([entity_json(e) for e in entities])
 
     async def _tools(self, request: web.Request) -> web.Response:
+        """The tools a persona may use (default: the default persona's)."""
+        persona = self._persona(request.query.get("persona"))
+        names = list(self._agent.personas.tool_names(persona))
         return web.json_response([
             {"name": s.name, "description": s.description, "parameters": s.parameters}
-            for s in self._hub.registry.specs()
+            for s in self._hub.registry.specs(names)
         ])
 
+    async def _personas(self, request: web.Request) -> web.Response:
+        book = self._agent.personas
+        return web.json_response([
+            {"key": p.key, "name": p.name, "language": p.language, "greeting": p.greeting,
+             "tools": list(book.tool_names(p)), "default": p.key == book.default}
+            for p in book.all()
+        ])
+
+    def _persona(self, key: str | None) -> Any:
+        try:
+            return self._agent.personas.get(key)
+        except UnknownPersona as err:
+            raise ClientError(404, "unknown_persona", f"{err}; GET /api/personas lists them.") from None
+
     async def _run_tool(self, request: web.Request) -> web.Response:
+        """One direct call through the agent: the persona's tools, policy and validation apply."""
         name = request.match_info["name"]
         if self._hub.registry.get(name) is None:
             raise ClientError(404, "unknown_tool",
                               f"No tool named {name!r}; GET /api/tools lists them.")
         body = await self._json_body(request, "tool")
-        ctx = ToolContext(body.get("conversation_id") or f"rest-{uuid.uuid4().hex[:12]}",
-                          normalize_language(body.get("language"), default=self._config.language),
-                          source="rest")
+        call = DirectCall(name, body.get("arguments", {}), persona=body.get("persona"),
+                          conversation_id=body.get("conversation_id"), language=body.get("language"))
         started = time.monotonic()
-        result = await self._hub.registry.call(
-            ToolCall(name, body.get("arguments", {}), id=f"rest_{uuid.uuid4().hex[:8]}"), ctx)
+        try:
+            result = await run_call(self._agent, call, "rest", self._config.language)
+        except CallError as err:
+            raise ClientError(404, err.code, f"{err}; GET /api/personas lists them.") from None
         self.metrics.record_tool(name, result.ok, time.monotonic() - started, "rest")
-        if not result.ok and result.data.get("error") == "invalid_arguments":
+        error = result.data.get("error") if not result.ok else None
+        if error == "invalid_arguments":
             raise ClientError(400, "invalid_arguments", _argument_message(result.data))
-        return web.json_response({"ok": result.ok, "data": result.data, "speech": result.speech,
-                                  "pending": result.pending,
-                                  "changed_entities": list(result.changed_entities)})
+        if error == "tool_not_allowed":
+            raise ClientError(403, "tool_not_allowed", str(result.data.get("message")))
+        # `data` is `result` under its older name
+        return web.json_response({**direct_tools.result_json(name, None, result), "data": result.data})
 
     async def _conversation(self, request: web.Request) -> web.Response:
         conversation_id = request.match_info["conversation_id"]

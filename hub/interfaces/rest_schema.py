@@ -19,6 +19,8 @@ DOMAIN_PATTERN = r"^[a-z_]+$(?!\n)"
 
 _LANGUAGE = {"type": "string", "pattern": r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$(?!\n)",
              "description": "Language code such as en or de-DE; default: the configured language."}
+PERSONA = {"type": "string", "minLength": 1, "maxLength": 64,
+           "description": "The persona whose tools apply (GET /api/personas); default: the default persona."}
 CONVERSATION_ID = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": r"^[A-Za-z0-9_.:\-]+$(?!\n)"}
 _REASONING_MODE = {"type": "string", "enum": ["on", "off", "budget"]}
 
@@ -61,6 +63,7 @@ TOOL_RUN_REQUEST: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "arguments": {"type": "object", "description": "The tool's arguments (see GET /api/tools)."},
+        "persona": PERSONA,
         "language": _LANGUAGE,
         "conversation_id": CONVERSATION_ID,
     },
@@ -162,10 +165,21 @@ TOOL = {"type": "object", "required": ["name", "description", "parameters"],
         "properties": {"name": {"type": "string"}, "description": {"type": "string"},
                        "parameters": {"type": "object"}}}
 TOOL_RUN_RESULT = {
-    "type": "object", "required": ["ok", "data"],
-    "properties": {"ok": {"type": "boolean"}, "data": {"type": "object"},
+    "type": "object", "required": ["tool", "ok", "result", "data"],
+    "description": "The same answer as on MQTT `<base>/tool/<name>/result`.",
+    "properties": {"id": {"type": ["string", "integer", "null"]}, "tool": {"type": "string"},
+                   "ok": {"type": "boolean"},
+                   "result": {"type": "object", "description": "What the model would see."},
+                   "data": {"type": "object", "description": "The same as result (its older name)."},
                    "speech": {"type": ["string", "null"]}, "pending": {"type": "boolean"},
-                   "changed_entities": {"type": "array", "items": {"type": "string"}}},
+                   "changed_entities": {"type": "array", "items": {"type": "string"}},
+                   "error": {"type": "string"}, "message": {"type": "string"}},
+}
+PERSONA_INFO = {
+    "type": "object", "required": ["key", "name", "tools", "default"],
+    "properties": {"key": {"type": "string"}, "name": {"type": "string"},
+                   "language": {"type": ["string", "null"]}, "greeting": {"type": ["string", "null"]},
+                   "tools": {"type": "array", "items": {"type": "string"}}, "default": {"type": "boolean"}},
 }
 CONVERSATION = {
     "type": "object", "required": ["conversation_id", "language", "messages"],
@@ -234,7 +248,7 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _errors(*codes: int) -> dict[str, Any]:
     words = {400: "Invalid request body or parameters.", 401: "Missing or wrong API token.",
-             404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later."}
+             403: "Not allowed for this persona.", 404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later."}
     return {str(code): {"description": words[code], "content": _json(ERROR)} for code in codes}
 
 
@@ -278,16 +292,23 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "Entities.", "content": _json(
                     {"type": "array", "items": ENTITY})}, **_errors(400, 401)}}},
             "/api/tools": {"get": {
-                "summary": "The tools the model may call.",
+                "summary": "The tools a persona may call (default: the default persona's).",
+                "parameters": [{"name": "persona", "in": "query", "required": False, "schema": PERSONA}],
                 "responses": {"200": {"description": "Tools.", "content": _json(
-                    {"type": "array", "items": TOOL})}, **_errors(401)}}},
+                    {"type": "array", "items": TOOL})}, **_errors(401, 404)}}},
+            "/api/personas": {"get": {
+                "summary": "The personas the hub speaks as, with the tools each may use.",
+                "responses": {"200": {"description": "Personas.", "content": _json(
+                    {"type": "array", "items": PERSONA_INFO})}, **_errors(401)}}},
             "/api/tools/{name}": {"post": {
-                "summary": "Run one tool directly (argument validation and policy apply).",
+                "summary": "Run one tool directly, as the persona (default: the default persona); its "
+                           "tool list, argument validation and policy apply. Unknown tool or persona: "
+                           "404; a tool the persona may not use: 403.",
                 "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "requestBody": _body(TOOL_RUN_REQUEST),
                 "responses": {"200": {"description": "The tool's result; ok is false when it refused or failed.",
                                       "content": _json(TOOL_RUN_RESULT)},
-                              **_errors(400, 401, 404, 413)}}},
+                              **_errors(400, 401, 403, 404, 413)}}},
             "/api/conversations/{conversation_id}": {"get": {
                 "summary": "A conversation's history.",
                 "parameters": [{"name": "conversation_id", "in": "path", "required": True,
