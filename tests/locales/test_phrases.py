@@ -26,7 +26,7 @@ from hub.locales import (
 PROMISED_KEYS = {
     "error.generic": set(), "error.timeout": set(), "error.busy": set(), "error.model": set(),
     "error.empty": set(), "error.too_long": set(), "error.ha_unavailable": set(),
-    "error.ha_auth": set(), "error.speech_unavailable": set(),
+    "error.ha_auth": set(), "error.speech_unavailable": set(), "error.unknown_persona": set(),
     "entity.not_found": {"name"}, "entity.ambiguous": {"options"},
     "action.done": set(), "action.turned_on": {"name"}, "action.turned_off": {"name"},
     "action.set_brightness": {"name", "value"}, "action.set_temperature": {"name", "value"},
@@ -42,6 +42,8 @@ PROMISED_KEYS = {
     "unit.celsius": {"value"}, "unit.fahrenheit": {"value"}, "unit.percent": {"value"},
     "unit.degrees": {"value"}, "unit.kmh": {"value"}, "unit.kwh": {"value"}, "unit.watt": {"value"},
     "number.decimal_separator": set(),
+    "tool.timeout": {"name"}, "tool.unavailable": {"name"}, "tool.failed": {"name"},
+    "tool.waiting": {"name"},
 }
 # Things text-to-speech would read out or choke on; a colon or comma is fine, markup is not.
 UNSPEAKABLE = re.compile(r"[*_#`~<>\[\]|%°€$@\\/=+^]|\s{2,}")

@@ -1,0 +1,406 @@
+"""Read the user's custom file (`custom_file` option): personas and their tools, checked whole.
+
+Everything is checked at load time, so a typo stops the hub with a message naming the file
+and the key path (`custom.yaml: tools.craft_item.payload.item: …`) instead of failing in the
+middle of a game: the YAML's shape (voluptuous), tool and persona names, argument schemas,
+every template (sandbox, variables, secrets), references between personas, sequences and tools.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import jsonschema
+import voluptuous as vol
+import yaml
+
+from hub.agent.personas import HOME_PERSONA, Persona, parse_reasoning
+from hub.agent.reports import ServiceCaller
+from hub.custom.errors import CustomConfigError
+from hub.custom.templates import (
+    REQUEST_VARIABLES,
+    RESULT_VARIABLES,
+    SEQUENCE_RESULT_VARIABLES,
+    STEP_VARIABLES,
+    CompiledTemplate,
+    compile_template,
+    compile_tree,
+)
+from hub.custom.tools import (
+    CustomTool,
+    HaScriptTool,
+    HaServiceTool,
+    MqttTool,
+    Outputs,
+    RestTool,
+    SequenceTool,
+    Step,
+    parse_result_path,
+)
+from hub.home.policy import ActionPolicy
+from hub.home.tool_base import Tool
+from hub.home.watches import OutcomeSink
+from hub.interfaces.mqtt_client import MqttClient
+from hub.locales import SUPPORTED_LANGUAGES
+
+__all__ = ["CustomConfigError", "CustomSetup", "ToolDeps", "load_custom_file", "parse_secrets"]
+
+NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+_NAME = re.compile(NAME_PATTERN)
+_SERVICE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
+_SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TOOL_TYPES = ("mqtt", "rest", "ha_service", "ha_script", "sequence")
+EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+@dataclass
+class ToolDeps:
+    """What custom tools reach at run time; callables, because MQTT and HA come and go."""
+
+    secrets: Mapping[str, str]
+    mqtt: Callable[[], MqttClient | None]
+    home_assistant: Callable[[], ServiceCaller | None]
+    policy: ActionPolicy
+    reporter: OutcomeSink
+    language: str = "en"
+
+
+@dataclass
+class CustomSetup:
+    personas: list[Persona]
+    tools: list[Tool]
+    default_persona: str | None = None
+
+    async def close(self) -> None:
+        """Stop waiting for late answers (call at shutdown)."""
+        for tool in self.tools:
+            if isinstance(tool, CustomTool):
+                await tool.close()
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+
+def parse_secrets(text: str | None) -> dict[str, str]:
+    """`name=value` pairs separated by `;` or newlines (the `tool_secrets` option).
+
+    Errors name the pair by position and name, never by value.
+    """
+    found: dict[str, str] = {}
+    for number, pair in enumerate((p.strip() for p in re.split(r"[;\n]", text or "")), start=1):
+        if not pair:
+            continue
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or not _SECRET_NAME.match(name):
+            raise CustomConfigError(
+                f"tool_secrets: entry {number} is not name=value with a name of letters, digits and _")
+        if name in found:
+            raise CustomConfigError(f"tool_secrets: {name!r} is given twice")
+        if not value.strip():
+            raise CustomConfigError(f"tool_secrets: {name!r} has an empty value")
+        found[name] = value.strip()
+    return found
+
+
+# --- the file's shape ---------------------------------------------------------------------------
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise vol.Invalid(f"{value!r} is not a valid name (lower-case letters, digits and _, "
+                          "starting with a letter, at most 64 characters)")
+    return value
+
+
+def _localized(value: Any) -> Any:
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, dict) and value and all(
+            isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()):
+        unknown = [k for k in value if k.split("-")[0].split("_")[0].lower() not in SUPPORTED_LANGUAGES]
+        if unknown:
+            raise vol.Invalid(f"unknown language code(s) {', '.join(unknown)}")
+        return value
+    raise vol.Invalid("expected text, or a mapping of language code to text")
+
+
+def _keyed(validator: Any) -> vol.Schema:
+    """A mapping of valid names to entries (an empty section is fine)."""
+    return vol.Any(None, vol.Schema({vol.Extra: validator}))
+
+
+def _seconds(maximum: float) -> Any:
+    return vol.All(vol.Coerce(float), vol.Range(min=0.1, max=maximum))
+
+
+_COMMON = {
+    vol.Required("type"): vol.In(TOOL_TYPES),
+    vol.Required("description"): _localized,
+    vol.Optional("title"): _localized,
+    vol.Optional("parameters"): dict,
+    vol.Optional("result"): object,
+    vol.Optional("speech"): str,
+    vol.Optional("success"): str,
+}
+_TOOL_SCHEMAS = {
+    "mqtt": vol.Schema({
+        **_COMMON,
+        vol.Required("topic"): str,
+        vol.Optional("payload"): vol.Any(str, dict, list),
+        vol.Optional("qos", default=1): vol.In((0, 1, 2)),
+        vol.Optional("retain", default=False): bool,
+        vol.Optional("response_topic"): str,
+        vol.Optional("correlation"): vol.Any(None, vol.Match(r"^[^\s]+$")),
+        vol.Optional("timeout", default=10.0): _seconds(3600),
+        vol.Optional("ack_after"): _seconds(3600),
+        vol.Optional("acknowledgement"): str,
+    }),
+    "rest": vol.Schema({
+        **_COMMON,
+        vol.Optional("method", default="GET"): vol.All(vol.Upper, vol.In(("GET", "POST", "PUT", "PATCH", "DELETE"))),
+        vol.Required("url"): str,
+        vol.Optional("headers", default=dict): {str: str},
+        vol.Optional("body"): vol.Any(str, dict, list),
+        vol.Optional("timeout", default=10.0): _seconds(600),
+        vol.Optional("result_path"): str,
+        vol.Optional("verify_ssl", default=True): bool,
+    }),
+    "ha_service": vol.Schema({
+        **_COMMON,
+        vol.Required("service"): vol.Match(_SERVICE, msg="expected domain.service, e.g. light.turn_on"),
+        vol.Optional("data"): dict,
+    }),
+    "ha_script": vol.Schema({
+        **_COMMON,
+        vol.Required("script"): vol.Match(r"^(script\.)?[a-z0-9_]+$", msg="expected script.<name>"),
+        vol.Optional("variables"): dict,
+    }),
+    "sequence": vol.Schema({
+        **_COMMON,
+        vol.Required("steps"): vol.All([vol.Schema({
+            vol.Required("tool"): _name,
+            vol.Optional("name"): _name,
+            vol.Optional("args"): dict,
+        })], vol.Length(min=1)),
+    }),
+}
+_PERSONA = vol.Schema({
+    vol.Required("name"): vol.All(str, vol.Length(min=1)),
+    vol.Required("instructions"): vol.All(str, vol.Length(min=1)),
+    vol.Optional("language"): vol.In(SUPPORTED_LANGUAGES),
+    vol.Optional("conversational"): bool,
+    vol.Optional("reasoning"): vol.In(("on", "off", "budget")),
+    vol.Optional("reasoning_budget"): vol.All(int, vol.Range(min=0, max=8192)),
+    vol.Optional("tools", default=list): [_name],
+    vol.Optional("home", default=False): bool,
+    vol.Optional("greeting"): vol.All(str, vol.Length(min=1)),
+    vol.Optional("satellites", default=list): [vol.All(str, vol.Length(min=1))],
+})
+_FILE = vol.Schema({
+    vol.Optional("personas"): _keyed(dict),
+    vol.Optional("tools"): _keyed(dict),
+    vol.Optional("default_persona"): _name,
+})
+
+
+def _where(path: list[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _validate(schema: vol.Schema, value: Any, where: str, source: str) -> Any:
+    try:
+        return schema(value)
+    except vol.MultipleInvalid as err:
+        problems = []
+        for error in err.errors:
+            path = _where([where, *error.path]) if where else _where(list(error.path))
+            message = error.msg
+            if message == "extra keys not allowed":
+                message = "unknown key"
+            problems.append(f"{path}: {message}")
+        raise CustomConfigError(f"{source}: " + "; ".join(problems)) from None
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+def load_custom_file(path: Path, deps: ToolDeps) -> CustomSetup:
+    """Personas and tools from the YAML at `path`. Raises CustomConfigError naming file and key."""
+    source = str(path)
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise CustomConfigError(f"{source}: cannot read the custom file: {err.strerror or err}") from None
+    except yaml.YAMLError as err:
+        raise CustomConfigError(f"{source}: not valid YAML: {err}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise CustomConfigError(f"{source}: expected a mapping with personas: and tools:")
+    doc = _validate(_FILE, raw, "", source)
+    tool_entries = doc.get("tools") or {}
+    persona_entries = doc.get("personas") or {}
+    for section, entries in (("tools", tool_entries), ("personas", persona_entries)):
+        for key in entries:
+            if not isinstance(key, str) or not _NAME.match(key):
+                raise CustomConfigError(
+                    f"{source}: {section}.{key}: {key!r} is not a valid name (lower-case letters, digits "
+                    "and _, starting with a letter, at most 64 characters)")
+    builder = _Builder(source, deps)
+    tools = {name: builder.tool(name, entry) for name, entry in tool_entries.items()}
+    builder.check_sequences(tools)
+    personas = [builder.persona(key, entry, tools) for key, entry in persona_entries.items()]
+    default = doc.get("default_persona")
+    if default is not None and default != HOME_PERSONA and default not in persona_entries:
+        raise CustomConfigError(f"{source}: default_persona: no persona named {default!r}; "
+                                f"defined: {', '.join([HOME_PERSONA, *persona_entries])}")
+    return CustomSetup(personas=personas, tools=list(tools.values()), default_persona=default)
+
+
+@dataclass
+class _Builder:
+    source: str
+    deps: ToolDeps
+    _sequence_tools: dict[str, dict[str, CustomTool]] = field(default_factory=dict)
+
+    def error(self, where: str, message: str) -> CustomConfigError:
+        return CustomConfigError(f"{self.source}: {where}: {message}")
+
+    def template(self, value: Any, where: str, variables: frozenset[str]) -> CompiledTemplate:
+        try:
+            return compile_template(value, where, variables, self.deps.secrets.keys())
+        except CustomConfigError as err:
+            raise CustomConfigError(f"{self.source}: {err}") from None
+
+    def tree(self, value: Any, where: str, variables: frozenset[str]) -> Any:
+        try:
+            return compile_tree(value, where, variables, self.deps.secrets.keys())
+        except CustomConfigError as err:
+            raise CustomConfigError(f"{self.source}: {err}") from None
+
+    def tool(self, name: str, entry: Any) -> CustomTool:
+        where = f"tools.{name}"
+        if not isinstance(entry, dict):
+            raise self.error(where, "expected a mapping with type, description, …")
+        kind = entry.get("type")
+        if kind not in _TOOL_SCHEMAS:
+            raise self.error(f"{where}.type", f"unknown tool type {kind!r}; known: {', '.join(TOOL_TYPES)}")
+        conf = _validate(_TOOL_SCHEMAS[kind], entry, where, self.source)
+        result_vars = SEQUENCE_RESULT_VARIABLES if kind == "sequence" else RESULT_VARIABLES
+        success = None
+        if "success" in conf:
+            success = self.template(conf["success"], f"{where}.success", result_vars)
+            if success._expression is None:
+                raise self.error(f"{where}.success", "must be a single expression, e.g. \"{{ response.ok }}\"")
+        common = dict(
+            name=name, description=conf["description"], title=conf.get("title"),
+            parameters=self.parameters(conf.get("parameters"), f"{where}.parameters"), deps=self.deps,
+            outputs=Outputs(
+                result=self.tree(conf["result"], f"{where}.result", result_vars) if "result" in conf else None,
+                speech=self.template(conf["speech"], f"{where}.speech", result_vars) if "speech" in conf else None,
+                success=success))
+        request = REQUEST_VARIABLES
+        if kind == "mqtt":
+            if "ack_after" in conf and "response_topic" not in conf:
+                raise self.error(f"{where}.ack_after", "needs a response_topic to wait for")
+            if "ack_after" in conf and conf["ack_after"] >= conf["timeout"]:
+                raise self.error(f"{where}.ack_after", "must be shorter than timeout")
+            return MqttTool(
+                topic=self.template(conf["topic"], f"{where}.topic", request),
+                payload=self.tree(conf["payload"], f"{where}.payload", request) if "payload" in conf else None,
+                qos=conf["qos"], retain=conf["retain"],
+                response_topic=(self.template(conf["response_topic"], f"{where}.response_topic", request)
+                                if "response_topic" in conf else None),
+                correlation=conf.get("correlation"), timeout=conf["timeout"], ack_after=conf.get("ack_after"),
+                acknowledgement=(self.template(conf["acknowledgement"], f"{where}.acknowledgement",
+                                               REQUEST_VARIABLES - {"secrets"})
+                                 if "acknowledgement" in conf else None),
+                **common)
+        if kind == "rest":
+            return RestTool(
+                method=conf["method"], url=self.template(conf["url"], f"{where}.url", request),
+                headers={k: self.template(v, f"{where}.headers.{k}", request) for k, v in conf["headers"].items()},
+                body=self.tree(conf["body"], f"{where}.body", request) if "body" in conf else None,
+                timeout=conf["timeout"], verify_ssl=conf["verify_ssl"],
+                result_path=parse_result_path(conf["result_path"]) if "result_path" in conf else None,
+                **common)
+        if kind == "ha_service":
+            domain, service = conf["service"].split(".", 1)
+            return HaServiceTool(domain=domain, service=service,
+                                 data=self.tree(conf.get("data", {}), f"{where}.data", request), **common)
+        if kind == "ha_script":
+            script = conf["script"] if conf["script"].startswith("script.") else f"script.{conf['script']}"
+            return HaScriptTool(script=script,
+                                variables=self.tree(conf.get("variables", {}), f"{where}.variables", request),
+                                **common)
+        steps = []
+        for index, step in enumerate(conf["steps"]):
+            step_name = step.get("name", step["tool"])
+            if any(s.name == step_name for s in steps):
+                raise self.error(f"{where}.steps[{index}]", f"two steps are named {step_name!r}; give one a name:")
+            args = self.tree(step["args"], f"{where}.steps[{index}].args", STEP_VARIABLES) if "args" in step else None
+            steps.append(Step(step_name, step["tool"], args))
+        registry: dict[str, CustomTool] = {}
+        self._sequence_tools[name] = registry
+        return SequenceTool(steps=tuple(steps), tools=registry, **common)
+
+    def parameters(self, schema: Any, where: str) -> dict[str, Any]:
+        if schema is None:
+            return dict(EMPTY_SCHEMA)
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as err:
+            at = "/".join(str(p) for p in err.absolute_path)
+            raise self.error(where + (f" ({at})" if at else ""), f"not a valid JSON schema: {err.message}") from None
+        if schema.get("type") != "object":
+            raise self.error(where, "the arguments schema must have type: object")
+        return schema
+
+    def check_sequences(self, tools: dict[str, CustomTool]) -> None:
+        """Every step names an existing tool, and no sequence reaches itself."""
+        for name, registry in self._sequence_tools.items():
+            sequence = tools[name]
+            assert isinstance(sequence, SequenceTool)
+            for index, step in enumerate(sequence.steps):
+                if step.tool == name:
+                    raise self.error(f"tools.{name}.steps[{index}].tool", "a sequence cannot call itself")
+                if step.tool not in tools:
+                    raise self.error(f"tools.{name}.steps[{index}].tool",
+                                     f"no tool named {step.tool!r}; defined: {', '.join(tools)}")
+            registry.update(tools)
+        for name in self._sequence_tools:
+            self._find_cycle(name, tools, [])
+
+    def _find_cycle(self, name: str, tools: dict[str, CustomTool], path: list[str]) -> None:
+        if name in path:
+            cycle = " → ".join([*path[path.index(name):], name])
+            raise self.error(f"tools.{path[0]}.steps", f"sequences call each other in a circle: {cycle}")
+        tool = tools[name]
+        if isinstance(tool, SequenceTool):
+            for step in tool.steps:
+                self._find_cycle(step.tool, tools, [*path, name])
+
+    def persona(self, key: str, entry: Any, tools: dict[str, CustomTool]) -> Persona:
+        where = f"personas.{key}"
+        if not isinstance(entry, dict):
+            raise self.error(where, "expected a mapping with name, instructions, tools, …")
+        conf = _validate(_PERSONA, entry, where, self.source)
+        for index, tool in enumerate(conf["tools"]):
+            if tool not in tools:
+                raise self.error(f"{where}.tools[{index}]",
+                                 f"no tool named {tool!r}; defined: {', '.join(tools) or 'none'}")
+        if "reasoning_budget" in conf and conf.get("reasoning") != "budget":
+            raise self.error(f"{where}.reasoning_budget", "only used with reasoning: budget")
+        return Persona(
+            key=key, name=conf["name"], instructions=conf["instructions"], language=conf.get("language"),
+            conversational=conf.get("conversational"),
+            reasoning=parse_reasoning(conf.get("reasoning"), conf.get("reasoning_budget")),
+            tools=tuple(dict.fromkeys(conf["tools"])), home=conf["home"], greeting=conf.get("greeting"),
+            satellites=tuple(conf["satellites"]))

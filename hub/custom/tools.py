@@ -1,0 +1,465 @@
+"""The tool types a user declares in YAML: mqtt, rest, ha_service, ha_script, sequence.
+
+Each satisfies `hub.home.tool_base.Tool`. The registry validates arguments against the
+declared schema before `execute` runs, so nothing is published for bad arguments. Every
+outcome is a ToolResult: failures carry `error`, a spoken `message` in the request's language
+and the same sentence as `speech`. Secrets are rendered into requests only: result and speech
+templates cannot see them, and any secret value a peer echoes back is masked in results and
+reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets as token_source
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import aiohttp
+import jsonschema
+
+from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
+from hub.home.entities import Entity
+from hub.home.ha_client import HAAuthError, HAError, HAUnavailable
+from hub.home.tool_base import ToolContext, ToolError, ToolResult
+from hub.interfaces.mqtt_client import MqttMessage
+from hub.llm.types import ToolCall, ToolSpec
+from hub.locales import normalize_language, phrase
+
+if TYPE_CHECKING:
+    from hub.custom.loader import ToolDeps
+
+_LOGGER = logging.getLogger(__name__)
+MASK = "***"
+Localized = str | Mapping[str, str]
+
+
+def localized(value: Localized | None, language: str) -> str | None:
+    """The text for `language` from a string or a per-language mapping (then English, then any)."""
+    if value is None or isinstance(value, str):
+        return value
+    wanted = normalize_language(language)
+    by_language = {normalize_language(k, k): v for k, v in value.items()}
+    return by_language.get(wanted) or by_language.get("en") or next(iter(value.values()), None)
+
+
+def redact(value: Any, secret_values: tuple[str, ...]) -> Any:
+    """`value` with every secret value masked (strings inside mappings and lists too)."""
+    if not secret_values:
+        return value
+    if isinstance(value, str):
+        for secret in secret_values:
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, dict):
+        return {redact(k, secret_values): redact(v, secret_values) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v, secret_values) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """How a tool turns a peer's response into its result: all optional templates."""
+
+    result: Any = None  # template tree; a mapping becomes the data, anything else {"result": …}
+    speech: CompiledTemplate | None = None
+    success: CompiledTemplate | None = None  # falsy → the call failed (e.g. "{{ response.paid }}")
+
+
+class CustomTool:
+    """What every user-defined tool shares: spec, variables, results, failures, masking."""
+
+    entity_args: tuple[str, ...] = ()
+
+    def __init__(self, name: str, description: Localized, parameters: dict[str, Any],
+                 deps: "ToolDeps", outputs: Outputs, title: Localized | None = None) -> None:
+        self.name = name
+        self.descriptions = description  # kept whole: the spec carries the configured language's
+        self.title = title
+        self.deps = deps
+        self.outputs = outputs
+        self.spec = ToolSpec(name, localized(description, deps.language) or name, parameters)
+        self._secret_values = tuple(sorted((v for v in deps.secrets.values() if v), key=len, reverse=True))
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return self.mask(await self.run_safe(args, ctx, background=True))
+
+    async def run_safe(self, args: dict[str, Any], ctx: ToolContext, background: bool) -> ToolResult:
+        """Run once; refusals and failures become results (also for a sequence's steps)."""
+        try:
+            return await self.run(args, ctx, new_call_id(), background)
+        except ToolError as err:
+            return failure_result(err)
+        except TemplateRenderError as err:
+            return failure_result(self.failed(ctx, "template_error", detail=str(err)))
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
+                  background: bool) -> ToolResult:
+        raise NotImplementedError
+
+    # --- helpers for the tool types -----------------------------------------------------------
+
+    def spoken_name(self, language: str) -> str:
+        return localized(self.title, language) or self.name.replace("_", " ")
+
+    def variables(self, args: dict[str, Any], ctx: ToolContext, call_id: str) -> dict[str, Any]:
+        return {"args": args, "secrets": dict(self.deps.secrets), "id": call_id,
+                "conversation_id": ctx.conversation_id, "language": ctx.language,
+                "persona": ctx.persona}
+
+    def answer(self, variables: Mapping[str, Any], response: Any, extra: str = "response") -> ToolResult:
+        """The result for a peer's response, through the tool's result/speech/success templates."""
+        seen = {k: v for k, v in variables.items() if k != "secrets"}
+        seen[extra] = response
+        ok = True if self.outputs.success is None else bool(self.outputs.success.render(seen, native=True))
+        value = response if self.outputs.result is None else render_tree(self.outputs.result, seen)
+        if isinstance(value, dict):
+            data = dict(value)
+        else:
+            data = {"status": "sent"} if value is None else {"result": value}
+        speech = self.outputs.speech.render(seen) if self.outputs.speech is not None else None
+        if not ok:
+            data.setdefault("error", "failed")
+            speech = speech or phrase(variables["language"], "tool.failed", name=self.spoken_name(variables["language"]))
+        return ToolResult(ok=ok, data=data, speech=speech or None)
+
+    def failed(self, ctx: ToolContext, code: str, key: str = "tool.failed", **details: Any) -> ToolError:
+        """A ToolError whose message is the spoken sentence for `key` ({name} = this tool)."""
+        spoken = phrase(ctx.language, key, name=self.spoken_name(ctx.language))
+        return ToolError(spoken, code=code, tool=self.name, **details)
+
+    def mask(self, result: ToolResult) -> ToolResult:
+        if not self._secret_values:
+            return result
+        result.data = redact(result.data, self._secret_values)
+        result.speech = redact(result.speech, self._secret_values)
+        return result
+
+    async def close(self) -> None:
+        """End background work (the mqtt tool waits for late responses)."""
+
+
+def new_call_id() -> str:
+    return token_source.token_hex(8)
+
+
+def failure_result(err: ToolError) -> ToolResult:
+    message = str(err)
+    return ToolResult(ok=False, data={"error": err.code, "message": message, **err.details}, speech=message)
+
+
+def parse_payload(payload: bytes) -> Any:
+    """JSON when it is JSON, else the text."""
+    text = payload.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# --- mqtt ------------------------------------------------------------------------------------------
+
+
+class MqttTool(CustomTool):
+    """Publish a templated payload; optionally wait for the response carrying this call's id.
+
+    With `ack_after`, a response slower than that turns the call into an acknowledged one
+    (ToolResult.pending) and the response is reported when it comes (or the timeout is).
+    """
+
+    def __init__(self, *, topic: CompiledTemplate, payload: Any, qos: int, retain: bool,
+                 response_topic: CompiledTemplate | None, correlation: str | None,
+                 timeout: float, ack_after: float | None, acknowledgement: CompiledTemplate | None,
+                 **common: Any) -> None:
+        super().__init__(**common)
+        self.topic = topic
+        self.payload = payload  # template tree, or None: the arguments (plus the correlation id)
+        self.qos = qos
+        self.retain = retain
+        self.response_topic = response_topic
+        self.correlation = correlation
+        self.timeout = timeout
+        self.ack_after = ack_after
+        self.acknowledgement = acknowledgement
+        self._tasks: set[asyncio.Task] = set()
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
+                  background: bool) -> ToolResult:
+        client = self.deps.mqtt()
+        if client is None or not client.connected:
+            raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
+        variables = self.variables(args, ctx, call_id)
+        topic = self.topic.render(variables)
+        payload = self._payload(variables, args, call_id)
+        if self.response_topic is None:
+            if not client.publish(topic, payload, qos=self.qos, retain=self.retain):
+                raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
+            return self.answer(variables, None)
+        response: asyncio.Future = asyncio.get_running_loop().create_future()
+        unsubscribe: Callable[[], None] | None = await client.subscribe(
+            self.response_topic.render(variables), self._matcher(call_id, response), qos=1)
+        try:
+            if not client.publish(topic, payload, qos=self.qos, retain=self.retain):
+                raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
+            early = background and self.ack_after is not None and self.ack_after < self.timeout
+            try:
+                received = await asyncio.wait_for(asyncio.shield(response),
+                                                  self.ack_after if early else self.timeout)
+            except asyncio.TimeoutError:
+                if not early:
+                    raise self.failed(ctx, "timeout", "tool.timeout", timeout_s=self.timeout) from None
+                task = asyncio.ensure_future(self._report_later(
+                    response, unsubscribe, variables, ctx, self.timeout - self.ack_after))
+                unsubscribe = None  # the task unsubscribes when it is done
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                return self._acknowledged(variables, ctx, call_id)
+            return self.answer(variables, received)
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+
+    def _payload(self, variables: Mapping[str, Any], args: dict[str, Any], call_id: str) -> Any:
+        payload = dict(args) if self.payload is None else render_tree(self.payload, variables)
+        if self.correlation and isinstance(payload, dict):
+            payload.setdefault(self.correlation, call_id)
+        return payload
+
+    def _matcher(self, call_id: str, response: asyncio.Future):
+        async def on_message(message: MqttMessage) -> None:
+            data = parse_payload(message.payload)
+            if self.correlation and (not isinstance(data, dict) or str(data.get(self.correlation)) != call_id):
+                return  # another call's response
+            if not response.done():
+                response.set_result(data)
+        return on_message
+
+    def _acknowledged(self, variables: Mapping[str, Any], ctx: ToolContext, call_id: str) -> ToolResult:
+        seen = {k: v for k, v in variables.items() if k != "secrets"}
+        speech = (self.acknowledgement.render(seen) if self.acknowledgement is not None
+                  else phrase(ctx.language, "tool.waiting", name=self.spoken_name(ctx.language)))
+        return ToolResult(ok=True, pending=True, speech=speech,
+                          data={"status": "pending", "id": call_id,
+                                "instruction": "Tell the user it is under way; the outcome is reported later."})
+
+    async def _report_later(self, response: asyncio.Future, unsubscribe: Callable[[], None],
+                            variables: Mapping[str, Any], ctx: ToolContext, remaining: float) -> None:
+        call_id = variables["id"]
+        try:
+            try:
+                received = await asyncio.wait_for(response, remaining)
+            except asyncio.TimeoutError:
+                result = failure_result(self.failed(ctx, "timeout", "tool.timeout", timeout_s=self.timeout))
+            else:
+                try:
+                    result = self.answer(variables, received)
+                except TemplateRenderError as err:
+                    result = failure_result(self.failed(ctx, "template_error", detail=str(err)))
+            result = self.mask(result)
+            text = result.speech or phrase(ctx.language, "action.done")
+            await self.deps.reporter(ctx, text, "action",
+                                     {"tool": self.name, "id": call_id, "ok": result.ok, **result.data})
+        except Exception:
+            _LOGGER.exception("could not report the late answer of %s", self.name)
+        finally:
+            unsubscribe()
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+# --- rest ------------------------------------------------------------------------------------------
+
+
+class RestTool(CustomTool):
+    """An HTTP request with a templated URL, headers and body; the response becomes the result."""
+
+    def __init__(self, *, method: str, url: CompiledTemplate, headers: dict[str, CompiledTemplate],
+                 body: Any, timeout: float, result_path: tuple[str, ...] | None, verify_ssl: bool,
+                 **common: Any) -> None:
+        super().__init__(**common)
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.result_path = result_path
+        self.verify_ssl = verify_ssl
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
+                  background: bool) -> ToolResult:
+        variables = self.variables(args, ctx, call_id)
+        url = str(self.url.render(variables))
+        headers = {k: str(t.render(variables)) for k, t in self.headers.items()}
+        body = render_tree(self.body, variables)
+        request: dict[str, Any] = {}
+        if isinstance(body, (dict, list)):
+            request["json"] = body
+        elif body is not None:
+            request["data"] = str(body).encode("utf-8")
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout)) as session:
+                async with session.request(self.method, url, headers=headers, ssl=None if self.verify_ssl else False,
+                                           **request) as reply:
+                    status = reply.status
+                    text = await reply.text()
+        except asyncio.TimeoutError:
+            raise self.failed(ctx, "timeout", "tool.timeout", timeout_s=self.timeout) from None
+        except (aiohttp.ClientError, ValueError) as err:
+            raise self.failed(ctx, "unreachable", "tool.unavailable", detail=f"{type(err).__name__}: {err}") from None
+        response = parse_payload(text.encode("utf-8"))
+        if status >= 400:
+            raise self.failed(ctx, "http_error", status=status, response=response)
+        if self.result_path is not None:
+            response = self._extract(response, ctx)
+        return self.answer(variables, response)
+
+    def _extract(self, response: Any, ctx: ToolContext) -> Any:
+        value = response
+        for part in self.result_path or ():
+            if isinstance(value, dict) and part in value:
+                value = value[part]
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+            else:
+                raise self.failed(ctx, "bad_response", path="/".join(self.result_path or ()),
+                                  detail=f"the response has no {part!r} there")
+        return value
+
+
+def parse_result_path(path: str) -> tuple[str, ...]:
+    """"/a/b~1c/0" (JSON pointer) or "a.b.0" (dotted) → its parts."""
+    if path.startswith("/"):
+        return tuple(p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/"))
+    return tuple(path.split(".")) if path else ()
+
+
+# --- Home Assistant --------------------------------------------------------------------------------
+
+
+class HaServiceTool(CustomTool):
+    """A Home Assistant service call with templated data, under the same policy as the home tools.
+
+    The policy sees each target entity (`entity_id` in the data or its `target`); a call
+    without targets is checked as the pseudo-entity `<domain>.<service>`.
+    """
+
+    def __init__(self, *, domain: str, service: str, data: Any, **common: Any) -> None:
+        super().__init__(**common)
+        self.domain = domain
+        self.service = service
+        self.data = data  # template tree (a mapping)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
+                  background: bool) -> ToolResult:
+        variables = self.variables(args, ctx, call_id)
+        data = self.service_data(variables)
+        if not isinstance(data, dict):
+            raise self.failed(ctx, "template_error", detail="the service data must render to a mapping")
+        return await self._call(self.domain, self.service, data, args, ctx, variables)
+
+    def service_data(self, variables: Mapping[str, Any]) -> Any:
+        return render_tree(self.data, variables) if self.data is not None else {}
+
+    def targets(self, data: dict[str, Any]) -> list[Entity]:
+        ids: list[str] = []
+        for holder in (data, data.get("target") if isinstance(data.get("target"), dict) else {}):
+            found = holder.get("entity_id")
+            ids += [found] if isinstance(found, str) else [str(i) for i in found or ()]
+        if not ids:
+            pseudo = f"{self.domain}.{self.service}"
+            return [Entity(pseudo, name=pseudo)]
+        return [Entity(i, name=i) for i in dict.fromkeys(ids)]
+
+    async def _call(self, domain: str, service: str, data: dict[str, Any], args: dict[str, Any],
+                    ctx: ToolContext, variables: Mapping[str, Any]) -> ToolResult:
+        ha = self.deps.home_assistant()
+        if ha is None:
+            raise ToolError(phrase(ctx.language, "error.ha_unavailable"), code="ha_unavailable", tool=self.name)
+        entities = self.targets(data)
+        for entity in entities:  # raises not_allowed, rate_limited or confirmation_required
+            if entity.domain != self.domain:
+                raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.entity_id),
+                                code="not_allowed", entity_id=entity.entity_id)
+            self.deps.policy.check(entity, self.service, ToolCall(self.name, dict(args)), ctx)
+        logged = redact(data, self._secret_values)
+        try:
+            changed = await ha.call_service(domain, service, data)
+        except HAError as err:
+            for entity in entities:
+                self.deps.policy.record(entity, self.service, logged, ctx, f"failed: {redact(str(err), self._secret_values)}")
+            key = ("error.ha_auth" if isinstance(err, HAAuthError)
+                   else "error.ha_unavailable" if isinstance(err, HAUnavailable) else None)
+            if key is not None:
+                raise ToolError(phrase(ctx.language, key), code="ha_error", tool=self.name, detail=str(err)) from None
+            raise self.failed(ctx, "ha_error", detail=str(err)) from None
+        for entity in entities:
+            self.deps.policy.record(entity, self.service, logged, ctx, "ok")
+        states = changed if isinstance(changed, list) else []
+        response = {"changed": [s.get("entity_id") for s in states if isinstance(s, dict)]}
+        return self.answer(variables, response)
+
+
+class HaScriptTool(HaServiceTool):
+    """Run `script.<name>` with templated variables (`script.turn_on`, as the home tools do)."""
+
+    def __init__(self, *, script: str, variables: Any, **common: Any) -> None:
+        super().__init__(domain="script", service="turn_on", data=variables, **common)
+        self.script = script  # "script.robot_wave"
+
+    def service_data(self, variables: Mapping[str, Any]) -> Any:
+        script_variables = render_tree(self.data, variables) if self.data is not None else {}
+        if not isinstance(script_variables, dict):
+            return script_variables
+        return {"entity_id": self.script, "variables": script_variables}
+
+
+# --- sequence --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # how later steps and templates refer to its result: steps.<name>
+    tool: str
+    args: Any  # template tree
+
+
+class SequenceTool(CustomTool):
+    """Several tools in order; stops at the first failure. Later steps see `steps.<name>`."""
+
+    def __init__(self, *, steps: tuple[Step, ...], tools: Mapping[str, CustomTool], **common: Any) -> None:
+        super().__init__(**common)
+        self.steps = steps
+        self._tools = tools  # every custom tool by name (filled in by the loader)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
+                  background: bool) -> ToolResult:
+        variables = self.variables(args, ctx, call_id)
+        done: dict[str, dict[str, Any]] = {}
+        last: ToolResult | None = None
+        for step in self.steps:
+            tool = self._tools[step.tool]
+            step_args = render_tree(step.args, {**variables, "steps": done}) if step.args is not None else {}
+            try:
+                jsonschema.validate(step_args, tool.spec.parameters)
+            except jsonschema.ValidationError as err:
+                result = failure_result(self.failed(ctx, "invalid_arguments", detail=err.message))
+            else:
+                result = await tool.run_safe(step_args, ctx, background=False)
+            done[step.name] = {"tool": step.tool, "ok": result.ok, "data": result.data, "speech": result.speech}
+            if not result.ok:
+                return ToolResult(ok=False, speech=result.speech, data={
+                    "error": "step_failed", "step": step.name, "message": result.data.get("message"),
+                    "steps": done})
+            last = result
+        outcome = self.answer(variables, done, extra="steps")
+        if self.outputs.result is None:
+            outcome.data = {"steps": done}
+        if outcome.speech is None and last is not None:
+            outcome.speech = last.speech
+        return outcome
