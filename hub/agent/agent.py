@@ -16,6 +16,8 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
+from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
+from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
 from hub.agent.types import (
     ReplyChunk,
@@ -50,7 +52,6 @@ from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
-FULL_OVERVIEW_MAX_ENTITIES = 60
 MAX_REQUEST_CHARS = 4000
 
 
@@ -73,6 +74,7 @@ class _TurnState:
     conversation: Conversation
     language: str
     ctx: ToolContext
+    persona: Persona
     timings: TurnTimings = field(default_factory=TurnTimings)
     started: float = field(default_factory=time.monotonic)
     finished_calls: list[ToolFinished] = field(default_factory=list)
@@ -89,6 +91,7 @@ class Agent:
         home: HomeView | None = None,
         fast_path: FastPathLike | None = None,
         confirmations: FastPathLike | None = None,
+        personas: PersonaBook | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -102,20 +105,34 @@ class Agent:
         self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
+        # without a book: the home assistant alone, with every registered tool
+        self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
+                                                home_tools=registry.names())
+        # keeps every persona's stable prefix and each conversation's continuation warm
+        self.primer = PrefixPrimer(engine, self.stable_request)
+        self._priming: set[asyncio.Task[bool]] = set()
 
     # --- public API ---------------------------------------------------------------------------
 
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
-        language = normalize_language(request.language, default=self._config.language)
         error = _check_request(request.text)
+        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
+        try:
+            persona = self.personas.choose(request.persona or (known.persona if known else None),
+                                           request.satellite_id, request.device_id)
+        except UnknownPersona as err:
+            _LOGGER.warning("%s", err)
+            persona, error = self.personas.get(None), error or "unknown_persona"
+        language = normalize_language(request.language or persona.language, default=self._config.language)
         if error:
             yield TurnDone(self._failure(request.conversation_id or "", language, error))
             return
         conversation = self.conversations.get_or_create(request.conversation_id, language)
         conversation.language = language
+        conversation.persona = persona.key
         events: asyncio.Queue[TurnEvent] = asyncio.Queue()
-        task = asyncio.create_task(self._locked_turn(request, conversation, language, events))
+        task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, events))
         deadline = time.monotonic() + self._config.turn_timeout
         try:
             while True:
@@ -138,6 +155,49 @@ class Agent:
                 return event.result
         raise AssertionError("run() ended without TurnDone")  # pragma: no cover
 
+    async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
+        argument validation and policy as the model's calls. Raises UnknownPersona."""
+        persona = self.personas.get(ctx.persona)
+        ctx = ToolContext(ctx.conversation_id, ctx.language, ctx.source, ctx.satellite_id, ctx.device_id,
+                          persona.key)
+        result = await self._registry.call(ToolCall(name, arguments), ctx,
+                                           allowed=self.personas.tool_names(persona))
+        _LOGGER.info("direct tool %s from %s as %s: %s", name, ctx.source, persona.key,
+                     "ok" if result.ok else result.data.get("error"))
+        return result
+
+    def greet(self, persona_key: str | None, conversation_id: str | None = None) -> TurnResult:
+        """Start a conversation with a persona: its greeting (empty when it has none) goes into
+        the history as its first words. Raises UnknownPersona."""
+        persona = self.personas.get(persona_key)
+        language = normalize_language(persona.language, default=self._config.language)
+        conversation = self.conversations.get_or_create(conversation_id, language)
+        conversation.persona = persona.key
+        if persona.greeting and not conversation.messages:
+            conversation.messages.append(Message("assistant", persona.greeting))
+        return TurnResult(conversation.id, language, persona.greeting or "", path="greeting")
+
+    def stable_request(self, persona: Persona | None = None) -> GenerationRequest:
+        """What every turn of `persona` (default: the default persona) starts with; the primer
+        evaluates it ahead of turns."""
+        persona = persona or self.personas.get(None)
+        conversational, reasoning = self._modes(persona, None)
+        return GenerationRequest(
+            messages=[self._system_message(persona, conversational)],
+            tools=self._registry.specs(list(self.personas.tool_names(persona))),
+            reasoning=reasoning, conversational=conversational,
+            max_tokens=self._config.max_tokens, temperature=self._config.temperature,
+        )
+
+    async def start(self) -> None:
+        await self.primer.start()
+
+    async def stop(self) -> None:
+        await self.primer.stop()
+        for task in list(self._priming):
+            task.cancel()
+
     async def report(self, conversation_id: str, text: str) -> None:
         """Add an outcome that arrived after its turn ended, as something the hub said."""
         conversation = self.conversations.get_or_create(conversation_id, self._config.language)
@@ -150,12 +210,13 @@ class Agent:
     # --- one turn -----------------------------------------------------------------------------
 
     async def _locked_turn(
-        self, request: TurnRequest, conversation: Conversation, language: str,
+        self, request: TurnRequest, conversation: Conversation, language: str, persona: Persona,
         events: asyncio.Queue[TurnEvent],
     ) -> None:
         async with conversation.lock:
-            ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id)
-            state = _TurnState(request, conversation, language, ctx)
+            ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
+                              persona.key)
+            state = _TurnState(request, conversation, language, ctx, persona)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
             except asyncio.CancelledError:
@@ -170,6 +231,8 @@ class Agent:
                 result = self._failure(conversation.id, language, "generic")
             result.timings.total_s = time.monotonic() - state.started
             events.put_nowait(TurnDone(result))
+            if result.ok and result.path == "model":
+                self._prime_continuation(state)
 
     async def _turn_fitting_context(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         """Run the turn; if the history makes the prompt too long for the model, drop the
@@ -188,8 +251,8 @@ class Agent:
 
     async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         text = state.request.text.strip()
-        direct = [(self._confirmations, "confirmation")]
-        if self._config.fast_path:
+        direct = [(self._confirmations, "confirmation")] if state.persona.home else []
+        if self._config.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
         for handler, path in direct:
             if handler is not None:
@@ -218,17 +281,15 @@ class Agent:
     async def _model_turn(
         self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
     ) -> TurnResult:
-        request, conversation = state.request, state.conversation
-        conversational = (request.conversational if request.conversational is not None
-                          else self._settings.conversational_mode)
-        reasoning = request.reasoning or self._settings.reasoning
-        entities = list(self._home.entities()) if self._home else []
-        candidates = list(self._home.candidates(text, state.language)) if self._home else []
-        system = Message("system", prompt.system_prompt(prompt.PromptParts(
-            prompt.ASSISTANT_INSTRUCTIONS, conversational, self._stable_overview(entities))))
-        live = self._home.live_states(candidates) if self._home else ""
+        request, conversation, persona = state.request, state.conversation, state.persona
+        conversational, reasoning = self._modes(persona, request)
+        home = self._home if persona.home else None
+        candidates = list(home.candidates(text, state.language)) if home else []
+        system = self._system_message(persona, conversational)
+        live = home.live_states(candidates) if home else ""
         turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
-        tools = self._registry.specs()
+        allowed = self.personas.tool_names(persona)
+        tools = self._registry.specs(list(allowed))
         reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit))
         retries_left = 1
         spoken_results: list[str] = []
@@ -255,7 +316,7 @@ class Agent:
                 turn_messages.append(Message("assistant", raw_text))
                 break
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
-            results = await self._run_tools(calls, state, emit, turn_messages)
+            results = await self._run_tools(calls, state, emit, turn_messages, allowed)
             questions = [str(r.data.get("message")) for r in results
                          if r.data.get("error") == CONFIRMATION_REQUIRED]
             if questions:  # a sensitive action waits for the user's yes: ask, and do no more
@@ -314,7 +375,7 @@ class Agent:
 
     async def _run_tools(
         self, calls: list[ToolCall], state: _TurnState, emit: Callable[[TurnEvent], None],
-        turn_messages: list[Message],
+        turn_messages: list[Message], allowed: Sequence[str],
     ) -> list[ToolResult]:
         results = []
         for call in calls:
@@ -326,7 +387,7 @@ class Agent:
                     "message": f"Your tool call could not be read ({call.arguments.get('error')}). "
                                "Write one valid call."})
             else:
-                result = await self._registry.call(call, state.ctx)
+                result = await self._registry.call(call, state.ctx, allowed=allowed)
             seconds = time.monotonic() - started
             state.timings.tools_s += seconds
             finished = ToolFinished(call, result.ok, result.data, seconds)
@@ -348,10 +409,28 @@ class Agent:
             emit(ReplyChunk(text))
         return on_chunk
 
-    def _stable_overview(self, entities: list[Entity]) -> str:
-        if not self._home or len(entities) > FULL_OVERVIEW_MAX_ENTITIES:
-            return ""
-        return self._home.overview(entities)
+    def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Any]:
+        """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""
+        asked = request.conversational if request is not None else None
+        conversational = next(v for v in (asked, persona.conversational, self._settings.conversational_mode)
+                              if v is not None)
+        reasoning = (request.reasoning if request is not None else None) or persona.reasoning or self._settings.reasoning
+        return conversational, reasoning
+
+    def _system_message(self, persona: Persona, conversational: bool) -> Message:
+        return prompt.stable_system_message(self._home if persona.home else None, conversational,
+                                            persona.instructions)
+
+    def _prime_continuation(self, state: _TurnState) -> None:
+        """Evaluate the conversation so far while the user listens, so its next turn only pays
+        for its new message (engines without `prime` are left alone)."""
+        if not self.primer.supported:
+            return
+        history = list(state.conversation.messages)
+        persona = state.persona
+        task = asyncio.create_task(self.primer.prime_continuation(history, self.stable_request(persona)))
+        self._priming.add(task)
+        task.add_done_callback(self._priming.discard)
 
     def _trim(self, conversation: Conversation) -> None:
         conversation.trim(self._config.history_tokens, self._message_tokens)

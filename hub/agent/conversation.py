@@ -16,6 +16,7 @@ class Conversation:
     id: str
     language: str
     messages: list[Message] = field(default_factory=list)
+    persona: str | None = None  # the persona it started with: follow-ups that name none keep it
     last_used: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one turn at a time, in arrival order
 

@@ -71,14 +71,15 @@ class PrefixPrimer:
         _LOGGER.info("primed the stable prompt prefix in %.2f s", time.monotonic() - started)
         return True
 
-    async def prime_continuation(self, history: Sequence[Message]) -> bool:
-        """Evaluate a conversation's history after the stable start, once the engine is idle."""
+    async def prime_continuation(self, history: Sequence[Message], stable: GenerationRequest | None = None) -> bool:
+        """Evaluate a conversation's history after the stable start (default: the primer's own;
+        a persona's conversation passes its persona's), once the engine is idle."""
         if not self.supported or not history:
             return False
         wait_idle = getattr(self._engine, "wait_idle", None)
         if wait_idle is not None:
             await wait_idle()  # the turn's own generation may still be saving its state
-        stable = self._stable_request()
+        stable = stable or self._stable_request()
         try:
             return await self._engine.prime(replace(stable, messages=[*stable.messages, *history]))  # type: ignore[attr-defined]
         except EngineError as err:  # e.g. a history longer than the context: the turn will say so
