@@ -68,6 +68,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("turn_timeout", "int(1,600)", 30),
     Option("queue_size", "int(1,1000)", 32),
     Option("fast_path", "bool", True),
+    # personas and user-defined tools (hub.custom)
+    Option("custom_file", "str?"),  # YAML with personas: and tools:
+    Option("tool_secrets", "password?"),  # name=value pairs (`;` or newlines) for tool templates
+    Option("default_persona", "str?"),  # a persona key; empty: the home assistant
     # Home Assistant
     Option("ha_url", "str?"),
     Option("ha_token", "password?"),
