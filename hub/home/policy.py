@@ -36,8 +36,9 @@ SAFE_SERVICES = {"lock": ("lock",), "alarm_control_panel": ("alarm_arm_*",)}
 RATE_WINDOW_S = 60.0
 
 CONFIRMATION_REQUIRED = "confirmation_required"  # ToolResult.data["error"] of a held action
-# Refusals whose message is already the sentence to speak.
-SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited"})
+# Refusals and failures whose message is already the sentence to speak ("backend_unavailable":
+# the catalogue words HA/MQTT failures itself, e.g. error.ha_unavailable).
+SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited", "backend_unavailable"})
 
 # The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service,
 # in the add-on's UI languages; other languages get English verbs.
