@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from hub.agent.agent import Agent
 from hub.agent.async_tools import AsyncTools
 from hub.agent.pending import ConfirmationHook
-from hub.config import HubConfig
+from hub.agent.personas import PersonaBook, home_persona
+from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
+from hub.config import ConfigError, HubConfig
+from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_secrets
 from hub.home.catalogue import build_home_tools
 from hub.home.demo import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
@@ -51,9 +55,13 @@ class HubApp:
         for tool in [*build_home_tools(self.store, self.resolver, self.policy, self.later.tracker),
                      *self.later.tools()]:
             self.registry.register(tool)
+        home_tools = self.registry.names()  # what the home persona may call
+        self.custom = self._load_custom()
+        self.personas = self._persona_book(home_tools)
         self._engine = engine
         self.agent: ObservedAgent | None = None  # every interface gets the observed agent
         self.mqtt: MqttStack | None = None
+        self.home_assistant: HomeAssistantBackend | None = None
         self.voice: "VoicePipeline | None" = None
         self._started: list[Component] = []
 
@@ -74,13 +82,14 @@ class HubApp:
         self.agent = ObservedAgent(Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
-            confirmations=ConfirmationHook(self.policy, self.registry),
+            confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
         ))
+        await self._start(self.agent.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.agent = self.agent
         if HomeAssistantBackend.configured(self.config):
-            home_assistant = HomeAssistantBackend(self.config, self.store)
-            await self._start(home_assistant)  # waits briefly for a first load
-            self.later.connect_home_assistant(home_assistant.client)
+            self.home_assistant = HomeAssistantBackend(self.config, self.store)
+            await self._start(self.home_assistant)  # waits briefly for a first load
+            self.later.connect_home_assistant(self.home_assistant.client)
         self.mqtt = MqttStack(self.config, store=self.store, settings=self.settings, agent=self.agent)
         await self._start(self.mqtt)
         if self.mqtt.enabled:
@@ -100,6 +109,31 @@ class HubApp:
             for component in self._listeners():
                 await self._start(component)
 
+    def _load_custom(self) -> CustomSetup | None:
+        """The user's personas and tools (`custom_file`); a bad file stops the hub with a clear error."""
+        if not self.config.custom_file:
+            return None
+        deps = ToolDeps(
+            secrets=parse_secrets(self.config.tool_secrets),
+            mqtt=lambda: self.mqtt.client if self.mqtt is not None else None,
+            home_assistant=lambda: self.home_assistant.client if self.home_assistant is not None else None,
+            policy=self.policy, reporter=self.later.reporter, language=self.config.language,
+        )
+        setup = load_custom_file(Path(self.config.custom_file), deps)
+        for tool in setup.tools:
+            self.registry.register(tool)
+        _LOGGER.info("custom file %s: %d personas, %d tools", self.config.custom_file,
+                     len(setup.personas), len(setup.tools))
+        return setup
+
+    def _persona_book(self, home_tools: list[str]) -> PersonaBook:
+        default = self.config.default_persona or (self.custom and self.custom.default_persona) or "home"
+        try:
+            return PersonaBook(home_persona(ASSISTANT_INSTRUCTIONS), self.custom.personas if self.custom else (),
+                               default=default, home_tools=home_tools)
+        except ValueError as err:
+            raise ConfigError(f"default_persona: {err}") from None
+
     async def _start(self, component: Component) -> None:
         await component.start()
         self._started.append(component)
@@ -114,6 +148,8 @@ class HubApp:
                 await component.stop()
             except Exception:
                 _LOGGER.exception("stopping %s failed", type(component).__name__)
+        if self.custom is not None:
+            await self.custom.close()
         if self._engine is not None:
             await self._engine.close()
 

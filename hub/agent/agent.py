@@ -193,6 +193,11 @@ class Agent:
     async def start(self) -> None:
         await self.primer.start()
 
+    async def wait_primed(self) -> None:
+        """Wait until the conversations' background priming has finished (tests, benches)."""
+        while self._priming:
+            await asyncio.gather(*self._priming, return_exceptions=True)
+
     async def stop(self) -> None:
         await self.primer.stop()
         for task in list(self._priming):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hub.config import ConfigError
 
-class CustomConfigError(ValueError):
+
+class CustomConfigError(ConfigError):
     """The custom file or secrets cannot be used; the message names the file and key path."""

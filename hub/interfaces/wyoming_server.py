@@ -7,7 +7,8 @@ every turn ends with a full `handled` or `not-handled` even when chunks were str
 no history: the agent keeps it per `conversation_id`. Clients other than HA may add per-turn
 overrides to the context: `conversational` (bool), `reasoning` ("on" | "off" | "budget") and
 `reasoning_budget` (thinking tokens, 0–8192; alone it means "budget"); bad values are ignored
-(debug log) and the turn runs with the settings. HA up to 2025.4 ships a wyoming library that
+(debug log) and the turn runs with the settings. `persona` names the persona to talk to (an
+unknown one is answered with `not-handled` and a spoken "I don't know that character"). HA up to 2025.4 ships a wyoming library that
 drops the transcript's context and language, so a transcript may come with neither: then a
 client's turns within FOLLOW_UP_WINDOW_S of each other continue one conversation.
 
@@ -263,6 +264,7 @@ class WyomingTurnHandler(AsyncEventHandler):
             device_id=_text_or_none(context.get("device_id")),
             conversational=conversational,
             reasoning=reasoning,
+            persona=_text_or_none(context.get("persona")),
         )
         task = asyncio.create_task(self._run_turn(request, language), name="wyoming turn")
         self._turn = task
