@@ -2,6 +2,7 @@
 
 Ask (JSON object, at most 64 kB):
   {"text": str (required), "conversation_id": str?, "language": str?, "id": str|int?,
+   "persona": str? (default: the conversation's, else the default persona),
    "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?}
 Reply on `<base>/reply` (QoS 1, kept in the outbox while the broker is away):
   {"type": "reply", "event_type": "replied"|"failed", "id", "ok", "text", "conversation_id",
@@ -58,6 +59,7 @@ class Ask:
     id: str | int | None = None
     conversational: bool | None = None
     reasoning: Reasoning | None = None
+    persona: str | None = None
 
 
 def parse_ask(payload: bytes) -> Ask:
@@ -89,10 +91,12 @@ def parse_ask(payload: bytes) -> Ask:
         raise fail(f"'text' longer than {MAX_TEXT_CHARS} characters")
     conversation_id = _optional_str(data, "conversation_id", 200, fail)
     language = _optional_str(data, "language", 35, fail)
+    persona = _optional_str(data, "persona", 64, fail)
     conversational = data.get("conversational")
     if conversational is not None and not isinstance(conversational, bool):
         raise fail("'conversational' must be true or false")
-    return Ask(text, conversation_id, language, ask_id, conversational, _parse_reasoning(data.get("reasoning"), fail))
+    return Ask(text, conversation_id, language, ask_id, conversational, _parse_reasoning(data.get("reasoning"), fail),
+               persona)
 
 
 def _optional_str(data: dict, key: str, limit: int, fail: Callable[[str], AskError]) -> str | None:
@@ -231,6 +235,7 @@ class MqttApi:
             source="mqtt",
             conversational=ask.conversational,
             reasoning=ask.reasoning,
+            persona=ask.persona,
         )
         self._ask_ids[id(request)] = ask.id
         try:

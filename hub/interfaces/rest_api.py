@@ -248,6 +248,7 @@ class RestApi:
             body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
             source="rest", conversational=body.get("conversational"),
             reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
+            persona=body.get("persona"),
         )
         if "text/event-stream" not in request.headers.get("Accept", ""):
             return web.json_response(result_json(await agent.ask(turn)))

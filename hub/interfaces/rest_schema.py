@@ -45,6 +45,8 @@ ASK_REQUEST: dict[str, Any] = {
                  "description": "What the user said or typed."},
         "conversation_id": {**CONVERSATION_ID, "description": "Continue this conversation; omit to start one."},
         "language": _LANGUAGE,
+        "persona": {**PERSONA, "description": "Talk to this persona (GET /api/personas); default: the "
+                                              "conversation's, else the default persona."},
         "conversational": {"type": "boolean", "description": "Override the conversational mode for this turn."},
         "reasoning": {
             "description": "Override thinking for this turn: a mode, or a mode with a token budget.",

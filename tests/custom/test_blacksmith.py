@@ -11,11 +11,13 @@ import json
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+import aiohttp
 import pytest
 
 from hub.agent.types import TurnRequest, TurnResult
 from hub.app import HubApp
 from hub.config import validate
+from hub.interfaces.rest_api import RestApi
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, GenerationRequest
 from hub.locales import phrase
@@ -184,6 +186,37 @@ async def test_a_shop_that_never_answers_ends_in_a_spoken_timeout_and_the_next_t
         await app.stop()
     assert again.ok and again.reply == "Eight gold, thank you.", again
     assert again.tool_calls[0].ok and shop.shop.snapshot()["players"]["hero-4"]["gold"] == 112
+
+
+async def test_the_blacksmith_is_asked_over_mqtt_and_rest(mosquitto, tmp_path, shop, sniffer_factory):
+    engine = ScriptedEngine([
+        [call("check_payment", item="horseshoe")], text("Eight gold it is."),  # MQTT ask
+        [call("lookup_recipe", item="horseshoe")], text("One iron ingot."),  # REST ask, same conversation
+    ])
+    app = await start_hub(mosquitto, tmp_path, engine, api_token="smith-token")
+    rest = RestApi(app, host="127.0.0.1", port=0)
+    await rest.start()
+    sniffer = sniffer_factory([f"{BASE}/reply"])
+    try:
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/ask", {"id": "q1", "text": "A horseshoe, please.",
+                                                                 "persona": "blacksmith", "conversation_id": "hero-6"})
+        over_mqtt = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="q1"), timeout=30))
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/ask", {"id": "q2", "text": "Hello?", "persona": "ghost"})
+        unknown = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="q2"), timeout=30))
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer smith-token"}) as http:
+            async with http.post(f"http://127.0.0.1:{rest.port}/api/ask", json={
+                    "text": "What does it take?", "persona": "blacksmith", "conversation_id": "hero-6"}) as response:
+                over_rest = await response.json()
+    finally:
+        await rest.stop()
+        await app.stop()
+    assert over_mqtt["ok"] and over_mqtt["text"] == "Eight gold it is.", over_mqtt
+    assert [(c["name"], c["ok"]) for c in over_mqtt["tool_calls"]] == [("check_payment", True)]
+    assert unknown["ok"] is False and unknown["error"] == "unknown_persona", unknown
+    assert over_rest["ok"] and [c["name"] for c in over_rest["tool_calls"]] == ["lookup_recipe"], over_rest
+    assert [tool for tool, _ in shop.requests] == ["check_payment", "lookup_recipe"]
+    assert shop.shop.snapshot()["players"]["hero-6"]["gold"] == 112
+    assert len(engine.requests) == 4  # the ghost never reached the model
 
 
 class RecordingEngine:
