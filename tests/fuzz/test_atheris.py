@@ -1,0 +1,28 @@
+"""Runs the atheris fuzz targets (tests/fuzz/fuzz_parsers.py) for a bounded number of inputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("atheris")
+
+REPO = Path(__file__).resolve().parents[2]
+RUNS = 20000
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("target", ["stream_parser", "mqtt_ask"])
+def test_fuzz_target(target: str, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "fuzz" / "fuzz_parsers.py"), target, f"-runs={RUNS}", "-seed=1",
+         f"-artifact_prefix={tmp_path}/"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=200)
+    report = run.stderr[-4000:]
+    assert run.returncode == 0, report
+    assert f"Done {RUNS} runs" in run.stderr, report
