@@ -207,6 +207,20 @@ _FILE = vol.Schema({
 })
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load, except that a key given twice in one mapping is an error (not a silent overwrite)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{key!r} is defined twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def _where(path: list[Any]) -> str:
     out = ""
     for part in path:
@@ -235,7 +249,7 @@ def load_custom_file(path: Path, deps: ToolDeps) -> CustomSetup:
     """Personas and tools from the YAML at `path`. Raises CustomConfigError naming file and key."""
     source = str(path)
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe)
     except OSError as err:
         raise CustomConfigError(f"{source}: cannot read the custom file: {err.strerror or err}") from None
     except yaml.YAMLError as err:
