@@ -128,9 +128,13 @@ def _localized(value: Any) -> Any:
     raise vol.Invalid("expected text, or a mapping of language code to text")
 
 
-def _keyed(validator: Any) -> vol.Schema:
-    """A mapping of valid names to entries (an empty section is fine)."""
-    return vol.Any(None, vol.Schema({vol.Extra: validator}))
+def _section(value: Any) -> dict[str, Any]:
+    """A mapping of names to entries (an empty section is fine; entries are checked later)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise vol.Invalid("expected a mapping of names to entries")
+    return value
 
 
 def _seconds(maximum: float) -> Any:
@@ -201,8 +205,8 @@ _PERSONA = vol.Schema({
     vol.Optional("satellites", default=list): [vol.All(str, vol.Length(min=1))],
 })
 _FILE = vol.Schema({
-    vol.Optional("personas"): _keyed(dict),
-    vol.Optional("tools"): _keyed(dict),
+    vol.Optional("personas"): _section,
+    vol.Optional("tools"): _section,
     vol.Optional("default_persona"): _name,
 })
 
