@@ -276,11 +276,15 @@ def _recognize(text: str, intents: Intents, climate_only: Intents, home: _HomeDa
     return sorted(results, key=_name_first)
 
 
+_MAX_NAME_WORDS = 4  # "Turn on the kitchen ceiling light strip" is as long as device names get
+
+
 def _unmatched_name(text: str, intents: Intents, home: _HomeData, language: str) -> str | None:
     """The device name of an on/off command whose name matches nothing in the home, if any.
 
     Only a sentence that is a command apart from the name counts (a few command words left
-    over), so a wildcard template swallowing a whole remark ("it's too dark") does not.
+    over), and only a name as short as device names are, so a wildcard template swallowing a
+    whole remark ("it's too dark", "I want to read in bed, do something") does not.
     """
     said = fold(text, language).split()
     for number, result in enumerate(recognize_all(text, intents, slot_lists=home.slot_lists,
@@ -293,8 +297,9 @@ def _unmatched_name(text: str, intents: Intents, home: _HomeData, language: str)
         if set(unmatched) - {"name", "domain"} or set(result.entities) - {"domain"}:
             continue
         name = str(unmatched["name"].text).strip(" .,!?")
-        leftover = len(said) - len(fold(name, language).split())
-        if name and 0 < leftover <= 4:
+        name_words = len(fold(name, language).split())
+        leftover = len(said) - name_words
+        if name and 0 < leftover <= 4 and name_words <= _MAX_NAME_WORDS:
             return name
     return None
 

@@ -208,6 +208,8 @@ async def test_unknown_device_gets_a_localized_answer_and_changes_nothing(
     assert outcome.calls == [] and home.snapshot() == before
 
 
-@pytest.mark.parametrize("text", ["it's too dark in the living room", "hello there", "what is the weather"])
+@pytest.mark.parametrize("text", ["it's too dark in the living room", "hello there", "what is the weather",
+                                  "I want to read in bed, do something about it",
+                                  "Ich will im Bett lesen, mach da mal was"])
 async def test_remarks_are_not_mistaken_for_unknown_devices(home: Home, text) -> None:
     assert await home.say(text) is None
