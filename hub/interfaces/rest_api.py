@@ -276,7 +276,11 @@ class RestApi:
 
     async def _tools(self, request: web.Request) -> web.Response:
         """The tools a persona may use (default: the default persona's)."""
-        persona = self._persona(request.query.get("persona"))
+        key = request.query.get("persona")
+        if key is not None and not 1 <= len(key) <= schema.PERSONA["maxLength"]:
+            raise ClientError(400, "invalid_parameter",
+                              f"persona must be 1 to {schema.PERSONA['maxLength']} characters")
+        persona = self._persona(key)
         names = list(self._agent.personas.tool_names(persona))
         return web.json_response([
             {"name": s.name, "description": s.description, "parameters": s.parameters}

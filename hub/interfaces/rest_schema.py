@@ -297,7 +297,7 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "The tools a persona may call (default: the default persona's).",
                 "parameters": [{"name": "persona", "in": "query", "required": False, "schema": PERSONA}],
                 "responses": {"200": {"description": "Tools.", "content": _json(
-                    {"type": "array", "items": TOOL})}, **_errors(401, 404)}}},
+                    {"type": "array", "items": TOOL})}, **_errors(400, 401, 404)}}},
             "/api/personas": {"get": {
                 "summary": "The personas the hub speaks as, with the tools each may use.",
                 "responses": {"200": {"description": "Personas.", "content": _json(
