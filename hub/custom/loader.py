@@ -315,7 +315,7 @@ class _Builder:
         success = None
         if "success" in conf:
             success = self.template(conf["success"], f"{where}.success", result_vars)
-            if success._expression is None:
+            if not success.is_expression:
                 raise self.error(f"{where}.success", "must be a single expression, e.g. \"{{ response.ok }}\"")
         common = dict(
             name=name, description=conf["description"], title=conf.get("title"),

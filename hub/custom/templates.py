@@ -125,6 +125,10 @@ class CompiledTemplate:
     _template: Any
     _expression: Any  # compiled expression when the source is exactly one {{ … }}
 
+    @property
+    def is_expression(self) -> bool:
+        return self._expression is not None
+
     def render(self, variables: Mapping[str, Any], native: bool = False) -> Any:
         try:
             if native and self._expression is not None:

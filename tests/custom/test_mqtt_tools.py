@@ -10,7 +10,6 @@ from hub.home.tool_base import ToolContext, ToolRegistry
 from hub.llm.types import ToolCall
 from mqtt.mqtt_helpers import eventually
 
-from custom.conftest import tool_of
 from custom.responder import Responder
 
 SHOP = """
