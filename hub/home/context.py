@@ -20,6 +20,8 @@ NO_AREA = "No area"
 # its candidates with `candidate_context` instead (first-token time stays flat as homes grow).
 OVERVIEW_MAX_ENTITIES = 60
 _SPACES = re.compile(r"\s+")
+# The overview's first line: how its grouped lines spell entity ids.
+OVERVIEW_LEGEND = "Entity id = the domain line above + the first word (light. + kitchen = light.kitchen)."
 # Device classes worth telling apart when the name does not say it (what a sensor measures).
 _CLASSED_DOMAINS = {"sensor", "binary_sensor", "cover"}
 
@@ -27,13 +29,20 @@ _CLASSED_DOMAINS = {"sensor", "binary_sensor", "cover"}
 def entity_overview(
     entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None
 ) -> str:
-    """One line per entity, grouped by area: `light.kitchen "Kitchen light" (alias, alias)`.
+    """The home by area, then domain: the domain is written once as `light.` and each entity
+    follows as its object id with its name and aliases: `kitchen "Kitchen light", alias`.
 
-    The name is left out when it is just the entity id's words ("light.desk_lamp" for
-    "Desk lamp"); a sensor's or cover's device class is added in brackets when its name does
-    not say it. Area lines carry the area's aliases: `Kitchen (Küche, cuisine):`.
+    Entity ids repeat their domain (two tokens) on every line, which made the overview of a big
+    home cost more than half of Home Assistant's GetLiveContext YAML; said once per group, the
+    overview stays under half. The name is left out when it is just the object id's words
+    ("desk_lamp" for "Desk lamp"); a sensor's or cover's device class is added in brackets when
+    its name does not say it. Area lines carry the area's aliases: `Kitchen (Küche, cuisine):`.
+    Requests carry their matches' full ids with states (`live_states`, `candidate_context`).
     """
-    return _by_area(entities, area_aliases or {}, _overview_line)
+    entities = list(entities)
+    if not entities:
+        return ""
+    return OVERVIEW_LEGEND + "\n" + _by_area(entities, area_aliases or {}, _domain_groups)
 
 
 def candidate_context(
@@ -51,7 +60,8 @@ def candidate_context(
     chosen = [e for e in entities if detailed is None or e.entity_id in detailed]
     others = sorted((e for e in entities if detailed is not None and e.entity_id not in detailed),
                     key=lambda e: e.entity_id)
-    text = _by_area(chosen, area_aliases or {}, lambda e: f"{_overview_line(e)}: {state_text(e)}")
+    text = _by_area(chosen, area_aliases or {},
+                    lambda members: [f"{_named_id(e)}{_details(e)}: {state_text(e)}" for e in members])
     if others:
         lines = [f"{_named_id(e)}: {state_text(e)}" for e in others]
         text = "\n".join(([text] if text else []) + ["Other candidates:", *lines])
@@ -102,8 +112,10 @@ def key_attributes(entity: Entity) -> dict[str, Any]:
 
 
 def _by_area(
-    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]], line: Callable[[Entity], str]
+    entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]],
+    area_lines: Callable[[list[Entity]], list[str]],
 ) -> str:
+    """An `Area (aliases):` line, then `area_lines` of its entities (sorted by id), per area."""
     by_area: dict[str, list[Entity]] = {}
     for entity in entities:
         by_area.setdefault(_clean(entity.area) if entity.area else "", []).append(entity)
@@ -112,8 +124,23 @@ def _by_area(
         aliases = [_clean(a) for a in area_aliases.get(area, ()) if _clean(a)]
         title = area or NO_AREA
         lines.append(f"{title} ({', '.join(aliases)}):" if aliases else f"{title}:")
-        lines.extend(line(entity) for entity in sorted(by_area[area], key=lambda e: e.entity_id))
+        lines.extend(area_lines(sorted(by_area[area], key=lambda e: e.entity_id)))
     return "\n".join(lines)
+
+
+def _domain_groups(members: list[Entity]) -> list[str]:
+    """`light.` once, then `kitchen "Kitchen light" (alias)` per light (members sorted by id)."""
+    lines: list[str] = []
+    domain = None
+    for entity in members:
+        if entity.domain != domain:
+            domain = entity.domain
+            lines.append(f"{domain}.")
+        object_id = entity.entity_id.split(".", 1)[-1]
+        name = _clean(entity.name)
+        named = f'{object_id} "{name}"' if name and fold(name) != fold(object_id.replace("_", " ")) else object_id
+        lines.append(named + _details(entity))
+    return lines
 
 
 def _named_id(entity: Entity) -> str:
@@ -123,16 +150,17 @@ def _named_id(entity: Entity) -> str:
     return f'{entity.entity_id} "{name}"' if name and fold(name) != fold(object_words) else entity.entity_id
 
 
-def _overview_line(entity: Entity) -> str:
+def _details(entity: Entity) -> str:
+    """` [device class] (alias, alias)`: the class when the name does not say it."""
     name = _clean(entity.name)
-    line = _named_id(entity)
+    text = ""
     if entity.device_class and entity.domain in _CLASSED_DOMAINS and \
             fold(entity.device_class) not in fold(name):
-        line += f" [{entity.device_class}]"
+        text += f" [{entity.device_class}]"
     aliases = [_clean(a) for a in entity.aliases if _clean(a)]
     if aliases:
-        line += f" ({', '.join(aliases)})"
-    return line
+        text += f" ({', '.join(aliases)})"
+    return text
 
 
 def _attribute_text(key: str, value: Any) -> str:

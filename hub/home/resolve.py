@@ -36,6 +36,16 @@ class _Index:
     all_ids: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Match:
+    """What an utterance may be about: `candidates` (most likely first), `best` (their top tier)
+    and whether that tier is entities named outright (a whole name or alias said)."""
+
+    candidates: list[Entity]
+    best: list[Entity]
+    named: bool
+
+
 @dataclass
 class _Reading:
     """What an utterance mentions: names (entity id → matched words), areas and domains."""
@@ -116,7 +126,22 @@ class EntityResolver:
         `focused`: only the best-matching tier (what a grammar should offer a small model:
         the entity named outright, or the devices of the kind said in the area said).
         """
-        language = base_language(language)
+        match = self.match(text, language, limit)
+        return match.best if focused else match.candidates
+
+    def match(self, text: str, language: str = "en", limit: int = 8) -> "Match":
+        """`candidates` and its best tier from one reading of the utterance."""
+        ranked = self._ranked(text, base_language(language))
+        if not ranked:
+            return Match([], [], named=False)
+        top_tier = min(rank[0] for rank in ranked.values())
+        order = sorted(ranked, key=lambda i: (ranked[i], i))
+        best = [i for i in order if ranked[i][0] == top_tier]
+        return Match(self._entities(order[: max(limit, 0)], keep_order=True),
+                     self._entities(best[: max(limit, 0)], keep_order=True),
+                     named=top_tier == _TIER_NAME)
+
+    def _ranked(self, text: str, language: str) -> dict[str, tuple]:
         index = self._index(language)
         reading = self._read(fold(text, language).split(), index, language)
         in_area = _members(reading.areas, index.by_area)
@@ -135,11 +160,7 @@ class EntityResolver:
                           (_TIER_DOMAIN, of_domain)):
             for entity_id in ids:
                 ranked.setdefault(entity_id, (tier,))
-        if focused and ranked:
-            top_tier = min(rank[0] for rank in ranked.values())
-            ranked = {i: rank for i, rank in ranked.items() if rank[0] == top_tier}
-        best = sorted(ranked, key=lambda i: (ranked[i], i))[: max(limit, 0)]
-        return self._entities(best, keep_order=True)
+        return ranked
 
     def areas(self) -> dict[str, tuple[str, ...]]:
         """Every area with its aliases (areas without aliases map to ())."""

@@ -23,7 +23,8 @@ ENTITY_ID = re.compile(r"\b[a-z_]+\.[a-z0-9_]+\b")
 def test_overview_only_up_to_the_limit_then_candidates_carry_their_identity() -> None:
     small = generated_store(OVERVIEW_MAX_ENTITIES)
     view = StoreHomeView(small, EntityResolver(small))
-    assert view.overview_fits and "light.kitchen_ceiling_light" in view.overview(small.all())
+    kitchen_lights = "Kitchen:\nlight.\nkitchen_ceiling_lamp (ceiling lamp 20)\nkitchen_ceiling_light (ceiling light 0)\n"
+    assert view.overview_fits and kitchen_lights in view.overview(small.all())
     assert view.live_states([small.get("light.kitchen_ceiling_light")]) == "light.kitchen_ceiling_light: off"
 
     big = generated_store(OVERVIEW_MAX_ENTITIES + 1)
@@ -36,15 +37,31 @@ def test_overview_only_up_to_the_limit_then_candidates_carry_their_identity() ->
 def test_best_matches_in_detail_the_other_candidates_by_id_and_name() -> None:
     store = generated_store(1000)
     view = StoreHomeView(store, EntityResolver(store))
-    found = list(view.candidates("turn on the attic ceiling light", "en"))
+    # "480" is part of one alias ("window socket 480", a Kitchen socket): the best match; the
+    # attic's sockets and plugs (kind and area said) follow as other candidates
+    found = list(view.candidates("switch on socket 480 in the attic", "en"))
     text = view.live_states(found)
-    assert len(found) > 1 and text.startswith("Attic:\nlight.attic_ceiling_light (ceiling light 8): off\n")
+    assert len(found) > 1 and text.startswith("Kitchen:\nswitch.kitchen_window_socket (window socket 480): off\n")
     others = text.split("Other candidates:\n", 1)[1].splitlines()
     assert sorted(line.split(":")[0] for line in others) == sorted(
-        e.entity_id for e in found if e.entity_id != "light.attic_ceiling_light")
+        e.entity_id for e in found if e.entity_id != "switch.kitchen_window_socket")
     assert all("(" not in line for line in others)  # no aliases: fewer tokens
     # a list the view did not hand out (another caller): every candidate in detail
     assert "Other candidates" not in view.live_states(found[1:])
+
+
+def test_an_entity_named_outright_comes_alone() -> None:
+    """Partial word matches ("ceiling") are noise once a whole name was said: the prompt carries
+    the named entity only, which is also all the grammar offers."""
+    store = generated_store(1000)
+    view = StoreHomeView(store, EntityResolver(store))
+    found = list(view.candidates("turn on the attic ceiling light", "en"))
+    assert [e.entity_id for e in found] == ["light.attic_ceiling_light"]
+    assert found == list(view.candidates("turn on the attic ceiling light", "en", focused=True))
+    assert view.live_states(found) == "Attic:\nlight.attic_ceiling_light (ceiling light 8): off"
+    # two names said: both, nothing else
+    both = {e.entity_id for e in view.candidates("turn on the attic ceiling light and the gym desk fan", "en")}
+    assert both == {"light.attic_ceiling_light", "fan.gym_desk_fan"}
 
 
 def test_small_home_request_carries_the_states_of_its_best_matches() -> None:
@@ -78,7 +95,7 @@ async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path
                 assert not ENTITY_ID.search(system)  # no overview of a thousand entities
                 assert "Attic:" in user and "(ceiling light" in user  # areas and aliases reach the model
             else:
-                assert "light.attic_ceiling_light" in system  # small home: the overview
+                assert "light.\nattic_ceiling_light" in system  # small home: the overview
             calls = [c.call for c in result.tool_calls]
             assert calls and calls[0].arguments.get("entity_id") in constraint.entity_ids
             prompts[size] = first.usage.prompt_tokens
