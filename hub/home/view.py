@@ -6,7 +6,8 @@ named, or the devices of the kind said in the area said). A bigger home gets no 
 every cold turn thousands of tokens and crowd the context): a request then carries its
 candidates with their states; the best matches (what the grammar offers a small model) with
 their names, aliases and areas, the others with id and name, so the model sees everything the
-grammar lets it pick and can still call any candidate.
+grammar lets it pick and can still call any candidate. A request that names entities outright
+carries only those: its other candidates merely share a word with the name.
 """
 
 from __future__ import annotations

@@ -210,3 +210,17 @@ def test_focused_candidates_keep_only_the_best_tier() -> None:
     focused = resolver.candidates("it's too dark in the living room", "en", focused=True)
     assert focused and all(e.area == "Living room" and e.domain == "light" for e in focused)
     assert len(resolver.candidates("it's too dark in the living room", "en")) > len(focused)
+
+
+def test_match_tells_whether_entities_were_named_outright(demo) -> None:
+    _, resolver = demo
+    named = resolver.match("turn on the desk lamp", "en")
+    assert named.named and ids(named.best) == ["light.desk_lamp"]
+    assert ids(named.candidates)[0] == "light.desk_lamp"  # lower tiers still ranked behind it
+    assert ids(resolver.match("Schreibtischlampe an", "de").best) == ["light.desk_lamp"]  # an alias
+    area_kind = resolver.match("it's too dark in the living room", "en")
+    assert not area_kind.named and area_kind.best
+    assert all(e in area_kind.candidates for e in area_kind.best)
+    nothing = resolver.match("tell me a joke", "en")
+    assert nothing.candidates == [] and nothing.best == [] and not nothing.named
+    assert resolver.match("turn on the desk lamp", "en", limit=0).candidates == []
