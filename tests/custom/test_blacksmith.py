@@ -163,6 +163,23 @@ async def test_one_personas_tools_are_not_callable_from_another(mosquitto, tmp_p
     assert {t.name for t in engine.requests[0].tools}.isdisjoint(TOOLS)  # nor was it offered
 
 
+async def test_arguments_failing_the_schema_never_reach_the_shop(mosquitto, tmp_path, shop, sniffer_factory):
+    engine = ScriptedEngine([[call("craft_item", item="crown")], text("")])
+    app = await start_hub(mosquitto, tmp_path, engine)
+    sniffer = sniffer_factory([f"{BASE}/tool/+/result", "game/shop/request/#"])
+    try:
+        through_model = await ask(app, "Forge me a crown.", "hero-7")
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/tool/check_payment",
+                                {"id": "bad", "persona": "blacksmith", "item": "sword", "price": 0})
+        direct = json.loads(await sniffer.wait_for(f"{BASE}/tool/check_payment/result", json_with(id="bad"),
+                                                   timeout=30))
+    finally:
+        await app.stop()
+    assert through_model.tool_calls[0].data["error"] == "invalid_arguments"
+    assert direct["error"] == "invalid_arguments" and "price" in direct["message"], direct
+    assert shop.requests == [] and sniffer.on("game/shop/request/#") == []
+
+
 async def test_a_shop_that_never_answers_ends_in_a_spoken_timeout_and_the_next_turn_works(mosquitto, tmp_path, shop):
     engine = ScriptedEngine([
         [call("check_payment", item="horseshoe")], text(""),  # nothing to add: the tool's words are spoken
