@@ -300,10 +300,8 @@ class Agent:
         spoken_results: list[str] = []
 
         for round_no in range(self._config.max_tool_rounds + 1):
-            constraint = None
-            if round_no == 0 and self._constrained and candidates and tools:
-                focused = self._home.candidates(text, state.language, focused=True)  # type: ignore[union-attr]
-                constraint = ToolConstraint(tuple(t.name for t in tools), tuple(e.entity_id for e in focused))
+            constraint = self._first_round_constraint(persona, tools, candidates, text, state.language) \
+                if round_no == 0 else None
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
                 reasoning=reasoning, conversational=conversational,
@@ -421,6 +419,20 @@ class Agent:
                               if v is not None)
         reasoning = (request.reasoning if request is not None else None) or persona.reasoning or self._settings.reasoning
         return conversational, reasoning
+
+    def _first_round_constraint(self, persona: Persona, tools: Sequence[Any], candidates: Sequence[Entity],
+                                text: str, language: str) -> ToolConstraint | None:
+        """A small model's first round calls a tool on the request's candidates (grammar-bound);
+        a persona with tool_choice "required" must call one of its tools, whatever the model."""
+        if not tools:
+            return None
+        names = tuple(t.name for t in tools)
+        if self._constrained and candidates and self._home is not None:
+            focused = self._home.candidates(text, language, focused=True)
+            return ToolConstraint(names, tuple(e.entity_id for e in focused))
+        if persona.tool_choice == "required":
+            return ToolConstraint(names, ())
+        return None
 
     def _system_message(self, persona: Persona, conversational: bool) -> Message:
         return prompt.stable_system_message(self._home if persona.home else None, conversational,

@@ -36,6 +36,9 @@ class Persona:
     home: bool = False  # sees the home overview, live states, fast path and confirmations
     greeting: str | None = None  # what it says when a conversation with it starts
     satellites: tuple[str, ...] = ()  # satellite/device ids that talk to it unless told otherwise
+    # "required": every turn's first model round must call one of its tools (a robot whose every
+    # request is an action; enforced by a grammar on local models, a JSON schema on remote ones)
+    tool_choice: str = "auto"
 
 
 def home_persona(instructions: str) -> Persona:

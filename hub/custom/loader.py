@@ -203,6 +203,7 @@ _PERSONA = vol.Schema({
     vol.Optional("home", default=False): bool,
     vol.Optional("greeting"): vol.All(str, vol.Length(min=1)),
     vol.Optional("satellites", default=list): [vol.All(str, vol.Length(min=1))],
+    vol.Optional("tool_choice", default="auto"): vol.In(("auto", "required")),
 })
 _FILE = vol.Schema({
     vol.Optional("personas"): _section,
@@ -414,6 +415,8 @@ class _Builder:
             if tool not in tools:
                 raise self.error(f"{where}.tools[{index}]",
                                  f"no tool named {tool!r}; defined: {', '.join(tools) or 'none'}")
+        if conf["tool_choice"] == "required" and not conf["tools"]:
+            raise self.error(f"{where}.tool_choice", "required needs at least one tool in tools")
         if "reasoning_budget" in conf and conf.get("reasoning") != "budget":
             raise self.error(f"{where}.reasoning_budget", "only used with reasoning: budget")
         return Persona(
@@ -421,4 +424,4 @@ class _Builder:
             conversational=conf.get("conversational"),
             reasoning=parse_reasoning(conf.get("reasoning"), conf.get("reasoning_budget")),
             tools=tuple(dict.fromkeys(conf["tools"])), home=conf["home"], greeting=conf.get("greeting"),
-            satellites=tuple(conf["satellites"]))
+            satellites=tuple(conf["satellites"]), tool_choice=conf["tool_choice"])

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator
 
 import aiohttp
 import pytest
+import yaml
 
 from hub.agent.types import TurnRequest, TurnResult
 from hub.app import HubApp
@@ -285,3 +286,28 @@ def test_the_shop_refuses_what_it_cannot_do():
     shop.stock["leather strip"] = 0
     assert shop.handle("gather_ingredients", {"item": "sword"})["missing"] == {"leather strip": 1}
     assert shop.stock["iron ingot"] == 6  # nothing taken when something is missing
+
+
+@pytest.mark.timeout(900)
+async def test_a_real_model_bound_to_call_a_tool_makes_a_real_round_trip(mosquitto, tmp_path, shop, smollm_path):
+    """With `tool_choice: required` a grammar makes even SmolLM2 call one of the persona's tools:
+    the call it writes goes to the shop over MQTT and the shop's answer comes back as its result."""
+    custom = yaml.safe_load((EXAMPLE / "blacksmith.yaml").read_text())
+    custom["personas"]["blacksmith"]["tool_choice"] = "required"
+    custom_file = tmp_path / "required.yaml"
+    custom_file.write_text(yaml.safe_dump(custom))
+    engine = RecordingEngine(LlamaEngine(smollm_path, n_ctx=2048, seed=7))
+    app = await start_hub(mosquitto, tmp_path, engine, n_ctx=2048, max_tokens=48, turn_timeout=400,
+                          custom_file=str(custom_file))
+    try:
+        result = await ask(app, "A sword, please. Here is my gold.", "hero-7")
+    finally:
+        await app.stop()
+    assert engine.requests[0].constraint is not None
+    assert engine.requests[0].constraint.tool_names == tuple(TOOLS)
+    called = [f for f in result.tool_calls if f.call.name in TOOLS]
+    assert called, result
+    assert [tool for tool, _ in shop.requests] == [f.call.name for f in called]
+    assert all(f.data.get("tool") == f.call.name and f.call.arguments["item"] in ("sword", "shield", "horseshoe")
+               for f in called), called
+    assert result.reply.strip()
