@@ -322,7 +322,7 @@ class RestApi:
         if error == "tool_not_allowed":
             raise ClientError(403, "tool_not_allowed", str(result.data.get("message")))
         # `data` is `result` under its older name
-        return web.json_response({**direct_tools.result_json(name, None, result), "data": result.data})
+        return web.json_response(direct_tools.result_json(name, None, result))
 
     async def _conversation(self, request: web.Request) -> web.Response:
         conversation_id = request.match_info["conversation_id"]

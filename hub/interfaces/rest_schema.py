@@ -167,12 +167,11 @@ TOOL = {"type": "object", "required": ["name", "description", "parameters"],
         "properties": {"name": {"type": "string"}, "description": {"type": "string"},
                        "parameters": {"type": "object"}}}
 TOOL_RUN_RESULT = {
-    "type": "object", "required": ["tool", "ok", "result", "data"],
+    "type": "object", "required": ["tool", "ok", "result"],
     "description": "The same answer as on MQTT `<base>/tool/<name>/result`.",
     "properties": {"id": {"type": ["string", "integer", "null"]}, "tool": {"type": "string"},
                    "ok": {"type": "boolean"},
                    "result": {"type": "object", "description": "What the model would see."},
-                   "data": {"type": "object", "description": "The same as result (its older name)."},
                    "speech": {"type": ["string", "null"]}, "pending": {"type": "boolean"},
                    "changed_entities": {"type": "array", "items": {"type": "string"}},
                    "error": {"type": "string"}, "message": {"type": "string"}},

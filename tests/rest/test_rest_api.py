@@ -268,7 +268,7 @@ def test_run_tool_directly(live_hub, auth, kitchen_light):
     assert response.status_code == 200
     result = response.json()
     jsonschema.validate(result, rest_schema.TOOL_RUN_RESULT)
-    assert result["ok"] and result["data"]["state"] == "on"
+    assert result["ok"] and result["result"]["state"] == "on"
     assert entity_state(live_hub, auth, kitchen_light) == "on"
 
 
@@ -295,7 +295,7 @@ def test_direct_tool_calls_pass_the_policy(live_hub, auth):
     response = requests.post(f"{live_hub.url}/api/tools/turn_off", headers=auth, timeout=30,
                              json={"arguments": {"entity_id": lock["entity_id"]}})
     assert response.status_code == 200
-    assert response.json()["ok"] is False and response.json()["data"]["error"] == "confirmation_required"
+    assert response.json()["ok"] is False and response.json()["result"]["error"] == "confirmation_required"
     assert entity_state(live_hub, auth, lock["entity_id"]) == "locked"
 
 
@@ -303,7 +303,7 @@ def test_run_tool_on_unknown_entity_reports_failure(live_hub, auth):
     response = requests.post(f"{live_hub.url}/api/tools/turn_on", headers=auth, timeout=30,
                              json={"arguments": {"entity_id": "light.nowhere"}})
     assert response.status_code == 200
-    assert response.json()["ok"] is False and response.json()["data"]["error"]
+    assert response.json()["ok"] is False and response.json()["result"]["error"]
 
 
 def test_settings_roundtrip_and_all_or_nothing(live_hub, auth):
