@@ -1,5 +1,4 @@
-"""Broker fixtures for the custom-tools tests: a real mosquitto per test and wire sniffers on it
-(the same as tests/mqtt's, which pytest does not share across folders)."""
+"""Fixtures for the custom-tools tests: the shared broker fixtures, a client, reports, setups."""
 
 from __future__ import annotations
 
@@ -12,29 +11,7 @@ from hub.agent.reports import Report, Reporter
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file
 from hub.home.policy import ActionPolicy
 from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
-from mqtt.mqtt_helpers import Mosquitto, Sniffer
-
-
-@pytest.fixture
-def mosquitto(tmp_path: Path):
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    yield broker
-    broker.stop()
-
-
-@pytest.fixture
-def sniffer_factory(mosquitto):
-    made: list[Sniffer] = []
-
-    def make(topics: list[str], **kwargs: Any) -> Sniffer:
-        sniffer = Sniffer(mosquitto.port, topics, **kwargs)
-        made.append(sniffer)
-        return sniffer
-
-    yield make
-    for sniffer in made:
-        sniffer.close()
+from mqtt.mqtt_fixtures import mosquitto, sniffer_factory  # noqa: F401
 
 
 @pytest.fixture

@@ -1,32 +1,3 @@
 """Fixtures: a real mosquitto per test (started and stopped here) and wire sniffers on it."""
 
-from __future__ import annotations
-
-from pathlib import Path
-from typing import Any
-
-import pytest
-
-from mqtt.mqtt_helpers import Mosquitto, Sniffer
-
-
-@pytest.fixture
-def mosquitto(tmp_path: Path):
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    yield broker
-    broker.stop()
-
-
-@pytest.fixture
-def sniffer_factory(mosquitto):
-    made: list[Sniffer] = []
-
-    def make(topics: list[str], **kwargs: Any) -> Sniffer:
-        sniffer = Sniffer(mosquitto.port, topics, **kwargs)
-        made.append(sniffer)
-        return sniffer
-
-    yield make
-    for sniffer in made:
-        sniffer.close()
+from mqtt.mqtt_fixtures import mosquitto, sniffer_factory  # noqa: F401
