@@ -9,20 +9,18 @@ would see, so automations and games can use the hub's tools as an API.
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from hub.agent.personas import UnknownPersona
 from hub.home.tool_base import ToolContext, ToolResult
+from hub.interfaces.request_ids import checked_id, peek_id
 from hub.locales import normalize_language
 
 MAX_CALL_BYTES = 64 * 1024
-MAX_ID_CHARS = 200
 # the fields of a call that are not the tool's arguments
 CALL_FIELDS = ("id", "arguments", "persona", "conversation_id", "language")
-_ID_PEEK = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
 
 class CallError(ValueError):
@@ -48,18 +46,17 @@ def parse_call(tool: str, payload: bytes) -> DirectCall:
     """One call from its JSON payload: `{"id"?, "arguments"?, "persona"?, "conversation_id"?,
     "language"?}`; without an "arguments" key the other fields are the arguments."""
     if len(payload) > MAX_CALL_BYTES:
-        raise CallError(f"payload of {len(payload)} bytes exceeds {MAX_CALL_BYTES}", _peek_id(payload))
+        raise CallError(f"payload of {len(payload)} bytes exceeds {MAX_CALL_BYTES}", peek_id(payload))
     try:
         data = json.loads(payload.decode("utf-8")) if payload.strip() else {}
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CallError("payload is not JSON (send an object with the tool's arguments)", _peek_id(payload)) from None
+        raise CallError("payload is not JSON (send an object with the tool's arguments)", peek_id(payload)) from None
     if not isinstance(data, dict):
         raise CallError("payload must be a JSON object")
-    call_id = data.get("id")
-    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, (str, int))):
-        raise CallError("'id' must be a string or an integer")
-    if isinstance(call_id, str) and len(call_id) > MAX_ID_CHARS:
-        raise CallError(f"'id' longer than {MAX_ID_CHARS} characters")
+    try:
+        call_id = checked_id(data)
+    except ValueError as err:
+        raise CallError(str(err)) from None
     if "arguments" in data:
         arguments = data["arguments"]
         if not isinstance(arguments, dict):
@@ -108,12 +105,3 @@ def error_json(tool: str, call_id: str | int | None, code: str, message: str) ->
             "changed_entities": [], "error": code, "message": message}
 
 
-def _peek_id(payload: bytes) -> str | int | None:
-    """The id of an unreadable call, when its first bytes show one (so the error reaches its caller)."""
-    match = _ID_PEEK.search(payload[:4096].decode("utf-8", "replace"))
-    if not match:
-        return None
-    try:
-        return json.loads(match.group(1))
-    except ValueError:
-        return None

@@ -25,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from hub.agent.types import ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
+from hub.interfaces.request_ids import checked_id, peek_id
 from hub.interfaces.mqtt_client import MqttClient, MqttMessage
 from hub.interfaces.mqtt_topics import HubTopics
 from hub.llm.types import Reasoning, ReasoningMode
@@ -40,8 +40,6 @@ _LOGGER = logging.getLogger(__name__)
 
 MAX_ASK_BYTES = 64 * 1024
 MAX_TEXT_CHARS = 8000
-MAX_ID_CHARS = 200
-_ID_PEEK = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
 
 class AskError(ValueError):
@@ -65,18 +63,17 @@ class Ask:
 def parse_ask(payload: bytes) -> Ask:
     """Validate one ask payload; AskError says what is wrong (with the id when readable)."""
     if len(payload) > MAX_ASK_BYTES:
-        raise AskError(f"ask payload of {len(payload)} bytes exceeds {MAX_ASK_BYTES}", _peek_id(payload))
+        raise AskError(f"ask payload of {len(payload)} bytes exceeds {MAX_ASK_BYTES}", peek_id(payload))
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise AskError("ask payload is not JSON (send an object with a 'text' field)", _peek_id(payload)) from None
+        raise AskError("ask payload is not JSON (send an object with a 'text' field)", peek_id(payload)) from None
     if not isinstance(data, dict):
         raise AskError("ask payload must be a JSON object with a 'text' field")
-    ask_id = data.get("id")
-    if ask_id is not None and (isinstance(ask_id, bool) or not isinstance(ask_id, (str, int))):
-        raise AskError("'id' must be a string or an integer")
-    if isinstance(ask_id, str) and len(ask_id) > MAX_ID_CHARS:
-        raise AskError(f"'id' longer than {MAX_ID_CHARS} characters")
+    try:
+        ask_id = checked_id(data)
+    except ValueError as err:
+        raise AskError(str(err)) from None
 
     def fail(message: str) -> AskError:
         return AskError(message, ask_id)
@@ -128,15 +125,6 @@ def _parse_reasoning(value: Any, fail: Callable[[str], AskError]) -> Reasoning |
     raise fail("'reasoning' must be a mode string or an object {mode, budget}")
 
 
-def _peek_id(payload: bytes) -> str | int | None:
-    """The id of an unparseable ask, when its first bytes show one (so the error reaches its asker)."""
-    match = _ID_PEEK.search(payload[:4096].decode("utf-8", "replace"))
-    if not match:
-        return None
-    try:
-        return json.loads(match.group(1))
-    except ValueError:
-        return None
 
 
 def tool_call_json(finished: ToolFinished) -> dict[str, Any]:
