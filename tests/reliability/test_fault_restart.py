@@ -103,7 +103,7 @@ async def test_settings_and_timer_survive_sigterm_mid_turn_and_restart(tmp_path:
         status, left = await rest(again, "POST", "/api/tools/timer_status",
                                   {"arguments": {"name": "tea"}, "conversation_id": "kitchen"})
         assert status == 200 and left["ok"], left
-        [tea] = left["data"]["timers"]
+        [tea] = left["result"]["timers"]
         assert tea["name"] == "tea" and tea["duration_s"] == 600, tea
         assert 0 < tea["remaining_s"] <= 600, tea  # still pending, not fired early at restart
         assert again.process.poll() is None
