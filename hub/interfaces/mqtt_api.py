@@ -12,6 +12,8 @@ A bad ask gets {"type": "error", "event_type": "failed", "id" (when readable), "
 "error": "bad_request"|"busy"|"internal", "text": <what is wrong>} on the same topic.
 Replies of turns other interfaces started are published too (`id` null, `source` says who
 asked), and reports ("acknowledge, then report") as {"type": "report", "event_type": "reported"}.
+`<base>/greet` {"persona", "conversation_id"?, "id"?} opens a conversation with a persona: its
+greeting comes as {"type": "greeting", "event_type": "greeted", "text", "conversation_id", …}.
 
 Events on `<base>/event`: {"type": "turn_started"|"tool_started"|"tool_finished"|"reply"|
 "report"|"cleared", "turn", "id", "conversation_id", "source", …}; each finished tool call is also
@@ -28,9 +30,10 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
+from hub.agent.personas import UnknownPersona
 from hub.agent.types import ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
-from hub.interfaces.request_ids import checked_id, peek_id
+from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
 from hub.interfaces.mqtt_client import MqttClient, MqttMessage
 from hub.interfaces.mqtt_topics import HubTopics
 from hub.llm.types import Reasoning, ReasoningMode
@@ -174,6 +177,7 @@ class MqttApi:
     async def start(self) -> None:
         self._unsubscribes.append(self.agent.add_observer(self._observe))
         self._unsubscribes.append(await self.client.subscribe(self.topics.ask, self._on_ask))
+        self._unsubscribes.append(await self.client.subscribe(self.topics.greet, self._on_greet))
 
     async def stop(self) -> None:
         """No new asks; cancelled ones still get their failed reply (from _observe); then stop observing."""
@@ -194,6 +198,28 @@ class MqttApi:
             self._publish_error(err.ask_id, err.code, str(err))
             return
         self.submit(ask)
+
+    async def _on_greet(self, message: MqttMessage) -> None:
+        """Open a conversation with a persona; its greeting is published as a reply."""
+        try:
+            data = json.loads(message.payload.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("greet payload must be a JSON object {persona, conversation_id?, id?}")
+            greet_id = checked_id(data)
+        except (UnicodeDecodeError, ValueError) as err:
+            self._publish_error(peek_id(message.payload), "bad_request", str(err))
+            return
+        persona, conversation_id = data.get("persona"), data.get("conversation_id")
+        if not all(v is None or (isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS) for v in (persona, conversation_id)):
+            self._publish_error(greet_id, "bad_request", "'persona' and 'conversation_id' must be short strings")
+            return
+        try:
+            result = self.agent.greet(persona, conversation_id)
+        except UnknownPersona as err:
+            self._publish_error(greet_id, "unknown_persona", str(err))
+            return
+        greeting = {**reply_json(result, greet_id, "mqtt"), "type": "greeting", "event_type": "greeted"}
+        self.client.publish(self.topics.reply, greeting, qos=1)
 
     def submit(self, ask: Ask) -> None:
         """Run an ask (also used by the hub's text entity); its reply goes to `<base>/reply`."""

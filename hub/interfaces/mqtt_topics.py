@@ -7,6 +7,7 @@ Base topic `<mqtt_base_topic>/<slug of instance_name>` (default `bolt_hub/bolt_h
   tool_called             each finished tool call (device trigger / event entity feed)
   state                   hub status, last reply, last latency (retained JSON)
   settings                runtime settings (retained JSON); `settings/<name>/set` changes one
+  greet                   {"persona", "conversation_id"?, "id"?}  →  reply: the persona's greeting
   ask_text/set            plain-text ask (the discovered text entity)
   clear                   clears all conversations (the discovered button)
   tool/<name>             direct tool call (JSON)  →  tool/<name>/result (JSON, same `id`)
@@ -52,6 +53,10 @@ class HubTopics:
     @property
     def ask(self) -> str:
         return f"{self.base}/ask"
+
+    @property
+    def greet(self) -> str:
+        return f"{self.base}/greet"
 
     @property
     def reply(self) -> str:

@@ -92,6 +92,7 @@ class RestApi:
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
             for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
+                               ("greet", schema.GREET_REQUEST),
                                ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
         }
         self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css")}
@@ -163,6 +164,7 @@ class RestApi:
         app.router.add_get("/api/tools", self._tools)
         app.router.add_post("/api/tools/{name}", self._run_tool)
         app.router.add_get("/api/personas", self._personas)
+        app.router.add_post("/api/personas/{key}/greet", self._greet)
         app.router.add_get("/api/conversations/{conversation_id}", self._conversation)
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
@@ -295,6 +297,12 @@ class RestApi:
             for p in book.all()
         ])
 
+    async def _greet(self, request: web.Request) -> web.Response:
+        body = await self._json_body(request, "greet") if (await request.read()).strip() else {}
+        key = request.match_info["key"]
+        self._persona(key)  # 404 for an unknown persona
+        return web.json_response(result_json(self._agent.greet(key, body.get("conversation_id"))))
+
     def _persona(self, key: str | None) -> Any:
         try:
             return self._agent.personas.get(key)
@@ -321,7 +329,6 @@ class RestApi:
             raise ClientError(400, "invalid_arguments", _argument_message(result.data))
         if error == "tool_not_allowed":
             raise ClientError(403, "tool_not_allowed", str(result.data.get("message")))
-        # `data` is `result` under its older name
         return web.json_response(direct_tools.result_json(name, None, result))
 
     async def _conversation(self, request: web.Request) -> web.Response:

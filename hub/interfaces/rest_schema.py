@@ -71,6 +71,13 @@ TOOL_RUN_REQUEST: dict[str, Any] = {
     },
 }
 
+GREET_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"conversation_id": {**CONVERSATION_ID, "description": "The conversation to open; "
+                                                                         "omit to start a new one."}},
+}
+
 SETTINGS_UPDATE: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -301,6 +308,13 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "The personas the hub speaks as, with the tools each may use.",
                 "responses": {"200": {"description": "Personas.", "content": _json(
                     {"type": "array", "items": PERSONA_INFO})}, **_errors(401)}}},
+            "/api/personas/{key}/greet": {"post": {
+                "summary": "Open a conversation with a persona: its greeting (empty when it has none) is "
+                           "the reply and the first thing in the conversation's history.",
+                "parameters": [{"name": "key", "in": "path", "required": True, "schema": PERSONA}],
+                "requestBody": {**_body(GREET_REQUEST), "required": False},
+                "responses": {"200": {"description": "The greeting.", "content": _json(ASK_RESULT)},
+                              **_errors(400, 401, 404, 413)}}},
             "/api/tools/{name}": {"post": {
                 "summary": "Run one tool directly, as the persona (default: the default persona); its "
                            "tool list, argument validation and policy apply. Unknown tool or persona: "

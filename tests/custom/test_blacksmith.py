@@ -30,6 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blacksmith"
 BASE = "bolt_hub/bolt_hub"
 TOOLS = ["check_payment", "lookup_recipe", "gather_ingredients", "craft_item"]
+GREETING = "Welcome to my forge, traveller! Swords, shields, horseshoes: what shall I make you?"
 
 
 def _load_shop_module() -> Any:
@@ -311,3 +312,37 @@ async def test_a_real_model_bound_to_call_a_tool_makes_a_real_round_trip(mosquit
     assert all(f.data.get("tool") == f.call.name and f.call.arguments["item"] in ("sword", "shield", "horseshoe")
                for f in called), called
     assert result.reply.strip()
+
+
+async def test_the_blacksmith_greets_a_new_customer_and_remembers_it(mosquitto, tmp_path, shop, sniffer_factory):
+    def sees_greeting(request: GenerationRequest) -> list[Delta]:
+        assert [(m.role, m.content) for m in request.messages[1:2]] == [("assistant", GREETING)]
+        return text("Aye, a sword.")
+
+    engine = ScriptedEngine([sees_greeting])
+    app = await start_hub(mosquitto, tmp_path, engine, api_token="smith-token")
+    rest = RestApi(app, host="127.0.0.1", port=0)
+    await rest.start()
+    sniffer = sniffer_factory([f"{BASE}/reply"])
+    try:
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/greet",
+                                {"id": "g1", "persona": "blacksmith", "conversation_id": "hero-8"})
+        over_mqtt = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="g1"), timeout=30))
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/greet", {"id": "g2", "persona": "ghost"})
+        unknown = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="g2"), timeout=30))
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/greet", b"[1, 2")
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer smith-token"}) as http:
+            async with http.post(f"http://127.0.0.1:{rest.port}/api/personas/blacksmith/greet") as response:
+                over_rest = await response.json()
+            async with http.post(f"http://127.0.0.1:{rest.port}/api/personas/ghost/greet", json={}) as response:
+                assert response.status == 404 and (await response.json())["error"] == "unknown_persona"
+        # the MQTT greeting opened hero-8: its next turn talks to the blacksmith, who said hello first
+        answer = await ask(app, "A sword.", "hero-8", persona=None)
+    finally:
+        await rest.stop()
+        await app.stop()
+    assert over_mqtt["type"] == "greeting" and over_mqtt["text"] == GREETING, over_mqtt
+    assert over_mqtt["conversation_id"] == "hero-8"
+    assert unknown["ok"] is False and unknown["error"] == "unknown_persona"
+    assert over_rest["reply"] == GREETING and over_rest["conversation_id"] != "hero-8"
+    assert answer.reply == "Aye, a sword." and engine.requests[0].tools[0].name == "check_payment"
