@@ -8,7 +8,7 @@
 (F)  the fast path: its share of a command set, and its turn latency / the model path's for the
      commands it handled (the same commands with the fast path off).
 
-    python bench/bench_home_scale.py [--model PATH] [--runs 1]
+    python bench/bench_home_scale.py [--model PATH] [--runs 1] [--only p3|p4]
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ FAST_PATH_COMMANDS = [
 
 
 def p3_tokens(count_tokens) -> list[Result]:  # type: ignore[no-untyped-def]
+    """The overview per entity (what a home of up to OVERVIEW_MAX_ENTITIES carries in its stable
+    prompt), and what a big home's requests carry per entity shown, each against HA's YAML."""
     results = []
     for label, entities, aliases in (("demo home", demo_entities(), dict(DEMO_AREA_ALIASES)),
                                      ("generated 1,000", generated_entities(1000), {})):
@@ -68,42 +70,64 @@ def p3_tokens(count_tokens) -> list[Result]:  # type: ignore[no-untyped-def]
                               "(info)", f"{candidates:.1f} vs {ha:.1f} tokens per entity"))
     store = generated_store(1000)
     view = StoreHomeView(store, EntityResolver(store))
-    per_request = statistics.median(
-        count_tokens(view.live_states(list(view.candidates(text, "en")))) for text in SCALE_COMMANDS)
+    shown = [list(view.candidates(text, "en")) for text in SCALE_COMMANDS]
+    per_request = [count_tokens(view.live_states(found)) for found in shown]
+    ha_same = [count_tokens(ha_context_yaml(found, {}, include_state=True)) for found in shown]
+    results.append(Result("   request context / HA GetLiveContext of the same candidates, 1,000 entities",
+                          sum(per_request) / sum(ha_same), "(info)",
+                          f"{sum(per_request)} vs {sum(ha_same)} tokens for the {sum(map(len, shown))} "
+                          f"candidates of {len(SCALE_COMMANDS)} requests"))
     whole_home = count_tokens(ha_context_yaml(generated_entities(1000), {}, include_state=True))
     results.append(Result("   home context per request / HA GetLiveContext of the home, 1,000 entities",
-                          per_request / whole_home, "(info)",
-                          f"{per_request:.0f} tokens (the request's candidates) vs {whole_home} tokens"))
+                          statistics.median(per_request) / whole_home, "(info)",
+                          f"{statistics.median(per_request):.0f} tokens (the request's candidates) vs "
+                          f"{whole_home} tokens"))
     return results
 
 
-async def first_tokens(model: Path, size: int, cold: bool) -> tuple[list[float], list[int]]:
-    engine = engine_for(model)
-    agent, view, registry = build_agent(engine, generated_store(size))
-    times, evaluated = [], []
-    for number, text in enumerate(SCALE_COMMANDS):
-        if cold:
-            make_cold(engine)
-        else:
-            await engine.engine.prime(stable_request(view, registry))
-        await agent.ask(TurnRequest(text, conversation_id=f"{size}-{number}"))
-        usage = engine.take()[0].usage
-        times.append(usage.first_token_s)
-        evaluated.append(usage.evaluated_prompt_tokens)
-        await engine.engine.wait_idle()
-    await engine.close()
-    return times, evaluated
+class _Home:
+    """An agent over a generated home of `size` entities on its own engine."""
+
+    def __init__(self, model: Path, size: int) -> None:
+        self.size = size
+        self.engine = engine_for(model)
+        self.agent, self.view, self.registry = build_agent(self.engine, generated_store(size))
+        self.first_token_s: list[float] = []
+        self.evaluated: list[int] = []
+
+    async def turn(self, text: str, conversation: str, cold: bool) -> None:
+        make_cold(self.engine)  # no earlier turn's cached tokens (the same command in a later run)
+        if not cold:
+            await self.engine.engine.prime(stable_request(self.view, self.registry))
+            await self.engine.engine.wait_idle()
+        await self.agent.ask(TurnRequest(text, conversation_id=conversation))
+        usage = self.engine.take()[0].usage
+        self.first_token_s.append(usage.first_token_s)
+        self.evaluated.append(usage.evaluated_prompt_tokens)
+        await self.engine.engine.wait_idle()
 
 
-async def p4_first_token(model: Path) -> list[Result]:
+async def p4_first_token(model: Path, runs: int = 1) -> list[Result]:
+    """Both homes side by side: each command goes to both, in alternating order, so a load
+    change on a shared machine hits both sizes alike."""
     results = []
+    n = len(SCALE_COMMANDS)
     for label, cold in (("primed prefix", False), ("cold", True)):
-        small, small_eval = await first_tokens(model, 25, cold)
-        big, big_eval = await first_tokens(model, 1000, cold)
-        ratio = statistics.median(big) / statistics.median(small)
-        results.append(Result(f"P4 first token 1,000 / 25 entities, {label}", ratio, "≤ 1.5",
-                              f"{statistics.median(big):.2f} s vs {statistics.median(small):.2f} s; evaluated "
-                              f"tokens {statistics.median(big_eval):.0f} vs {statistics.median(small_eval):.0f}"))
+        small, big = _Home(model, 25), _Home(model, 1000)
+        for run in range(runs):
+            for number, text in enumerate(SCALE_COMMANDS):
+                for home in (small, big) if (run + number) % 2 == 0 else (big, small):
+                    await home.turn(text, f"{home.size}-{run}-{number}", cold)
+        for home in (small, big):
+            await home.engine.close()
+        big_s, small_s = statistics.median(big.first_token_s), statistics.median(small.first_token_s)
+        per_run = sorted(statistics.median(big.first_token_s[r * n:(r + 1) * n])
+                         / statistics.median(small.first_token_s[r * n:(r + 1) * n]) for r in range(runs))
+        spread = f"; per run {per_run[0]:.2f}–{per_run[-1]:.2f}" if runs > 1 else ""
+        results.append(Result(f"P4 first token 1,000 / 25 entities, {label}", big_s / small_s, "≤ 1.5",
+                              f"{big_s:.2f} s vs {small_s:.2f} s (medians of {runs * n}){spread}; evaluated "
+                              f"tokens {statistics.median(big.evaluated):.0f} vs "
+                              f"{statistics.median(small.evaluated):.0f}"))
     return results
 
 
@@ -142,11 +166,16 @@ async def fast_path_share(model: Path) -> list[Result]:
                    f"{fast_s * 1000:.1f} ms vs {model_s:.2f} s (medians)")]
 
 
-async def run_all(model: Path) -> list[Result]:
+async def run_all(model: Path, runs: int = 1, only: str | None = None) -> list[Result]:
+    """Every figure; `only="p3"` stops after P3, `only="p4"` after P4 (quicker runs)."""
     engine = engine_for(model)
     results = p3_tokens(engine.count_tokens)
     await engine.close()
-    results += await p4_first_token(model)
+    if only == "p3":
+        return results
+    results += await p4_first_token(model, runs)
+    if only == "p4":
+        return results
     results += await fast_path_share(model)
     return results
 
@@ -154,10 +183,12 @@ async def run_all(model: Path) -> list[Result]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: Gemma 3 270M)")
+    parser.add_argument("--runs", type=int, default=1, help="passes over the P4 command set")
     parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: all cores)")
+    parser.add_argument("--only", choices=["p3", "p4"], default=None, help="just P3 or just P3 and P4")
     args = parser.parse_args()
     bench_cache.THREADS = args.threads
-    print_results(asyncio.run(run_all(args.model or gemma3_270m_path())))
+    print_results(asyncio.run(run_all(args.model or gemma3_270m_path(), args.runs, args.only)))
 
 
 if __name__ == "__main__":

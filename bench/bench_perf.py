@@ -30,7 +30,7 @@ from hub.llm.models import gemma3_270m_path  # noqa: E402
 
 async def run_all(model: Path, runs: int, remote: bool) -> list[bench_cache.Result]:
     results = await bench_cache.run_all(model, runs)
-    results += await bench_home_scale.run_all(model)
+    results += await bench_home_scale.run_all(model, runs)
     if remote:
         results += await bench_remote.run_all(model, runs)
     return results
