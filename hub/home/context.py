@@ -30,7 +30,7 @@ def entity_overview(
     entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None
 ) -> str:
     """The home by area, then domain: the domain is written once as `light.` and each entity
-    follows as its object id with its name and aliases: `kitchen "Kitchen light", alias`.
+    follows as its object id with its name and aliases: `kitchen "Kitchen light" (alias)`.
 
     Entity ids repeat their domain (two tokens) on every line, which made the overview of a big
     home cost more than half of Home Assistant's GetLiveContext YAML; said once per group, the
@@ -136,18 +136,19 @@ def _domain_groups(members: list[Entity]) -> list[str]:
         if entity.domain != domain:
             domain = entity.domain
             lines.append(f"{domain}.")
-        object_id = entity.entity_id.split(".", 1)[-1]
-        name = _clean(entity.name)
-        named = f'{object_id} "{name}"' if name and fold(name) != fold(object_id.replace("_", " ")) else object_id
-        lines.append(named + _details(entity))
+        lines.append(_with_name(entity, entity.entity_id.split(".", 1)[-1]) + _details(entity))
     return lines
 
 
 def _named_id(entity: Entity) -> str:
     """`light.kitchen "Kitchen light"`; the name is left out when it is just the id's words."""
+    return _with_name(entity, entity.entity_id)
+
+
+def _with_name(entity: Entity, shown_id: str) -> str:
     name = _clean(entity.name)
     object_words = entity.entity_id.split(".", 1)[-1].replace("_", " ")
-    return f'{entity.entity_id} "{name}"' if name and fold(name) != fold(object_words) else entity.entity_id
+    return f'{shown_id} "{name}"' if name and fold(name) != fold(object_words) else shown_id
 
 
 def _details(entity: Entity) -> str:
