@@ -39,7 +39,8 @@ class _Index:
 @dataclass(frozen=True)
 class Match:
     """What an utterance may be about: `candidates` (most likely first), `best` (their top tier)
-    and whether that tier is entities named outright (a whole name or alias said)."""
+    and whether the utterance is only about entities named outright (a whole name or alias
+    said, and no other area or kind of device)."""
 
     candidates: list[Entity]
     best: list[Entity]
@@ -131,17 +132,19 @@ class EntityResolver:
 
     def match(self, text: str, language: str = "en", limit: int = 8) -> "Match":
         """`candidates` and its best tier from one reading of the utterance."""
-        ranked = self._ranked(text, base_language(language))
+        ranked, reading = self._ranked(text, base_language(language))
         if not ranked:
             return Match([], [], named=False)
         top_tier = min(rank[0] for rank in ranked.values())
         order = sorted(ranked, key=lambda i: (ranked[i], i))
-        best = [i for i in order if ranked[i][0] == top_tier]
-        return Match(self._entities(order[: max(limit, 0)], keep_order=True),
-                     self._entities(best[: max(limit, 0)], keep_order=True),
-                     named=top_tier == _TIER_NAME)
+        best = self._entities([i for i in order if ranked[i][0] == top_tier][: max(limit, 0)], keep_order=True)
+        # named outright, and no area or kind of device said beyond the named entities' own
+        # ("the kitchen light and the fans in the office" is about more than the name)
+        named = top_tier == _TIER_NAME and reading.areas <= {e.area for e in best} \
+            and reading.domains <= {e.domain for e in best}
+        return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named)
 
-    def _ranked(self, text: str, language: str) -> dict[str, tuple]:
+    def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple], _Reading]:
         index = self._index(language)
         reading = self._read(fold(text, language).split(), index, language)
         in_area = _members(reading.areas, index.by_area)
@@ -160,7 +163,7 @@ class EntityResolver:
                           (_TIER_DOMAIN, of_domain)):
             for entity_id in ids:
                 ranked.setdefault(entity_id, (tier,))
-        return ranked
+        return ranked, reading
 
     def areas(self) -> dict[str, tuple[str, ...]]:
         """Every area with its aliases (areas without aliases map to ())."""

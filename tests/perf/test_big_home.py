@@ -62,6 +62,9 @@ def test_an_entity_named_outright_comes_alone() -> None:
     # two names said: both, nothing else
     both = {e.entity_id for e in view.candidates("turn on the attic ceiling light and the gym desk fan", "en")}
     assert both == {"light.attic_ceiling_light", "fan.gym_desk_fan"}
+    # a name and, besides it, a kind of device in another area: every candidate stays
+    more = {e.entity_id for e in view.candidates("turn on the kitchen ceiling light and the fans in the office", "en")}
+    assert {"light.kitchen_ceiling_light", "fan.office_ceiling_fan"} <= more
 
 
 def test_small_home_request_carries_the_states_of_its_best_matches() -> None:
