@@ -20,8 +20,6 @@ NO_AREA = "No area"
 # its candidates with `candidate_context` instead (first-token time stays flat as homes grow).
 OVERVIEW_MAX_ENTITIES = 60
 _SPACES = re.compile(r"\s+")
-# The overview's first line: how its grouped lines spell entity ids.
-OVERVIEW_LEGEND = "Entity id = the domain line above + the first word (light. + kitchen = light.kitchen)."
 # Device classes worth telling apart when the name does not say it (what a sensor measures).
 _CLASSED_DOMAINS = {"sensor", "binary_sensor", "cover"}
 
@@ -29,20 +27,16 @@ _CLASSED_DOMAINS = {"sensor", "binary_sensor", "cover"}
 def entity_overview(
     entities: Iterable[Entity], area_aliases: Mapping[str, Sequence[str]] | None = None
 ) -> str:
-    """The home by area, then domain: the domain is written once as `light.` and each entity
-    follows as its object id with its name and aliases: `kitchen "Kitchen light" (alias)`.
+    """One line per entity, grouped by area: `light.kitchen "Kitchen light" (alias, alias)`.
 
-    Entity ids repeat their domain (two tokens) on every line, which made the overview of a big
-    home cost more than half of Home Assistant's GetLiveContext YAML; said once per group, the
-    overview stays under half. The name is left out when it is just the object id's words
-    ("desk_lamp" for "Desk lamp"); a sensor's or cover's device class is added in brackets when
-    its name does not say it. Area lines carry the area's aliases: `Kitchen (Küche, cuisine):`.
-    Requests carry their matches' full ids with states (`live_states`, `candidate_context`).
+    Ids stay whole: the model copies them into its calls (and prompt-lookup drafting copies
+    them from here). The name is left out when it is just the entity id's words
+    ("light.desk_lamp" for "Desk lamp"); a sensor's or cover's device class is added in
+    brackets when its name does not say it. Area lines carry the area's aliases:
+    `Kitchen (Küche, cuisine):`.
     """
-    entities = list(entities)
-    if not entities:
-        return ""
-    return OVERVIEW_LEGEND + "\n" + _by_area(entities, area_aliases or {}, _domain_groups)
+    return _by_area(entities, area_aliases or {},
+                    lambda members: [f"{_named_id(e)}{_details(e)}" for e in members])
 
 
 def candidate_context(
@@ -128,27 +122,11 @@ def _by_area(
     return "\n".join(lines)
 
 
-def _domain_groups(members: list[Entity]) -> list[str]:
-    """`light.` once, then `kitchen "Kitchen light" (alias)` per light (members sorted by id)."""
-    lines: list[str] = []
-    domain = None
-    for entity in members:
-        if entity.domain != domain:
-            domain = entity.domain
-            lines.append(f"{domain}.")
-        lines.append(_with_name(entity, entity.entity_id.split(".", 1)[-1]) + _details(entity))
-    return lines
-
-
 def _named_id(entity: Entity) -> str:
     """`light.kitchen "Kitchen light"`; the name is left out when it is just the id's words."""
-    return _with_name(entity, entity.entity_id)
-
-
-def _with_name(entity: Entity, shown_id: str) -> str:
     name = _clean(entity.name)
     object_words = entity.entity_id.split(".", 1)[-1].replace("_", " ")
-    return f'{shown_id} "{name}"' if name and fold(name) != fold(object_words) else shown_id
+    return f'{entity.entity_id} "{name}"' if name and fold(name) != fold(object_words) else entity.entity_id
 
 
 def _details(entity: Entity) -> str:

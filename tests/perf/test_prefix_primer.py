@@ -44,7 +44,7 @@ async def test_first_turn_after_the_entity_list_changed_finds_the_prefix_primed(
         await wait_for(lambda: primer.primes == 2)
         await agent.ask(TurnRequest("switch off the floor lamp", conversation_id="b"))
         second = engine.take()[0]
-        assert 'pantry "Pantry light"' in second.request.messages[0].content  # the overview changed early on
+        assert "light.pantry" in second.request.messages[0].content  # the overview changed early on
         own = engine.count_tokens(second.request.messages[-1].content)
         assert second.usage.evaluated_prompt_tokens <= own + 16, second.usage
     finally:
