@@ -2,8 +2,8 @@
 
 (P1) warm / cold first token for a ~3,000-token home prefix: conversation A's second turn after
      conversation B's turn and a state change came in between, against A's cold first turn;
-     with the prompt cache and each conversation primed after its turn (PrefixPrimer's
-     prime_continuation), with the prompt cache alone, and with neither, for comparison.
+     with the prompt cache and each conversation primed after its turn (what the agent does
+     itself), with the prompt cache alone, and with neither, for comparison.
 (P2) hub turn / raw llama-cpp-python turn: an agent turn against `Llama.create_completion`
      with the same prompt tokens and the same number of output tokens (greedy), both warm.
 (S)  prompt-lookup speculative decoding on / off: decode tokens per second on the tool-call turn
@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import llama_cpp  # noqa: E402
 from llama_cpp import Llama  # noqa: E402
 
-import hub.agent.agent as agent_module  # noqa: E402
 from hub.agent.agent import Agent  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.config import validate  # noqa: E402
@@ -42,8 +41,7 @@ from hub.llm.models import gemma3_270m_path  # noqa: E402
 from hub.llm.prompt_lookup import PromptLookupDecoder  # noqa: E402
 from hub.llm.types import GenerationRequest  # noqa: E402
 from hub.settings import RuntimeSettings  # noqa: E402
-from hub.agent.prefix_primer import PrefixPrimer  # noqa: E402
-from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store, stable_request  # noqa: E402
+from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store  # noqa: E402
 
 N_CTX = 8192
 BIG_OVERVIEW = 110  # entities in the overview: with instructions and tools ≈ 3,000 Gemma tokens
@@ -60,8 +58,8 @@ class Result:
     detail: str
 
 
-def engine_for(model: Path, **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
-    return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options))
+def engine_for(model: Path, priming: bool = True, **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
+    return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options), priming=priming)
 
 
 def make_cold(engine: RecordingEngine) -> None:
@@ -74,16 +72,13 @@ async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
                             continuation: bool = True) -> tuple[float, str]:
     # a 110-entity home keeps its overview in the stable prompt here (a bench knob: the hub's
     # limit is 60), so the prefix is the ~3,000 tokens the target is about
-    agent_module.FULL_OVERVIEW_MAX_ENTITIES = BIG_OVERVIEW
-    engine = engine_for(model, prompt_cache_mib=cache_mib)
+    engine = engine_for(model, priming=continuation, prompt_cache_mib=cache_mib)
     store = generated_store(BIG_OVERVIEW)
-    agent, view, registry = build_agent(engine, store, overview_max_entities=BIG_OVERVIEW)
-    primer = PrefixPrimer(engine.engine, lambda: stable_request(view, registry))
+    agent, _, _ = build_agent(engine, store, overview_max_entities=BIG_OVERVIEW)
 
     async def turn(text: str, conversation: str) -> None:
         await agent.ask(TurnRequest(text, conversation_id=conversation))
-        if continuation:
-            await primer.prime_continuation(agent.conversations.get(conversation).messages)
+        await agent.wait_primed()  # the agent primes the conversation after its turn (if it can)
 
     cold, warm, prompt, evaluated = [], [], 0, 0
     for run in range(runs):
@@ -125,6 +120,7 @@ async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
                 n_threads_batch=engine.engine._llm.n_threads, flash_attn=True, verbose=False)
     question = "Tell me a long story about a lighthouse keeper and a storm."
     await agent.ask(TurnRequest(question, conversation_id="warm-up"))
+    await agent.wait_primed()
     generation = engine.take()[0]
     tokens = engine.engine._tokenize_prompt(engine.engine.render(generation.request).text)
     output = generation.usage.completion_tokens
@@ -134,6 +130,7 @@ async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
         started = time.perf_counter()
         await agent.ask(TurnRequest(question, conversation_id=f"p2-{run}"))
         hub_times.append(time.perf_counter() - started)
+        await agent.wait_primed()  # not while the raw turn runs
         rounds = engine.take()
         raw_times.append(raw_turn(raw, tokens, rounds[0].usage.completion_tokens))
         await engine.engine.wait_idle()

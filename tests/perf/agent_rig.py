@@ -36,6 +36,7 @@ class RecordingEngine:
 
     engine: Any
     generations: list[Generation] = field(default_factory=list)
+    priming: bool = True  # False: the agent sees an engine without `prime` (no background priming)
 
     @property
     def info(self):  # type: ignore[no-untyped-def]
@@ -47,6 +48,15 @@ class RecordingEngine:
 
     def count_tokens(self, text: str) -> int:
         return self.engine.count_tokens(text)
+
+    @property
+    def prime(self):  # type: ignore[no-untyped-def]
+        if not self.priming:
+            raise AttributeError("prime")
+        return self.engine.prime
+
+    async def wait_idle(self) -> None:
+        await self.engine.wait_idle()
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         async for delta in self.engine.stream(request):

@@ -52,25 +52,30 @@ async def test_first_turn_after_the_entity_list_changed_finds_the_prefix_primed(
         await engine.close()
 
 
-async def test_a_primed_continuation_leaves_only_the_new_message(gemma_path: Path) -> None:
-    """The hook the agent runs after a turn: another conversation and a state change come in
-    between, and the conversation's next turn evaluates its new message and nothing else."""
-    engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7))
+@pytest.mark.parametrize("priming", [True, False])
+async def test_the_agent_primes_each_conversation_after_its_turn(gemma_path: Path, priming: bool) -> None:
+    """Another conversation and a state change come in between two turns of a conversation; the
+    agent primed its continuation (tool results and reply) after the first, so the second
+    evaluates its new message and nothing else. Without priming (an engine with no `prime`),
+    the same turn pays for its history too: the control that shows the priming at work."""
+    engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7), priming=priming)
     store = demo_store()
-    agent, view, registry = build_agent(engine, store)
-    primer = PrefixPrimer(engine.engine, lambda: stable_request(view, registry))
+    agent, _, _ = build_agent(engine, store)
     try:
         await agent.ask(TurnRequest("turn on the kitchen light", conversation_id="a"))
-        assert await primer.prime_continuation(agent.conversations.get("a").messages)
+        await agent.wait_primed()
         await agent.ask(TurnRequest("switch off the floor lamp", conversation_id="b"))
-        assert await primer.prime_continuation(agent.conversations.get("b").messages)
+        await agent.wait_primed()
         store.update_state("light.living_room", "off", {})
         engine.take()
         await agent.ask(TurnRequest("and set the bedroom blinds to 30%", conversation_id="a"))
         again = engine.take()[0]
         own = engine.count_tokens(again.request.messages[-1].content)
-        assert again.usage.evaluated_prompt_tokens <= own + 16, again.usage
-        assert again.usage.prompt_tokens > 4 * own  # the rest (prefix and history) came from the cache
+        if priming:
+            assert again.usage.evaluated_prompt_tokens <= own + 16, again.usage
+            assert again.usage.prompt_tokens > 4 * own  # the rest (prefix and history) came from the cache
+        else:
+            assert again.usage.evaluated_prompt_tokens > own + 16, again.usage
     finally:
         await engine.close()
 
