@@ -38,7 +38,7 @@ EXPOSE 8099 10500
 CMD ["/run.sh"]
 
 ARG BUILD_ARCH=amd64
-ARG BUILD_VERSION=0.1.0
+ARG BUILD_VERSION=0.2.0
 LABEL io.hass.name="Bolt Hub" \
       io.hass.description="Local voice hub: Nemotron 3.5 Bolt E4B as a Wyoming conversation agent" \
       io.hass.type="addon" \
