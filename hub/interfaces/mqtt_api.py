@@ -1,6 +1,7 @@
 """The hub's MQTT API: ask on `<base>/ask`, replies on `<base>/reply`, events on `<base>/event`.
 
-Ask (JSON object, at most 64 kB):
+Ask (JSON object, at most 64 kB; on `<base>/ask/<persona>` the persona is the topic's unless
+the ask names one):
   {"text": str (required), "conversation_id": str?, "language": str?, "id": str|int?,
    "persona": str? (default: the conversation's, else the default persona),
    "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?}
@@ -27,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from hub.agent.personas import UnknownPersona
@@ -177,6 +178,7 @@ class MqttApi:
     async def start(self) -> None:
         self._unsubscribes.append(self.agent.add_observer(self._observe))
         self._unsubscribes.append(await self.client.subscribe(self.topics.ask, self._on_ask))
+        self._unsubscribes.append(await self.client.subscribe(f"{self.topics.ask}/+", self._on_ask))
         self._unsubscribes.append(await self.client.subscribe(self.topics.greet, self._on_greet))
 
     async def stop(self) -> None:
@@ -197,6 +199,9 @@ class MqttApi:
             _LOGGER.warning("bad MQTT ask on %s: %s", message.topic, err)
             self._publish_error(err.ask_id, err.code, str(err))
             return
+        topic_persona = message.topic[len(self.topics.ask) + 1:]  # `<base>/ask/<persona>`
+        if topic_persona and ask.persona is None:
+            ask = replace(ask, persona=topic_persona)
         self.submit(ask)
 
     async def _on_greet(self, message: MqttMessage) -> None:

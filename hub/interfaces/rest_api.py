@@ -339,6 +339,7 @@ class RestApi:
                               f"No conversation {conversation_id!r} (it may have expired).")
         return web.json_response({
             "conversation_id": conversation.id, "language": conversation.language,
+            "persona": conversation.persona,
             "messages": [
                 {"role": m.role, "content": m.content, "name": m.name,
                  "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]}

@@ -193,6 +193,7 @@ CONVERSATION = {
     "type": "object", "required": ["conversation_id", "language", "messages"],
     "properties": {
         "conversation_id": {"type": "string"}, "language": {"type": "string"},
+        "persona": {"type": ["string", "null"], "description": "Who the hub speaks as in it."},
         "messages": {"type": "array", "items": {
             "type": "object", "required": ["role", "content"],
             "properties": {"role": {"type": "string"}, "content": {"type": "string"},

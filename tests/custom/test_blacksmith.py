@@ -346,3 +346,23 @@ async def test_the_blacksmith_greets_a_new_customer_and_remembers_it(mosquitto, 
     assert unknown["ok"] is False and unknown["error"] == "unknown_persona"
     assert over_rest["reply"] == GREETING and over_rest["conversation_id"] != "hero-8"
     assert answer.reply == "Aye, a sword." and engine.requests[0].tools[0].name == "check_payment"
+
+
+async def test_an_ask_on_the_personas_topic_talks_to_it(mosquitto, tmp_path, shop, sniffer_factory):
+    engine = ScriptedEngine([text("Aye."), text("Hello.")])
+    app = await start_hub(mosquitto, tmp_path, engine)
+    sniffer = sniffer_factory([f"{BASE}/reply"])
+    try:
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/ask/blacksmith", {"id": "t1", "text": "Hello, smith."})
+        by_topic = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="t1"), timeout=30))
+        # a persona named in the ask wins over the topic's
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/ask/blacksmith",
+                                {"id": "t2", "text": "Hello, Bolt.", "persona": "home"})
+        named = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="t2"), timeout=30))
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/ask/dragon", {"id": "t3", "text": "Roar?"})
+        unknown = json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="t3"), timeout=30))
+    finally:
+        await app.stop()
+    assert by_topic["text"] == "Aye." and [t.name for t in engine.requests[0].tools] == TOOLS
+    assert named["text"] == "Hello." and "check_payment" not in [t.name for t in engine.requests[1].tools]
+    assert unknown["error"] == "unknown_persona" and len(engine.requests) == 2

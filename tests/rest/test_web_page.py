@@ -177,3 +177,47 @@ def test_page_speaks_through_the_microphone(voice_hub, browser, tmp_path):
     timings = browser.find_element(By.CSS_SELECTOR, '[data-role="timings"]').text
     assert timings.startswith("voice (") and "total" in timings
     screenshot(browser, tmp_path, "web-page-voice.png")
+
+
+# --- personas: the page offers them when there is more than one ------------------------------------
+
+BLACKSMITH = Path(__file__).resolve().parents[2] / "examples" / "blacksmith" / "blacksmith.yaml"
+
+
+@pytest.fixture(scope="module")
+def persona_hub(tmp_path_factory: pytest.TempPathFactory, smollm_path) -> Iterator[LiveHub]:
+    hub = LiveHub(tmp_path_factory.mktemp("persona-hub"), model_path=str(smollm_path),
+                  custom_file=str(BLACKSMITH)).start()
+    yield hub
+    hub.stop()
+
+
+def test_page_talks_to_the_persona_picked(persona_hub, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(persona_hub.url + "/")
+    browser.execute_script(f"localStorage.setItem('boltHubToken', '{TOKEN}')")
+    browser.get(persona_hub.url + "/")
+    picker = wait.until(seen.visibility_of_element_located((By.ID, "persona")))
+    options = {o.get_attribute("value"): o.text for o in Select(picker).options}
+    assert options == {"home": "Bolt", "blacksmith": "Brom the blacksmith"}
+    assert Select(picker).first_selected_option.get_attribute("value") == "home"  # the default
+
+    Select(picker).select_by_value("blacksmith")
+    greeting = wait.until(seen.presence_of_element_located((By.CSS_SELECTOR, '[data-role="greeting"]')))
+    assert greeting.text.startswith("Welcome to my forge")
+    conversation = browser.find_element(By.ID, "conversation-id").text.removeprefix("conversation ")
+
+    browser.find_element(By.ID, "ask-text").send_keys("Good day, smith.")
+    browser.find_element(By.ID, "send").click()
+    WebDriverWait(browser, 300).until(seen.presence_of_element_located((By.CSS_SELECTOR, '[data-role="timings"]')))
+    history = requests.get(f"{persona_hub.url}/api/conversations/{conversation}",
+                           headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10).json()
+    assert history["persona"] == "blacksmith"
+    said = [(m["role"], m["content"]) for m in history["messages"]]
+    assert said[0] == ("assistant", greeting.text)  # the page asked in the greeted conversation
+    assert any(role == "user" and "Good day, smith." in content for role, content in said)
+    screenshot(browser, tmp_path, "web-page-persona.png")

@@ -6,6 +6,7 @@
 const TOKEN_KEY = "boltHubToken";
 const $ = (id) => document.getElementById(id);
 let conversationId = null;
+let persona = null; // the persona picked in the page (null: the hub's default)
 let busy = false;
 
 // --- API access ---------------------------------------------------------------------------
@@ -171,6 +172,7 @@ async function ask(text) {
   const view = newTurn(text);
   const body = { text };
   if (conversationId) body.conversation_id = conversationId;
+  if (persona) body.persona = persona;
   const response = await api("api/ask", {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
@@ -427,15 +429,51 @@ async function refreshEntities() {
   }
 }
 
+// --- personas -----------------------------------------------------------------------------
+
+async function loadPersonas() {
+  const select = $("persona");
+  try {
+    const personas = await apiJson("api/personas");
+    select.replaceChildren(...personas.map((p) => el("option", { value: p.key, text: p.name })));
+    const fallback = personas.find((p) => p.default);
+    if (fallback) select.value = fallback.key;
+    persona = select.value || null;
+    select.hidden = personas.length < 2; // only the home assistant: nothing to pick
+  } catch (error) {
+    select.hidden = true;
+  }
+}
+
+function newConversation() {
+  conversationId = null;
+  $("conversation-id").textContent = "";
+  $("log").replaceChildren();
+}
+
+// A new conversation with the picked persona, opened by its greeting (if it has one).
+async function switchPersona() {
+  persona = $("persona").value;
+  newConversation();
+  try {
+    const greeting = await apiJson(`api/personas/${encodeURIComponent(persona)}/greet`, { method: "POST" });
+    conversationId = greeting.conversation_id;
+    $("conversation-id").textContent = `conversation ${conversationId}`;
+    if (greeting.reply) {
+      $("log").append(el("div", { class: "turn" },
+        el("div", { class: "bubble reply", "data-role": "greeting", text: greeting.reply })));
+    }
+  } catch (error) {
+    $("log").append(el("div", { class: "bubble reply failed", text: error.message }));
+  }
+}
+
 function start() {
   $("ask-form").addEventListener("submit", onSubmit);
   $("mic").addEventListener("click", onMic);
-  $("new-conversation").addEventListener("click", () => {
-    conversationId = null;
-    $("conversation-id").textContent = "";
-    $("log").replaceChildren();
-  });
-  refreshStatus().then(refreshEntities);
+  $("new-conversation").addEventListener("click", newConversation);
+  $("persona").addEventListener("change", switchPersona);
+  refreshStatus().then(refreshEntities).then(loadPersonas);
   setInterval(refreshStatus, 30000);
 }
 
