@@ -26,6 +26,11 @@ from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
 
 STATE_ECHO_TIMEOUT_S = 0.75
+# the state a plain service call leaves an entity in: a call that finds it there changes nothing,
+# so no device will echo a new state and the tool does not wait for one
+_RESULTING_STATE = {"turn_on": "on", "turn_off": "off", "lock": "locked", "unlock": "unlocked",
+                    "open_cover": "open", "close_cover": "closed", "open_valve": "open",
+                    "close_valve": "closed"}
 _BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
 REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})  # only when there is no policy
 _ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
@@ -106,11 +111,13 @@ class _EntityTool:
         if self._policy is not None:
             self._policy.check(entity, service, ToolCall(self.name, dict(args)), ctx)
         try:
+            unchanged = not data and _RESULTING_STATE.get(service) == entity.state
             with self._store.next_change(entity.entity_id) as changed:
                 await self._store.backend_for(entity).call_service(entity, service, data)
                 # HA and MQTT devices report their new state a moment later: answer with it
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(changed.wait(), STATE_ECHO_TIMEOUT_S)
+                if not unchanged:
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(changed.wait(), STATE_ECHO_TIMEOUT_S)
         except BackendError as err:
             self._record(entity, service, data, ctx, f"failed: {err}")
             # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)

@@ -234,3 +234,28 @@ async def test_entity_without_backend_is_reported(home: Home) -> None:
     home.store.upsert(Entity("light.mqtt_lamp", "MQTT lamp", source="mqtt"))
     result = await home.call("turn_on", entity_id="light.mqtt_lamp")
     assert not result.ok and result.data["error"] == "backend_unavailable"
+
+
+class SilentBackend:
+    """A device that takes commands but never reports a state back (an MQTT device can)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def call_service(self, entity, service: str, data: dict) -> None:
+        self.calls.append(service)
+
+
+async def test_a_command_that_changes_nothing_does_not_wait_for_an_echo(home: Home, monkeypatch) -> None:
+    import asyncio
+
+    import hub.home.catalogue as catalogue
+
+    monkeypatch.setattr(catalogue, "STATE_ECHO_TIMEOUT_S", 60.0)  # a wait would be unmissable
+    silent = SilentBackend()
+    home.store.register_backend("demo", silent)
+    assert home.state("light.kitchen") == "off"
+    result = await asyncio.wait_for(home.call("turn_off", entity_id="light.kitchen"), 10)
+    assert result.ok and silent.calls == ["turn_off"]  # still sent: the device may be out of step
+    with pytest.raises(asyncio.TimeoutError):  # a real change waits for the device's report
+        await asyncio.wait_for(home.call("turn_on", entity_id="light.kitchen"), 0.5)
