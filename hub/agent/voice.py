@@ -224,6 +224,7 @@ class VoicePipeline:
         source: str = "voice",
         satellite_id: str | None = None,
         device_id: str | None = None,
+        persona: str | None = None,
     ) -> AsyncIterator[VoiceEvent]:
         """One voice turn from audio in any PCM format; the last event is always `VoiceDone`."""
         lang = normalize_language(language, self.default_language)
@@ -247,19 +248,20 @@ class VoicePipeline:
         turn.mark("stt_s")
         yield VoiceTranscript(text, lang)
         request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source,
-                              satellite_id=satellite_id, device_id=device_id)
+                              satellite_id=satellite_id, device_id=device_id, persona=persona)
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
             yield event
         yield self._done(turn, transcript=text)
 
     async def respond(
         self, text: str, *, language: str | None = None, conversation_id: str | None = None,
-        voice: str | None = None, source: str = "voice",
+        voice: str | None = None, source: str = "voice", persona: str | None = None,
     ) -> AsyncIterator[VoiceEvent]:
         """A typed turn with a spoken reply: the same pipeline from the agent on."""
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
-        request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source)
+        request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source,
+                              persona=persona)
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
             yield event
         yield self._done(turn, transcript=None)

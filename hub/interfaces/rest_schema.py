@@ -218,7 +218,8 @@ STATUS = {
 # Routes that route hooks add (hub.interfaces.voice_http), documented when they are present.
 _VOICE_QUERY = [
     {"name": name, "in": "query", "required": False, "schema": {"type": kind}}
-    for name, kind in (("language", "string"), ("conversation_id", "string"), ("voice", "string"),
+    for name, kind in (("language", "string"), ("conversation_id", "string"), ("persona", "string"),
+                       ("voice", "string"),
                        ("rate", "integer"), ("width", "integer"), ("channels", "integer"))
 ]
 HOOK_ROUTE_DOCS: dict[tuple[str, str], dict[str, Any]] = {

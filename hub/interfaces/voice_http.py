@@ -4,7 +4,7 @@
 (the REST API passes it as a route hook, so its token check covers them; `allow` is for apps
 without that middleware).
 
-POST /api/voice?language=&conversation_id=&voice=&rate=&width=&channels=
+POST /api/voice?language=&conversation_id=&persona=&voice=&rate=&width=&channels=
     Body: a WAV file (any PCM rate/width/channels), or raw little-endian PCM described by
     rate/width/channels (default 16000/2/1). At most 60 s of audio.
     Response: `application/x-ndjson`, one JSON object per line, in this order:
@@ -21,7 +21,7 @@ POST /api/voice?language=&conversation_id=&voice=&rate=&width=&channels=
 
 GET /api/voice/ws  (WebSocket)
     Client: {"type": "start", "rate": 16000, "width": 2, "channels": 1, "language", "conversation_id",
-    "voice"} (all optional), then binary frames of PCM (whole frames), then {"type": "stop"}.
+    "persona", "voice"} (all optional), then binary frames of PCM (whole frames), then {"type": "stop"}.
     Server: the JSON events above, except that audio comes as binary frames between
     audio_start and audio_stop. After "done" the socket takes the next "start".
     Protocol mistakes get {"type": "error", "stage": "input", "code": "bad_request", ...}.
@@ -282,7 +282,7 @@ async def _outliving_the_client(turn: asyncio.Task) -> None:
 
 def _turn_options(values: Any) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    for name in ("language", "conversation_id", "voice"):
+    for name in ("language", "conversation_id", "persona", "voice"):
         value = values.get(name)
         if value is not None and (not isinstance(value, str) or len(value) > 200):
             raise _BadRequest(f"{name} must be a string of at most 200 characters")

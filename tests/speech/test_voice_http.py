@@ -81,10 +81,11 @@ async def test_post_stereo_wav_streams_transcript_reply_and_audio(client: TestCl
 async def test_post_raw_pcm_with_format_parameters(client: TestClient, agent: ScriptedAgent,
                                                    command_audio: AudioChunk) -> None:
     pcm16k = AudioChunkConverter(rate=16000, width=2, channels=1).convert(command_audio).audio
-    response = await client.post("/api/voice?rate=16000&width=2&channels=1", data=pcm16k)
+    response = await client.post("/api/voice?rate=16000&width=2&channels=1&persona=robot", data=pcm16k)
     events = lines_of(await response.text())
     assert normalize_words(events[0]["text"]) == normalize_words(COMMAND)
     assert normalize_words(agent.requests[0].text) == normalize_words(COMMAND)
+    assert agent.requests[0].persona == "robot"  # who the spoken request talks to
     assert events[-1]["ok"]
 
 

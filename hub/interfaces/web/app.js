@@ -324,6 +324,7 @@ async function speak(wav) {
   const view = newTurn("(speaking…)");
   const userBubble = view.user;
   const query = new URLSearchParams(conversationId ? { conversation_id: conversationId } : {});
+  if (persona) query.set("persona", persona);
   const response = await api(`api/voice?${query}`, { method: "POST", headers: { "Content-Type": "audio/wav" }, body: wav });
   if (!response.ok) {
     const problem = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
