@@ -8,6 +8,7 @@ and turns of one conversation run one at a time, in arrival order.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -108,8 +109,9 @@ class Agent:
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
-        # keeps every persona's stable prefix and each conversation's continuation warm
+        # keep the default persona's stable prefix and each conversation's continuation warm
         self.primer = PrefixPrimer(engine, self.stable_request)
+        self.persona_primers: list[PrefixPrimer] = []  # the other personas' prefixes (from start())
         self._priming: set[asyncio.Task[bool]] = set()
 
     # --- public API ---------------------------------------------------------------------------
@@ -191,7 +193,12 @@ class Agent:
         )
 
     async def start(self) -> None:
-        await self.primer.start()
+        """Prime every persona's stable prefix while idle (and again when it changes), so even a
+        persona's first turn only pays for its own message."""
+        self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona))
+                                for persona in self.personas.all() if persona.key != self.personas.default]
+        for primer in (self.primer, *self.persona_primers):
+            await primer.start()
 
     async def wait_primed(self) -> None:
         """Wait until the conversations' background priming has finished (tests, benches)."""
@@ -199,7 +206,8 @@ class Agent:
             await asyncio.gather(*self._priming, return_exceptions=True)
 
     async def stop(self) -> None:
-        await self.primer.stop()
+        for primer in (self.primer, *self.persona_primers):
+            await primer.stop()
         for task in list(self._priming):
             task.cancel()
 

@@ -3,6 +3,7 @@ conversation taking turns each re-evaluate only their new tokens (evaluated-toke
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,24 @@ async def test_two_personas_taking_turns_each_pay_only_for_their_new_tokens(engi
         added = after[0] - before[0]  # the history since its last turn and the new message
         assert 0 < after[1] <= added, (before, after)
         assert after[1] < before[0] / 4  # never the persona's stable prefix again
+
+
+async def test_every_personas_prefix_is_primed_before_its_first_turn(engine: RecordingEngine) -> None:
+    agent, _, registry = build_agent(engine, demo_store(), constrained_tools="never")
+    home_tools = registry.names()
+    registry.register(PriceTool())
+    agent.personas = PersonaBook(home_persona(ASSISTANT_INSTRUCTIONS), [SMITH], home_tools=home_tools)
+    await agent.start()
+    try:
+        for _ in range(3000):  # the primers settle for 2 s, then evaluate while the engine is idle
+            if agent.primer.primes and all(p.primes for p in agent.persona_primers):
+                break
+            await asyncio.sleep(0.1)
+        assert [p.primes for p in agent.persona_primers] == [1]
+        await agent.ask(TurnRequest("good morning, what do you sell?", conversation_id="forge", persona="smith"))
+        first = engine.take()[0]
+        own = engine.count_tokens(first.request.messages[-1].content)
+        assert "You are Brom" in first.request.messages[0].content
+        assert first.usage.evaluated_prompt_tokens <= own + 16, first.usage  # not a cold start
+    finally:
+        await agent.stop()
