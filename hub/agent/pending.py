@@ -18,28 +18,17 @@ from dataclasses import dataclass, field
 from hub.home.policy import ActionPolicy
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
-from hub.locales import is_yes, normalize_language, phrase
+from hub.locales import REFERENCE_LANGUAGE, is_yes, no_words, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
-# Whole replies that clearly refuse, per language (compared casefolded, punctuation ignored).
-# TODO(locales): move to hub/locales as `policy.no_words`, like `policy.yes_words`.
-_NO_WORDS = {
-    "en": "no|nope|no thanks|no thank you|cancel|stop|don't|do not|never mind|no don't",
-    "de": "nein|nee|nö|nein danke|abbrechen|abbruch|stopp|lieber nicht|bitte nicht|nicht",
-    "fr": "non|non merci|annule|annuler|arrête|surtout pas|pas question",
-    "es": "no|no gracias|cancela|cancelar|para|mejor no",
-    "nl": "nee|nee dank je|annuleer|annuleren|stop|niet doen|liever niet",
-    "it": "no|no grazie|annulla|annullare|fermati|meglio di no",
-    "pl": "nie|nie dziękuję|anuluj|stop|lepiej nie",
-    "pt": "não|não obrigado|não obrigada|cancela|cancelar|para|melhor não",
-}
-
 
 def is_no(text: str, language: str | None) -> bool:
-    """Whether a whole reply is a plain no in the language (or in English)."""
-    words = _NO_WORDS.get(normalize_language(language), "") + "|" + _NO_WORDS["en"]
-    return _fold(text) in {_fold(w) for w in words.split("|") if w.strip()}
+    """Whether a whole reply is a plain no in the language (or in English): `policy.no_words`.
+
+    Punctuation is ignored except the apostrophe, so "don't" stays a word.
+    """
+    return _fold(text) in {_fold(w) for w in no_words(language) | no_words(REFERENCE_LANGUAGE)}
 
 
 def _fold(text: str) -> str:

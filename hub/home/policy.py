@@ -24,7 +24,7 @@ from hub.config import OPTION_BY_NAME
 from hub.home.entities import Entity
 from hub.home.tool_base import ToolContext, ToolError
 from hub.llm.types import ToolCall
-from hub.locales import normalize_language, phrase
+from hub.locales import phrase
 
 ACTION_LOG = logging.getLogger("hub.actions")
 
@@ -40,40 +40,13 @@ CONFIRMATION_REQUIRED = "confirmation_required"  # ToolResult.data["error"] of a
 # the catalogue words HA/MQTT failures itself, e.g. error.ha_unavailable).
 SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited", "backend_unavailable"})
 
-# The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service,
-# in the add-on's UI languages; other languages get English verbs.
-# TODO(locales): move to hub/locales as policy.verb.<key> phrases for every language.
+# The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service:
+# the `policy.verb.<verb>` phrase of the request's language.
 _VERB_OF_SERVICE = {
     "unlock": "unlock", "open": "open", "lock": "lock", "open_cover": "open", "open_valve": "open",
     "close_cover": "close", "close_valve": "close", "set_cover_position": "move",
     "set_valve_position": "move", "alarm_disarm": "disarm", "turn_on": "turn_on",
     "turn_off": "turn_off", "toggle": "change",
-}
-_VERBS: dict[str, dict[str, str]] = {
-    "en": {"unlock": "unlock", "lock": "lock", "open": "open", "close": "close", "move": "move",
-           "disarm": "disarm", "arm": "arm", "turn_on": "turn on", "turn_off": "turn off",
-           "change": "change"},
-    "de": {"unlock": "aufschließen", "lock": "abschließen", "open": "öffnen", "close": "schließen",
-           "move": "bewegen", "disarm": "unscharf schalten", "arm": "scharf schalten",
-           "turn_on": "einschalten", "turn_off": "ausschalten", "change": "ändern"},
-    "fr": {"unlock": "déverrouiller", "lock": "verrouiller", "open": "ouvrir", "close": "fermer",
-           "move": "déplacer", "disarm": "désarmer", "arm": "armer", "turn_on": "allumer",
-           "turn_off": "éteindre", "change": "modifier"},
-    "es": {"unlock": "desbloquear", "lock": "bloquear", "open": "abrir", "close": "cerrar",
-           "move": "mover", "disarm": "desarmar", "arm": "armar", "turn_on": "encender",
-           "turn_off": "apagar", "change": "cambiar"},
-    "nl": {"unlock": "ontgrendelen", "lock": "vergrendelen", "open": "openen", "close": "sluiten",
-           "move": "bewegen", "disarm": "uitschakelen", "arm": "inschakelen", "turn_on": "aanzetten",
-           "turn_off": "uitzetten", "change": "wijzigen"},
-    "it": {"unlock": "sbloccare", "lock": "bloccare", "open": "aprire", "close": "chiudere",
-           "move": "muovere", "disarm": "disattivare", "arm": "attivare", "turn_on": "accendere",
-           "turn_off": "spegnere", "change": "modificare"},
-    "pl": {"unlock": "odblokować", "lock": "zablokować", "open": "otworzyć", "close": "zamknąć",
-           "move": "przesunąć", "disarm": "rozbroić", "arm": "uzbroić", "turn_on": "włączyć",
-           "turn_off": "wyłączyć", "change": "zmienić"},
-    "pt": {"unlock": "destrancar", "lock": "trancar", "open": "abrir", "close": "fechar",
-           "move": "mover", "disarm": "desarmar", "arm": "armar", "turn_on": "ligar",
-           "turn_off": "desligar", "change": "alterar"},
 }
 
 
@@ -96,8 +69,8 @@ def parse_patterns(value: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 def confirm_verb(service: str, language: str) -> str:
-    key = _VERB_OF_SERVICE.get(service, "arm" if service.startswith("alarm_arm") else "change")
-    return _VERBS.get(normalize_language(language), _VERBS["en"])[key]
+    verb = _VERB_OF_SERVICE.get(service, "arm" if service.startswith("alarm_arm") else "change")
+    return phrase(language, f"policy.verb.{verb}")
 
 
 class ActionPolicy:

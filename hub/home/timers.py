@@ -21,7 +21,7 @@ from typing import Any, Callable
 from hub.home.tool_base import ToolContext, ToolError, ToolResult
 from hub.home.watches import OutcomeSink
 from hub.llm.types import ToolSpec
-from hub.locales import join_list, normalize_language, phrase
+from hub.locales import join_list, phrase, plural_phrase
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -30,44 +30,15 @@ MAX_TIMER_S = 24 * 3600
 MAX_NAME_CHARS = 60
 _CHECK_EVERY_S = 30.0  # re-read the wall clock at least this often (it can jump)
 
-# Spoken time units: (one, several[, many]) per language; other languages get "h:mm:ss".
-# TODO(locales): move to hub/locales as unit.hours/minutes/seconds phrases for every language.
-_UNITS: dict[str, dict[str, tuple[str, ...]]] = {
-    "en": {"h": ("hour", "hours"), "min": ("minute", "minutes"), "s": ("second", "seconds"), "timer": ("timer",)},
-    "de": {"h": ("Stunde", "Stunden"), "min": ("Minute", "Minuten"), "s": ("Sekunde", "Sekunden"), "timer": ("Timer",)},
-    "fr": {"h": ("heure", "heures"), "min": ("minute", "minutes"), "s": ("seconde", "secondes"), "timer": ("minuteur",)},
-    "es": {"h": ("hora", "horas"), "min": ("minuto", "minutos"), "s": ("segundo", "segundos"), "timer": ("temporizador",)},
-    "nl": {"h": ("uur", "uur"), "min": ("minuut", "minuten"), "s": ("seconde", "seconden"), "timer": ("timer",)},
-    "it": {"h": ("ora", "ore"), "min": ("minuto", "minuti"), "s": ("secondo", "secondi"), "timer": ("timer",)},
-    "pl": {"h": ("godzinę", "godziny", "godzin"), "min": ("minutę", "minuty", "minut"),
-           "s": ("sekundę", "sekundy", "sekund"), "timer": ("minutnik",)},
-    "pt": {"h": ("hora", "horas"), "min": ("minuto", "minutos"), "s": ("segundo", "segundos"), "timer": ("temporizador",)},
-}
-
 
 def spoken_duration(seconds: float, language: str) -> str:
-    """1:30:05 → "1 hour, 30 minutes and 5 seconds" in the language (digits elsewhere)."""
+    """1:30:05 → "1 hour, 30 minutes and 5 seconds" in the language (`unit.hour` … phrases)."""
     total = max(0, round(seconds))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
-    units = _UNITS.get(normalize_language(language))
-    if units is None:
-        return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-    parts = [f"{n} {_unit_form(units[key], n, language)}"
-             for n, key in ((hours, "h"), (minutes, "min"), (secs, "s")) if n]
-    return join_list(parts, language) if parts else f"0 {units['s'][1]}"
-
-
-def _unit_form(forms: tuple[str, ...], n: int, language: str) -> str:
-    if n == 1:
-        return forms[0]
-    if len(forms) == 3 and language == "pl":  # 2–4 (not 12–14) take the second form
-        return forms[1] if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14) else forms[2]
-    return forms[1]
-
-
-def _timer_word(language: str) -> str:
-    return _UNITS.get(normalize_language(language), _UNITS["en"])["timer"][0]
+    parts = [plural_phrase(language, f"unit.{unit}", n)
+             for n, unit in ((hours, "hour"), (minutes, "minute"), (secs, "second")) if n]
+    return join_list(parts, language) if parts else plural_phrase(language, "unit.second", 0)
 
 
 @dataclass
@@ -253,7 +224,7 @@ class StartTimer:
 def _one_timer(service: TimerService, args: dict[str, Any], ctx: ToolContext) -> list[Timer]:
     found = service.find(args.get("name"), ctx)
     if not found:
-        raise ToolError(phrase(ctx.language, "entity.not_found", name=args.get("name") or _timer_word(ctx.language)),
+        raise ToolError(phrase(ctx.language, "entity.not_found", name=args.get("name") or phrase(ctx.language, "timer.word")),
                         code="no_timer", running=[t.name or t.id for t in service.timers()])
     return found
 

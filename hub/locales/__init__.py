@@ -12,7 +12,11 @@ Conventions for callers:
   unit too.
 - `state` in `state.is` / `action.reported` is usually one of the `state.*` phrases of the same
   language, or a spoken quantity.
-- `action` in `policy.confirm` is a verb in the infinitive in the same language ("unlock").
+- `action` in `policy.confirm` is one of the language's `policy.verb.*` phrases: the verb form that
+  fits its question (an infinitive in most languages, "解錠して" in Japanese).
+- Counted words (`unit.hour`, `unit.minute`, `unit.second`) come through `plural_phrase`: a file
+  carries `<key>.one` and `<key>.other`, plus `.zero`/`.two`/`.few`/`.many` where the language's
+  plural rule (`plural_category`) uses them; a form the file lacks is its `.other`.
 - `options` in `entity.ambiguous` and `items` lists come from `join_list`.
 """
 
@@ -99,7 +103,61 @@ def phrase(language: str | None, key: str, **values: Any) -> str:
     Values are inserted as plain text (str() of the value): a value holding braces or
     format syntax stays literal. Extra values are ignored; a missing one raises PhraseError.
     """
-    text = template(language or REFERENCE_LANGUAGE, key)
+    return _fill(key, template(language or REFERENCE_LANGUAGE, key), values)
+
+
+def plural_category(count: int, language: str | None) -> str:
+    """The CLDR plural category of a whole number in the language: "one", "few", "other", ….
+
+    Only whole numbers are counted, so each rule is CLDR's restricted to integers.
+    """
+    lang = normalize_language(language)
+    n = abs(int(count))
+    n10, n100 = n % 10, n % 100
+    if lang in ("ja", "ko", "zh", "th", "vi", "id", "ms"):
+        return "other"
+    if lang in ("fr", "hi"):
+        return "one" if n in (0, 1) else "other"
+    if lang in ("ru", "uk"):
+        if n10 == 1 and n100 != 11:
+            return "one"
+        return "few" if 2 <= n10 <= 4 and not 12 <= n100 <= 14 else "many"
+    if lang in ("hr", "sr"):
+        if n10 == 1 and n100 != 11:
+            return "one"
+        return "few" if 2 <= n10 <= 4 and not 12 <= n100 <= 14 else "other"
+    if lang == "pl":
+        if n == 1:
+            return "one"
+        return "few" if 2 <= n10 <= 4 and not 12 <= n100 <= 14 else "many"
+    if lang in ("cs", "sk"):
+        return "one" if n == 1 else "few" if 2 <= n <= 4 else "other"
+    if lang == "sl":
+        return {1: "one", 2: "two", 3: "few", 4: "few"}.get(n100, "other")
+    if lang == "ro":
+        return "one" if n == 1 else "few" if n == 0 or 1 <= n100 <= 19 else "other"
+    if lang == "he":
+        return {1: "one", 2: "two"}.get(n, "other")
+    if lang == "ar":
+        if n in (0, 1, 2):
+            return ("zero", "one", "two")[n]
+        return "few" if 3 <= n100 <= 10 else "many" if 11 <= n100 <= 99 else "other"
+    return "one" if n == 1 else "other"
+
+
+def plural_phrase(language: str | None, key: str, count: int, **values: Any) -> str:
+    """The form of `key` that `count` takes in the language, e.g. ("pl", "unit.minute", 22) → "22 minuty".
+
+    `{value}` is `count` unless given. The language's `<key>.<category>` is used when its file
+    has it, else its `<key>.other`.
+    """
+    lang = normalize_language(language)
+    form = f"{key}.{plural_category(count, lang)}"
+    text = _phrases(lang).get(form) or template(lang, f"{key}.other")
+    return _fill(form, text, {"value": count, **values})
+
+
+def _fill(key: str, text: str, values: dict[str, Any]) -> str:
     parts: list[str] = []
     for literal, field, _spec, _conversion in _FORMATTER.parse(text):
         parts.append(literal)
@@ -126,6 +184,12 @@ def join_list(items: list[str], language: str | None) -> str:
 def yes_words(language: str | None) -> set[str]:
     """Words and short phrases that confirm a question, lower-cased (casefolded)."""
     words = template(language or REFERENCE_LANGUAGE, "policy.yes_words").split("|")
+    return {_fold(word) for word in words if word.strip()}
+
+
+def no_words(language: str | None) -> set[str]:
+    """Words and short phrases that refuse a question, lower-cased (casefolded)."""
+    words = template(language or REFERENCE_LANGUAGE, "policy.no_words").split("|")
     return {_fold(word) for word in words if word.strip()}
 
 

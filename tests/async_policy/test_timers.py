@@ -196,4 +196,4 @@ def test_spoken_durations() -> None:
     assert spoken_duration(125, "fr") == "2 minutes et 5 secondes"
     assert [spoken_duration(m * 60, "pl") for m in (1, 2, 5, 12, 22)] == [
         "1 minutę", "2 minuty", "5 minut", "12 minut", "22 minuty"]
-    assert spoken_duration(3725, "sv") == "1:02:05"  # no unit words for this language yet
+    assert spoken_duration(3725, "sv") == "1 timme, 2 minuter och 5 sekunder"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from functools import lru_cache
 from importlib import resources
 
@@ -17,11 +18,18 @@ from hub.locales import (
     format_number,
     is_yes,
     join_list,
+    no_words,
     normalize_language,
     phrase,
+    plural_category,
+    plural_phrase,
     yes_words,
 )
 
+VERBS = ("unlock", "lock", "open", "close", "move", "disarm", "arm", "turn_on", "turn_off", "change")
+COUNTED_UNITS = ("hour", "minute", "second")
+# Plural forms beyond English's one/other that a language may add, when its plural rule uses them.
+EXTRA_FORMS = ("zero", "two", "few", "many")
 # The keys the team brief promises, with their placeholders.
 PROMISED_KEYS = {
     "error.generic": set(), "error.timeout": set(), "error.busy": set(), "error.model": set(),
@@ -33,14 +41,16 @@ PROMISED_KEYS = {
     "action.set_position": {"name", "value"}, "action.acknowledged": {"name"},
     "action.reported": {"name", "state"}, "action.failed": {"reason"},
     "policy.not_allowed": {"name"}, "policy.confirm": {"action", "name"}, "policy.yes_words": set(),
-    "policy.cancelled": set(), "policy.rate_limited": {"name"},
-    "timer.started": {"duration"}, "timer.finished": {"name"},
+    "policy.no_words": set(), "policy.cancelled": set(), "policy.rate_limited": {"name"},
+    **{f"policy.verb.{verb}": set() for verb in VERBS},
+    "timer.started": {"duration"}, "timer.finished": {"name"}, "timer.word": set(),
     "state.is": {"name", "state"}, "state.on": set(), "state.off": set(), "state.open": set(),
     "state.closed": set(), "state.locked": set(), "state.unlocked": set(),
     "state.unavailable": set(), "state.unknown": set(),
     "list.and": {"items", "last"},
     "unit.celsius": {"value"}, "unit.fahrenheit": {"value"}, "unit.percent": {"value"},
     "unit.degrees": {"value"}, "unit.kmh": {"value"}, "unit.kwh": {"value"}, "unit.watt": {"value"},
+    **{f"unit.{unit}.{form}": {"value"} for unit in COUNTED_UNITS for form in ("one", "other")},
     "number.decimal_separator": set(),
     "tool.timeout": {"name"}, "tool.unavailable": {"name"}, "tool.failed": {"name"},
     "tool.waiting": {"name"},
@@ -76,23 +86,41 @@ def test_english_defines_exactly_the_promised_keys_and_placeholders() -> None:
     assert locales.phrase_keys() == set(PROMISED_KEYS)
 
 
+def categories_used(language: str) -> set[str]:
+    return {plural_category(n, language) for n in range(0, 1001)}
+
+
+def english_key(key: str) -> str:
+    """The reference key a plural form stands for: unit.minute.few → unit.minute.other."""
+    head, _, form = key.rpartition(".")
+    return f"{head}.other" if form in EXTRA_FORMS else key
+
+
 @pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
 def test_language_has_every_key_with_the_english_placeholders(language: str) -> None:
     english = raw_file("en")
     data = raw_file(language)
-    assert set(data) == set(english), (
-        f"{language}: missing {sorted(set(english) - set(data))}, extra {sorted(set(data) - set(english))}"
+    allowed_extra = {f"unit.{unit}.{form}" for unit in COUNTED_UNITS for form in EXTRA_FORMS
+                     if form in categories_used(language)}
+    assert set(english) <= set(data) <= set(english) | allowed_extra, (
+        f"{language}: missing {sorted(set(english) - set(data))}, "
+        f"extra {sorted(set(data) - set(english) - allowed_extra)}"
     )
     for key, text in data.items():
         assert isinstance(text, str), f"{language} {key}: not a quoted string ({text!r})"
         assert text.strip(), f"{language} {key}: empty"
         assert text == text.strip(), f"{language} {key}: stray whitespace"
         names = [name for name, _, _ in fields(text)]
-        assert set(names) == set(fields_of(english[key])), f"{language} {key}: placeholders {names}"
+        expected = fields_of(english[english_key(key)])
+        if key.endswith((".one", ".two")) and key.startswith("unit."):
+            # "שעתיים", "ساعة واحدة": the word alone may say the number
+            assert set(names) <= expected, f"{language} {key}: placeholders {names}"
+        else:
+            assert set(names) == expected, f"{language} {key}: placeholders {names}"
         assert len(names) == len(set(names)), f"{language} {key}: a placeholder repeats"
         for name, spec, conversion in fields(text):
             assert name.isidentifier() and not spec and conversion is None, f"{language} {key}: {{{name}}}"
-        if key not in ("policy.yes_words", "number.decimal_separator"):
+        if key not in ("policy.yes_words", "policy.no_words", "number.decimal_separator"):
             assert not UNSPEAKABLE.search(text), f"{language} {key}: unspeakable characters in {text!r}"
 
 
@@ -108,10 +136,17 @@ def test_language_specific_values_are_well_formed(language: str) -> None:
     assert len(words) >= 3 and all(words), f"{language}: too few yes words"
     for word in words:
         assert word == word.strip() and not UNSPEAKABLE.search(word), f"{language}: yes word {word!r}"
+    refusals = no_words(language)
+    assert len(refusals) >= 3 and all(refusals), f"{language}: too few no words"
+    assert not refusals & words, f"{language}: both yes and no: {refusals & words}"
+    for word in refusals:
+        # replies are compared with their punctuation (but the apostrophe) dropped
+        assert not any(unicodedata.category(ch).startswith("P") and ch != "'" for ch in word), word
+        assert word == word.strip() and not UNSPEAKABLE.search(word), f"{language}: no word {word!r}"
     if language != "en":
         english = raw_file("en")
-        translated = [k for k in data if data[k] != english[k]]
-        assert len(translated) > len(data) * 0.8, f"{language}: mostly English text"
+        translated = [k for k in english if data[k] != english[k]]
+        assert len(translated) > len(english) * 0.8, f"{language}: mostly English text"
 
 
 @pytest.mark.parametrize(
