@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.home.tool_base import ToolContext, ToolResult
+from hub.llm.types import ToolCall
 from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -53,8 +55,9 @@ Observer = Callable[[Turn | None, Activity], None]
 
 
 class ObservedAgent:
-    """Same API as Agent (`languages`, `run`, `ask`, `report`, `clear_conversations`; any other
-    attribute is the wrapped agent's), so every interface can be given the wrapper."""
+    """Same API as Agent (`languages`, `run`, `ask`, `report`, `clear_conversations`,
+    `call_tool`; any other attribute is the wrapped agent's), so every interface can be given
+    the wrapper."""
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
@@ -133,6 +136,19 @@ class ObservedAgent:
     def clear_conversations(self) -> None:
         self.agent.clear_conversations()
         self._notify(None, ConversationsCleared())
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """A direct tool call (no model), observed as a one-call turn: ToolStarted, ToolFinished
+        (no TurnStarted/TurnDone), so feeds like MQTT `tool_called` see every tool call."""
+        started = time.monotonic()
+        result = await self.agent.call_tool(name, arguments, ctx)  # UnknownPersona: nothing ran
+        turn = Turn(uuid.uuid4().hex[:12], TurnRequest(
+            text="", conversation_id=ctx.conversation_id, language=ctx.language, source=ctx.source,
+            persona=ctx.persona), started)
+        call = ToolCall(name, arguments)
+        self._notify(turn, ToolStarted(call))
+        self._notify(turn, ToolFinished(call, result.ok, result.data, time.monotonic() - started))
+        return result
 
     def _notify(self, turn: Turn | None, activity: Activity) -> None:
         for observer in list(self._observers):

@@ -161,3 +161,15 @@ async def test_rest_lists_and_runs_the_personas_tools(hub, sniffer_factory):
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{hub.url}/api/personas") as response:
             assert response.status == 401
+
+
+async def test_direct_calls_reach_the_tool_called_feed_like_the_models_calls(hub, sniffer_factory):
+    """Automations on the hub's "tool called" trigger see every call, with or without the model."""
+    sniffer = sniffer_factory([f"{BASE}/tool/+/result", f"{BASE}/tool_called"])
+    await mqtt_call(sniffer, "forge_bell", {"id": "f1", "persona": "smithy", "arguments": {"times": 3}}, "f1")
+    fed = json.loads(await sniffer.wait_for(f"{BASE}/tool_called", json_with(name="forge_bell"), timeout=20))
+    assert (fed["event_type"], fed["source"], fed["ok"], fed["arguments"]) == ("tool_called", "mqtt", True, {"times": 3})
+    await mqtt_call(sniffer, "forge_bell", {"id": "f2", "arguments": {"times": 3}}, "f2")  # the home persona: refused
+    refused = json.loads(await sniffer.wait_for(f"{BASE}/tool_called", json_with(name="forge_bell", ok=False),
+                                                timeout=20))
+    assert refused["data"]["error"] == "tool_not_allowed"
