@@ -257,7 +257,8 @@ class LlamaEngine:
         is full, PromptTooLong) is raised from the iteration."""
         self._validate(request)
         gate = self._gate_for_running_loop()
-        if self._waiting >= self._queue_size:
+        # priming gives way at once, so the request that interrupts it is next, not waiting
+        if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
         self._waiting += 1
         if self._priming is not None:

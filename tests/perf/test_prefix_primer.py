@@ -96,3 +96,23 @@ async def test_priming_gives_way_to_requests(gemma_path: Path) -> None:
         assert isinstance(await asyncio.wait_for(priming, 60), bool)
     finally:
         await engine.close()
+
+
+async def test_priming_does_not_take_a_place_in_the_queue(gemma_path: Path) -> None:
+    """queue_size 1: one request may wait behind a running one. Priming is not a running request:
+    with priming under way, one request takes its place and one more may still wait."""
+    engine = LlamaEngine(gemma_path, n_ctx=4096, seed=7, queue_size=1)
+    long_system = Message("system", "House rules. " + " ".join(f"Lamp {i} is in room {i % 9}." for i in range(300)))
+    try:
+        priming = asyncio.create_task(engine.prime(GenerationRequest([long_system])))
+        await asyncio.sleep(0.3)
+        assert not priming.done()
+
+        async def ask(text: str) -> list:
+            return [d async for d in engine.stream(GenerationRequest([Message("user", text)], max_tokens=2))]
+
+        first, second = await asyncio.gather(ask("Hi"), ask("Hello"))
+        assert isinstance(first[-1], Done) and isinstance(second[-1], Done)
+        await asyncio.wait_for(priming, 60)
+    finally:
+        await engine.close()
