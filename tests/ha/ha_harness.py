@@ -419,13 +419,14 @@ class TcpProxy:
             writer.transport.abort()
             return
         self._writers.update((writer, upstream_writer))
-        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer), return_exceptions=True)
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer), return_exceptions=True)
         for w in (writer, upstream_writer):
             self._writers.discard(w)
             w.transport.abort()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy one direction of a proxied connection until it ends, then close the other side."""
     try:
         while data := await reader.read(65536):
             writer.write(data)

@@ -8,17 +8,12 @@ cuts every connection and refuses new ones; `blackhole` accepts and never answer
 from __future__ import annotations
 
 import asyncio
-import socket
+
+from ha.ha_harness import free_port, pipe
 
 ERROR_RESPONSE = (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
                   b"Content-Length: 21\r\nConnection: close\r\n\r\nInternal Server Error")
 MODES = ("pass", "error", "down", "blackhole")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class FaultProxy:
@@ -80,7 +75,7 @@ class FaultProxy:
         group = self._upgraded if b"upgrade: websocket" in head.lower() else self._plain
         group.update((writer, up_writer))
         up_writer.write(head)
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer), return_exceptions=True)
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer), return_exceptions=True)
         for w in (writer, up_writer):
             group.discard(w)
             w.transport.abort()
@@ -91,11 +86,3 @@ def _abort(writers: set[asyncio.StreamWriter]) -> None:
         writer.transport.abort()
     writers.clear()
 
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    finally:
-        writer.transport.abort()

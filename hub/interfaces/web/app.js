@@ -168,6 +168,14 @@ function finishTurn(view, result) {
 
 // --- asking -------------------------------------------------------------------------------
 
+// A request the hub refused before the turn began: its message in place of the reply.
+async function showRefusal(view, response) {
+  const problem = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+  view.reply.classList.remove("pending");
+  view.reply.classList.add("failed");
+  view.reply.textContent = problem.message;
+}
+
 async function ask(text) {
   const view = newTurn(text);
   const body = { text };
@@ -179,10 +187,7 @@ async function ask(text) {
     body: JSON.stringify(body),
   });
   if (!response.ok) {
-    const problem = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
-    view.reply.classList.remove("pending");
-    view.reply.classList.add("failed");
-    view.reply.textContent = problem.message;
+    await showRefusal(view, response);
     return;
   }
   for await (const event of readEvents(response)) {
@@ -327,10 +332,7 @@ async function speak(wav) {
   if (persona) query.set("persona", persona);
   const response = await api(`api/voice?${query}`, { method: "POST", headers: { "Content-Type": "audio/wav" }, body: wav });
   if (!response.ok) {
-    const problem = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
-    view.reply.classList.remove("pending");
-    view.reply.classList.add("failed");
-    view.reply.textContent = problem.message;
+    await showRefusal(view, response);
     return;
   }
   for await (const event of readLines(response)) {
