@@ -92,7 +92,7 @@ async def main() -> None:
     # 2. engine vs raw create_completion, same prompt, same greedy output
     system = long_system("fixed", args.lamps)
     generation = request(system, question, args.tokens)
-    prompt = engine._tokenize_prompt(engine.render(generation).text)
+    prompt = engine.prompt_tokens(generation)
     stop = list(engine.chat_format.stop)
     await run_engine(engine, generation)  # both start warm: the prompt is in each KV cache
     run_raw(raw, prompt, args.tokens, stop)

@@ -195,7 +195,8 @@ class Agent:
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
         persona's first turn only pays for its own message."""
-        self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona))
+        self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona),
+                                             name=f"persona:{persona.key}")
                                 for persona in self.personas.all() if persona.key != self.personas.default]
         for primer in (self.primer, *self.persona_primers):
             await primer.start()

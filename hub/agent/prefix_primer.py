@@ -4,8 +4,10 @@ When what every turn starts with changes (the entity list after a Home Assistant
 or new MQTT devices, conversational mode, reasoning), the first turn after it would pay for the
 whole new prefix: thousands of tokens, seconds on a CPU. The primer notices the change, waits
 until it settles, and lets the engine evaluate the new prefix while it is idle (`prime`); a turn
-that arrives meanwhile interrupts it and reuses what was evaluated. Engines without `prime`
-(remote servers keep their own prompt caches) are left alone.
+that arrives meanwhile interrupts it and reuses what was evaluated. The engine keeps each
+primer's state on disk under the primer's `name` (one per persona), so after a restart the
+prefix is warm before it is primed again. Engines without `prime` (remote servers keep their own
+prompt caches) are left alone.
 
 After a turn, `prime_continuation(history)` does the same for that conversation: the tool
 results and the reply are evaluated while the user is listening, and the prompt cache keeps the
@@ -28,14 +30,16 @@ _LOGGER = logging.getLogger(__name__)
 
 
 class PrefixPrimer:
-    """Component (start/stop). `stable_request()` builds what every turn starts with."""
+    """Component (start/stop). `stable_request()` builds what every turn starts with; `name`
+    tells this prefix apart from the other primers' (the engine keeps one state per name)."""
 
     def __init__(
         self, engine: object, stable_request: Callable[[], GenerationRequest], *,
-        poll_s: float = 1.0, settle_s: float = 2.0,
+        poll_s: float = 1.0, settle_s: float = 2.0, name: str = "default",
     ) -> None:
         self._engine = engine
         self._stable_request = stable_request
+        self.name = name
         self._poll_s = poll_s
         self._settle_s = settle_s
         self._task: asyncio.Task[None] | None = None
@@ -64,7 +68,7 @@ class PrefixPrimer:
         request = self._stable_request()
         key = request_key(request)
         started = time.monotonic()
-        if not await self._engine.prime(request):  # type: ignore[attr-defined]
+        if not await self._engine.prime(request, keep_as=self.name):  # type: ignore[attr-defined]
             return False
         self.primed_key = key
         self.primes += 1

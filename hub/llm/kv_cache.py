@@ -43,7 +43,7 @@ def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
     return int(differ[0]) if differ.size else n
 
 
-@dataclass
+@dataclass(eq=False)  # identity, never field equality: that would compare numpy arrays
 class SavedState:
     tokens: np.ndarray  # int32, the tokens whose KV entries `data` holds
     data: np.ndarray  # uint8, llama.cpp's serialized sequence state
@@ -113,29 +113,40 @@ class PrefixStateCache:
                       len(best.tokens), best_shared, resident)
         return best_shared
 
-    def save(self) -> None:
-        """Save what the KV cache holds now (call after a generation)."""
+    def save(self) -> SavedState | None:
+        """Save what the KV cache holds now (call after a generation); returns the saved state
+        (None when the cache is off or the state does not fit)."""
         if not self.enabled or self._llm.n_tokens == 0:
-            return
+            return None
         tokens = self.resident_tokens().copy()
         for state in self._states:
             if len(state.tokens) == len(tokens) and common_prefix(state.tokens, tokens) == len(tokens):
                 state.last_used = next(self._clock)
-                return
+                return state
         ctx = self._llm._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, self._seq_id)
         if size == 0 or size + tokens.nbytes > self.max_bytes:
-            return
+            return None
         data = np.empty(size, dtype=np.uint8)
         written = llama_cpp.llama_state_seq_get_data(ctx, _pointer(data), size, self._seq_id)
         if written == 0:
             _LOGGER.warning("llama.cpp could not save a sequence state of %d tokens", len(tokens))
-            return
-        saved = SavedState(tokens, data[:written], next(self._clock))
+            return None
+        return self.add(tokens, data[:written])
+
+    def add(self, tokens: np.ndarray, data: np.ndarray) -> SavedState | None:
+        """Keep a state saved earlier (e.g. read from disk); None when it cannot fit the cap."""
+        saved = SavedState(np.asarray(tokens, dtype=np.intc), data, next(self._clock))
+        if not self.enabled or saved.nbytes > self.max_bytes:
+            return None
         self._states = [s for s in self._states if not _superseded(s, saved)]
         self._states.append(saved)
         self.saves += 1
         self._evict()
+        return saved
+
+    def discard(self, state: SavedState) -> None:
+        self._states = [s for s in self._states if s is not state]
 
     def _load(self, state: SavedState) -> bool:
         llm = self._llm
@@ -143,7 +154,7 @@ class PrefixStateCache:
                                                 self._seq_id)
         if ok == 0:  # the sequence may be half-cleared now: start from nothing
             _LOGGER.warning("llama.cpp could not restore a saved state: dropping it")
-            self._states.remove(state)
+            self.discard(state)
             llm._ctx.kv_cache_seq_rm(self._seq_id, -1, -1)
             llm.reset()
             return False
@@ -157,7 +168,7 @@ class PrefixStateCache:
         total = self.total_bytes
         while total > self.max_bytes and len(self._states) > 1:
             oldest = min(self._states, key=lambda s: s.last_used)
-            self._states.remove(oldest)
+            self.discard(oldest)
             total -= oldest.nbytes
 
 

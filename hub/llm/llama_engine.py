@@ -1,15 +1,20 @@
 """The in-process model engine: a GGUF model run by llama-cpp-python, streamed as typed deltas.
 
-One generation runs at a time, in a worker thread; requests wait in a bounded queue
-(`EngineBusy` when it is full). Tokens go to the event loop as they come; a consumer that stops
-iterating stops the worker at the next token (or the next prompt batch).
+One generation runs at a time, in the engine's one worker thread; requests wait in a bounded
+queue (`EngineBusy` when it is full). Tokens go to the event loop as they come; a consumer that
+stops iterating stops the worker at the next token (or the next prompt batch). Nothing else
+touches the llama context: llama.cpp aborts the process when two threads use one context at
+once, so benches and tools that need the raw model go through `exclusive`, and tokenizing
+outside the worker (`count_tokens`) uses only the vocabulary.
 
 Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
 longest common token prefix with what is already in the KV cache: keep the stable part of the
 prompt first and byte-identical. Each generation's KV state is also saved, keyed by its tokens,
 and restored when a later prompt shares more with it than with what is resident (`kv_cache`):
 conversations that take turns keep their prefixes. `prime` evaluates a prompt start ahead of
-need. `Done.usage` reports how many prompt tokens were actually evaluated, measured by counting
+need, and with a data folder the primed states are kept on disk for the next start
+(`state_store`). Text from outside (messages, entity names, tool results) never becomes control
+tokens (`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated, measured by counting
 the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on prompt-lookup speculative
 decoding (`prompt_lookup`).
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import hashlib
 import ctypes
 import logging
 import os
@@ -31,19 +37,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
 
 import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
 
 from hub.config import HubConfig
+from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
+from hub.llm.control_tokens import ControlTokenGuard
 from hub.llm.grammar import parse_constrained_call, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
-from hub.llm.kv_cache import PrefixStateCache
+from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
+from hub.llm.state_store import StateStore, model_identity
 from hub.llm.types import (
     Delta,
     Done,
@@ -64,6 +73,8 @@ _LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
 SMALL_MODEL_PARAMS = 2_000_000_000  # below this, `constrained_tools: auto` means on
 _KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
 _SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+_CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
+T = TypeVar("T")
 
 
 @llama_cpp.llama_log_callback
@@ -121,6 +132,7 @@ class LlamaEngine:
         seed: int | None = None,
         prompt_cache_mib: int = 512,
         draft_tokens: int = 0,
+        state_dir: Path | None = None,
     ) -> None:
         path = Path(model_path)
         report = inspect_gguf(path, n_ctx=n_ctx, kv_cache_type=kv_cache_type)  # clear file errors
@@ -137,17 +149,18 @@ class LlamaEngine:
             type_v = _KV_TYPES["f16"]
         n_threads = threads or _auto_threads()
         try:
-            self._llm = Llama(
-                str(path),
-                n_ctx=n_ctx,
-                n_gpu_layers=n_gpu_layers,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                flash_attn=flash_attn,
-                type_k=_KV_TYPES[kv_cache_type],
-                type_v=type_v,
-                verbose=False,
-            )
+            with without_extra_buffers(extra_buffers_fail(path)):
+                self._llm = Llama(
+                    str(path),
+                    n_ctx=n_ctx,
+                    n_gpu_layers=n_gpu_layers,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    flash_attn=flash_attn,
+                    type_k=_KV_TYPES[kv_cache_type],
+                    type_v=type_v,
+                    verbose=False,
+                )
         except ValueError as err:
             if "context" in str(err).lower():
                 raise EngineError(
@@ -166,7 +179,7 @@ class LlamaEngine:
         self._cached_before_last_request = 0  # tokens in the KV cache when the last request began
         self._seed = seed
         self._n_batch = self._llm.n_batch
-        self.prompt_cache = PrefixStateCache(self._llm, prompt_cache_mib * 2**20)
+        self._prompt_cache = PrefixStateCache(self._llm, prompt_cache_mib * 2**20)
         # prompt-lookup speculative decoding (0: off); see prompt_lookup.py for when it pays
         self._drafter = (PromptLookupDecoder(self._llm, self._counting_eval, max_draft=draft_tokens)
                          if draft_tokens > 0 else None)
@@ -176,6 +189,11 @@ class LlamaEngine:
             eos_token=self._token_text(self._llm.token_eos()),
         )
         self._add_bos = self._llm._model.add_bos_token() and self._llm.token_bos() >= 0
+        vocab = self._llm._model.vocab
+        self._guard = ControlTokenGuard(
+            lambda text, special: self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special),
+            lambda token: bool(llama_cpp.llama_vocab_get_attr(vocab, token) & _CONTROL),
+            self._token_text)
         self.info = ModelInfo(
             name=str(self._llm.metadata.get("general.name") or path.stem),
             architecture=report.architecture,
@@ -191,6 +209,21 @@ class LlamaEngine:
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._closed = False
+        self._store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
+            state_dir, model_identity(path, llama_cpp=llama_cpp.__version__, type_k=kv_cache_type,
+                                      type_v=type_v, flash_attn=flash_attn),
+            f"{self.chat_format.name}:{_digest_of(getattr(self.chat_format, 'template', ''))}",
+            self._prompt_cache.max_bytes)
+        self._disk = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefix-state-disk")
+        self._disk_writes: set[asyncio.Future[bool]] = set()
+        self._kept: dict[str, SavedState] = {}  # slot → the primed state last kept on disk for it
+        if self._store is not None:
+            for stored in self._store.load():
+                state = self._prompt_cache.add(stored.tokens, stored.data)
+                if state is not None:
+                    self._kept[stored.slot] = state
+            if self._kept:
+                _LOGGER.info("read %d primed prefix state(s) from %s", len(self._kept), state_dir)
         _LOGGER.info(
             "loaded %s (%s, %.0fM params, n_ctx %d, %d threads, format %s)",
             self.info.name, self.info.architecture, self.info.n_params / 1e6, self.info.n_ctx, n_threads,
@@ -217,6 +250,7 @@ class LlamaEngine:
             prompt_cache_mib=config.prompt_cache_mib,
             draft_tokens=config.draft_tokens,
             is_stand_in=stand_in,
+            state_dir=config.state_dir / "prefix_states",
         )
 
     # --- small public helpers ------------------------------------------------------------------
@@ -229,17 +263,44 @@ class LlamaEngine:
         return self.constrained_tools == "always"
 
     def count_tokens(self, text: str) -> int:
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        """Tokens of `text` as message text (any thread: only the vocabulary, not the context)."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def render(self, request: GenerationRequest) -> RenderedPrompt:
         """The exact prompt text a request is evaluated as (what `stream` feeds the model)."""
-        thinking = self._thinking_enabled(request)
+        rendered = self._render(self._guard.request(request))
+        return RenderedPrompt(self._guard.restore(rendered.text), rendered.starts_in_thinking)
+
+    def prompt_tokens(self, request: GenerationRequest, *, add_generation_prompt: bool = True) -> list[int]:
+        """The token ids `stream` evaluates for `request` (or `prime`, without the generation
+        prompt): control tokens come only from the chat format's markup. Any thread."""
+        guarded = self._guard.request(request)
+        if add_generation_prompt:
+            return self._tokens_of(self._render(guarded).text)
+        return self._tokens_of(self.chat_format.render(
+            guarded.messages, guarded.tools, thinking=self._thinking_enabled(guarded),
+            conversational=guarded.conversational, add_generation_prompt=False).text)
+
+    def _tokens_of(self, rendered: str) -> list[int]:
+        tokens = self._guard.tokenize(rendered)
+        if self._add_bos and (not tokens or tokens[0] != self._llm.token_bos()):
+            tokens.insert(0, self._llm.token_bos())
+        return tokens
+
+    def _render(self, request: GenerationRequest) -> RenderedPrompt:
         rendered = self.chat_format.render(
-            request.messages, request.tools, thinking=thinking, conversational=request.conversational
-        )
+            request.messages, request.tools, thinking=self._thinking_enabled(request),
+            conversational=request.conversational)
         if request.constraint is not None:
             return RenderedPrompt(rendered.text + self.chat_format.constrained_call_prefix, False)
         return rendered
+
+    @property
+    def prompt_cache_stats(self) -> dict[str, int]:
+        """Saved states, their bytes, saves and restores (a snapshot; for metrics and tests)."""
+        cache = self._prompt_cache
+        return {"states": len(cache.states), "bytes": cache.total_bytes, "saves": cache.saves,
+                "restores": cache.restores}
 
     async def close(self) -> None:
         if self._closed:
@@ -248,6 +309,7 @@ class LlamaEngine:
         if self._cancel_current is not None:
             self._cancel_current.set()
         await asyncio.to_thread(self._executor.shutdown, wait=True)
+        await asyncio.to_thread(self._disk.shutdown, wait=True)  # the last primed state reaches the disk
         self._llm.close()
 
     # --- streaming -----------------------------------------------------------------------------
@@ -297,12 +359,14 @@ class LlamaEngine:
         finally:
             cancelled.set()
 
-    async def prime(self, request: GenerationRequest) -> bool:
+    async def prime(self, request: GenerationRequest, *, keep_as: str | None = None) -> bool:
         """Evaluate the stable start of `request` (its messages, no generation prompt) while the
         engine is idle, so the next turn finds it in the KV cache; e.g. after the entity list changed.
 
         Skipped (False) when a request runs or waits. A request arriving meanwhile interrupts it
-        and reuses whatever was evaluated so far.
+        and reuses whatever was evaluated so far. With `keep_as` (a name for this prefix, e.g. a
+        persona) the primed state is also written to the data folder in the background, replacing
+        the one kept under that name, and read back at the next start.
         """
         self._validate(request)
         gate = self._gate_for_running_loop()
@@ -311,17 +375,35 @@ class LlamaEngine:
         await gate.acquire()
         interrupt = threading.Event()
         self._priming = interrupt
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, self._prime, request, interrupt)
+            primed = await loop.run_in_executor(self._executor, self._prime, request, interrupt, keep_as)
         finally:
             interrupt.set()
             self._priming = None
             gate.release()
+        if isinstance(primed, SavedState) and keep_as is not None and self._store is not None:
+            write = loop.run_in_executor(self._disk, self._store.save, keep_as, primed.tokens, primed.data)
+            self._disk_writes.add(write)
+            write.add_done_callback(self._disk_writes.discard)
+        return primed is not False
+
+    async def exclusive(self, work: Callable[[Llama], T]) -> T:
+        """Run `work(llm)` in the engine's worker between requests and return its result: the one
+        way for a bench or tool to use the raw `Llama` (and its context) without racing the engine."""
+        if self._closed:
+            raise EngineError("the model engine is closed")
+        gate = self._gate_for_running_loop()
+        async with gate:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, work, self._llm)
 
     async def wait_idle(self) -> None:
-        """Return once no request runs or waits (and the last one's state is saved)."""
+        """Return once no request runs or waits (and the last one's state is saved, in memory
+        and, for a kept prefix, on disk)."""
         async with self._gate_for_running_loop():
             pass
+        if self._disk_writes:
+            await asyncio.gather(*self._disk_writes, return_exceptions=True)
 
     def _validate(self, request: GenerationRequest) -> None:
         if self._closed:
@@ -358,22 +440,16 @@ class LlamaEngine:
             self._original_eval(batch)
             self._eval_count += len(batch)
 
-    def _tokenize_prompt(self, text: str) -> list[int]:
-        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-        if self._add_bos and (not tokens or tokens[0] != self._llm.token_bos()):
-            tokens.insert(0, self._llm.token_bos())
-        return tokens
-
     def _run(self, job: _Job) -> None:
         self._cancel_current = job.cancelled
         try:
             self._generate(job)
-            self.prompt_cache.save()  # after Done: the consumer does not wait for it
+            self._prompt_cache.save()  # after Done: the consumer does not wait for it
         except _Cancelled:
             if self._closed:  # a consumer may still be waiting: tell it why nothing more comes
                 job.emit(_Failure(EngineError("the model engine was closed")))
             else:
-                self.prompt_cache.save()  # what was evaluated is consistent: keep it
+                self._prompt_cache.save()  # what was evaluated is consistent: keep it
         except EngineError as err:
             job.emit(_Failure(err))
         except Exception as err:  # llama.cpp failures surface as RuntimeError/ValueError
@@ -382,22 +458,32 @@ class LlamaEngine:
         finally:
             self._cancel_current = None
 
-    def _prime(self, request: GenerationRequest, interrupt: threading.Event) -> bool:
+    def _prime(self, request: GenerationRequest, interrupt: threading.Event,
+               keep_as: str | None) -> SavedState | bool:
+        """True, or the saved state to keep when `keep_as` is given; False when interrupted."""
         self._cancel_current = interrupt
         try:
-            rendered = self.chat_format.render(
-                request.messages, request.tools, thinking=self._thinking_enabled(request),
-                conversational=request.conversational, add_generation_prompt=False)
-            tokens = self._tokenize_prompt(rendered.text)
+            tokens = self.prompt_tokens(request, add_generation_prompt=False)
             if len(tokens) >= self.info.n_ctx:
                 return False
-            self.prompt_cache.restore_best(tokens)
+            self._prompt_cache.restore_best(tokens)
             shared = _common_prefix(self._llm._input_ids.tolist(), tokens)
             if shared < len(tokens):
                 self._llm.n_tokens = shared  # `eval` drops the KV entries from there on
                 self._counting_eval(tokens[shared:])
-                self.prompt_cache.save()
-            return True
+            elif keep_as is None:
+                return True
+            elif self._llm.n_tokens > len(tokens):  # the state to keep holds this prefix alone
+                self._llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1)
+                self._llm.n_tokens = len(tokens)
+            saved = self._prompt_cache.save()
+            if keep_as is None or saved is None:
+                return True
+            previous = self._kept.get(keep_as)
+            if previous is not None and previous is not saved and common_prefix(previous.tokens, saved.tokens) < len(previous.tokens):
+                self._prompt_cache.discard(previous)  # kept for a prompt that is gone (the home changed)
+            self._kept[keep_as] = saved
+            return saved
         except _Cancelled:
             return False
         finally:
@@ -407,8 +493,8 @@ class LlamaEngine:
         started = time.perf_counter()
         request = job.request
         grammar = tool_call_grammar(request.tools, request.constraint) if request.constraint else None
-        rendered = self.render(request)
-        tokens = self._tokenize_prompt(rendered.text)
+        rendered = self._render(self._guard.request(request))
+        tokens = self._tokens_of(rendered.text)
         n_ctx = self.info.n_ctx
         if len(tokens) >= n_ctx:
             raise PromptTooLong(
@@ -416,7 +502,7 @@ class LlamaEngine:
                 f"shorten the history or raise n_ctx"
             )
         self._cached_before_last_request = self._llm.n_tokens
-        self.prompt_cache.restore_best(tokens)  # another conversation may have evicted this one
+        self._prompt_cache.restore_best(tokens)  # another conversation may have evicted this one
         if _LOGGER.isEnabledFor(logging.DEBUG):
             _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
                           _common_prefix(self._llm._input_ids.tolist(), tokens))
@@ -514,6 +600,10 @@ class LlamaEngine:
         if usage.first_token_s:
             usage.decode_s = max(0.0, usage.total_s - usage.first_token_s)
         job.emit(Done(usage))
+
+
+def _digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _common_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:

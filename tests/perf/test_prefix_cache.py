@@ -56,7 +56,7 @@ async def test_interleaved_conversations_each_evaluate_only_their_new_tokens(gem
             assert 0 < a2.evaluated_prompt_tokens <= a2.prompt_tokens - a1.prompt_tokens, (a1, a2)
             assert 0 < b2.evaluated_prompt_tokens <= b2.prompt_tokens - b1.prompt_tokens, (b1, b2)
             a1, b1 = a2, b2
-        assert engine.prompt_cache.restores >= 4
+        assert engine._prompt_cache.restores >= 4
     finally:
         await engine.close()
 
@@ -81,13 +81,13 @@ async def test_memory_cap_evicts_the_least_recently_used_state(gemma_path: Path)
         a, b, c = opening("A", "kitchen lamps"), opening("B", "cellar heating"), opening("C", "garden pump")
         await usage_of(engine, a)
         await engine.wait_idle()
-        state_bytes = engine.prompt_cache.total_bytes
-        engine.prompt_cache.max_bytes = int(state_bytes * 2.5)  # room for two conversations
+        state_bytes = engine._prompt_cache.total_bytes
+        engine._prompt_cache.max_bytes = int(state_bytes * 2.5)  # room for two conversations
         b1 = await usage_of(engine, b)
         c1 = await usage_of(engine, c)  # saving C evicts A, the least recently used
         await engine.wait_idle()
-        assert len(engine.prompt_cache.states) == 2
-        assert engine.prompt_cache.total_bytes <= engine.prompt_cache.max_bytes
+        assert len(engine._prompt_cache.states) == 2
+        assert engine._prompt_cache.total_bytes <= engine._prompt_cache.max_bytes
         c2 = await usage_of(engine, follow_up(c, "Sure.", "And then?"))
         b2 = await usage_of(engine, follow_up(b, "Sure.", "And then?"))
         assert c2.evaluated_prompt_tokens <= c2.prompt_tokens - c1.prompt_tokens
@@ -107,8 +107,8 @@ async def test_a_corrupt_saved_state_is_dropped_and_the_turn_still_runs(
         await usage_of(engine, a)
         await usage_of(engine, b)
         await engine.wait_idle()
-        a_prompt = np.asarray(engine._tokenize_prompt(engine.render(GenerationRequest(a)).text))
-        saved_a = next(s for s in engine.prompt_cache.states if common_prefix(s.tokens, a_prompt) == len(a_prompt))
+        a_prompt = np.asarray(engine.prompt_tokens(GenerationRequest(a)))
+        saved_a = next(s for s in engine._prompt_cache.states if common_prefix(s.tokens, a_prompt) == len(a_prompt))
         saved_a.data = saved_a.data[: saved_a.data.size // 2]
         caplog.set_level(logging.WARNING, logger="hub.llm.kv_cache")
         messages = follow_up(a, "Sure.", "And then?")
@@ -118,6 +118,6 @@ async def test_a_corrupt_saved_state_is_dropped_and_the_turn_still_runs(
         assert "could not restore" in caplog.text
         assert usage.evaluated_prompt_tokens >= engine.count_tokens(a[1].content)  # from scratch, correctly
         await engine.wait_idle()
-        assert all(s is not saved_a for s in engine.prompt_cache.states)
+        assert all(s is not saved_a for s in engine._prompt_cache.states)
     finally:
         await engine.close()
