@@ -35,6 +35,7 @@ from hub.agent.agent import Agent  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.config import validate  # noqa: E402
 from hub.home.tool_base import ToolRegistry  # noqa: E402
+from hub.llm.amx import extra_buffers_fail, without_extra_buffers  # noqa: E402
 from hub.llm.grammar import tool_call_grammar  # noqa: E402
 from hub.llm.llama_engine import LlamaEngine  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
@@ -62,10 +63,13 @@ def engine_for(model: Path, priming: bool = True, **options) -> RecordingEngine:
     return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options), priming=priming)
 
 
-def make_cold(engine: RecordingEngine) -> None:
-    """Forget every cached token (bench only: reaches into the engine)."""
-    engine.engine.prompt_cache.clear()
-    engine.engine._llm.reset()
+async def make_cold(engine: RecordingEngine) -> None:
+    """Forget every cached token (bench only: reaches into the engine, in its worker)."""
+    def forget(llm: Llama) -> None:
+        engine.engine._prompt_cache.clear()
+        llm.reset()
+
+    await engine.engine.exclusive(forget)
 
 
 async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
@@ -82,7 +86,7 @@ async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
 
     cold, warm, prompt, evaluated = [], [], 0, 0
     for run in range(runs):
-        make_cold(engine)
+        await make_cold(engine)
         await turn("turn on the kitchen ceiling light", f"a{run}")
         first = engine.take()[0].usage
         cold.append(first.first_token_s)
@@ -116,13 +120,14 @@ async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
                        "turn_timeout": 600})
     agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
                   clock_text=lambda: CLOCK)
-    raw = Llama(str(model), n_ctx=N_CTX, n_threads=engine.engine._llm.n_threads,
-                n_threads_batch=engine.engine._llm.n_threads, flash_attn=True, verbose=False)
+    with without_extra_buffers(extra_buffers_fail(model)):
+        raw = Llama(str(model), n_ctx=N_CTX, n_threads=engine.engine._llm.n_threads,
+                    n_threads_batch=engine.engine._llm.n_threads, flash_attn=True, verbose=False)
     question = "Tell me a long story about a lighthouse keeper and a storm."
     await agent.ask(TurnRequest(question, conversation_id="warm-up"))
     await agent.wait_primed()
     generation = engine.take()[0]
-    tokens = engine.engine._tokenize_prompt(engine.engine.render(generation.request).text)
+    tokens = engine.engine.prompt_tokens(generation.request)
     output = generation.usage.completion_tokens
     raw_turn(raw, tokens, output)
     hub_times, raw_times = [], []
@@ -145,12 +150,13 @@ async def tool_call_request(model: Path) -> tuple[LlamaEngine, GenerationRequest
     engine = engine_for(model)
     agent, _, _ = build_agent(engine, generated_store(1000))
     await agent.ask(TurnRequest("turn on the attic ceiling light", conversation_id="s"))
+    await agent.wait_primed()  # the conversation's background priming is done before raw use
     return engine.engine, engine.take()[0].request
 
 
-def decode_rate(engine: LlamaEngine, tokens: list[int], grammar_of, drafter: PromptLookupDecoder | None,
+def decode_rate(llm: Llama, tokens: list[int], grammar_of, drafter: PromptLookupDecoder | None,
                 limit: int = 48) -> tuple[float, str]:
-    llm = engine._llm
+    """Runs in the engine's worker (`LlamaEngine.exclusive`): the context is never shared."""
     sampling = {"temp": 0.0, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
     grammar = grammar_of()
     source = (drafter.generate(tokens, sampling, grammar) if drafter
@@ -168,10 +174,9 @@ def decode_rate(engine: LlamaEngine, tokens: list[int], grammar_of, drafter: Pro
 
 async def speculative_on_off(model: Path, runs: int) -> list[tuple[str, float, str]]:
     engine, request = await tool_call_request(model)
-    tokens = engine._tokenize_prompt(engine.render(request).text)
-    free_tokens = engine._tokenize_prompt(engine.render(GenerationRequest(
-        request.messages, tools=request.tools)).text)
-    drafter = PromptLookupDecoder(engine._llm, engine._llm.eval, max_draft=8)
+    tokens = engine.prompt_tokens(request)
+    free_tokens = engine.prompt_tokens(GenerationRequest(request.messages, tools=request.tools))
+    drafter = await engine.exclusive(lambda llm: PromptLookupDecoder(llm, llm.eval, max_draft=8))
     results = []
     for label, prompt, grammar_of in (
         ("grammar-bound tool call", tokens, lambda: tool_call_grammar(request.tools, request.constraint)),
@@ -180,8 +185,8 @@ async def speculative_on_off(model: Path, runs: int) -> list[tuple[str, float, s
         on, off, same = [], [], True
         accepted, drafted = drafter.accepted, drafter.drafted
         for _ in range(runs):
-            rate_off, text_off = decode_rate(engine, prompt, grammar_of, None)
-            rate_on, text_on = decode_rate(engine, prompt, grammar_of, drafter)
+            rate_off, text_off = await engine.exclusive(lambda llm: decode_rate(llm, prompt, grammar_of, None))
+            rate_on, text_on = await engine.exclusive(lambda llm: decode_rate(llm, prompt, grammar_of, drafter))
             off.append(rate_off)
             on.append(rate_on)
             same = same and text_on == text_off

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from llama_cpp import Llama
 
+from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.models import gemma3_270m_path
 from hub.llm.types import Done, GenerationRequest, Message, TextDelta
@@ -69,7 +70,9 @@ async def main() -> None:
     n_ctx = 4096
     engine = LlamaEngine(path, n_ctx=n_ctx, threads=args.threads)
     threads = engine._llm.n_threads
-    raw = Llama(str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, flash_attn=True, verbose=False)
+    with without_extra_buffers(extra_buffers_fail(path)):  # as the engine loads it
+        raw = Llama(str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, flash_attn=True,
+                    verbose=False)
     print(f"model: {engine.info.name} ({engine.info.architecture}), format {engine.chat_format.name}, "
           f"{threads} threads, n_ctx {n_ctx}")
 

@@ -101,7 +101,7 @@ class _Home:
         self.evaluated: list[int] = []
 
     async def turn(self, text: str, conversation: str, cold: bool) -> None:
-        make_cold(self.engine)  # no earlier turn's cached tokens (the same command in a later run)
+        await make_cold(self.engine)  # no earlier turn's cached tokens (the same command in a later run)
         if not cold:
             await self.engine.engine.prime(stable_request(self.view, self.registry))
             await self.engine.engine.wait_idle()

@@ -3,8 +3,10 @@
 P1 warm/cold first token with another conversation and a state change in between, P2 hub turn /
 raw llama-cpp-python turn, P3 prompt tokens per entity / HA GetLiveContext YAML, P4 first token at
 1,000 / 25 entities, prompt-lookup speculative decoding on/off, the fast path's share and latency,
-and with `--remote` the OpenAI-compatible engine against the in-process one. Details of each in
-bench_cache.py, bench_home_scale.py and bench_remote.py.
+P6 first token of the first turn after a restart / a warm turn and / a cold turn, and with `--remote` the OpenAI-compatible engine against the in-process one. Details of each in
+bench_cache.py, bench_home_scale.py, bench_restart.py and bench_remote.py. Every part waits for the
+agent's background priming before it reaches into the engine, and raw model access goes through
+the engine's worker, so the run always reaches its end.
 
     python bench/bench_perf.py [--model PATH] [--runs 3] [--remote]
 
@@ -24,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_cache  # noqa: E402
 import bench_home_scale  # noqa: E402
 import bench_remote  # noqa: E402
+import bench_restart  # noqa: E402
 from bench_cache import print_results  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 
@@ -31,6 +34,7 @@ from hub.llm.models import gemma3_270m_path  # noqa: E402
 async def run_all(model: Path, runs: int, remote: bool) -> list[bench_cache.Result]:
     results = await bench_cache.run_all(model, runs)
     results += await bench_home_scale.run_all(model, runs)
+    results += await bench_restart.run_all(model, runs)
     if remote:
         results += await bench_remote.run_all(model, runs)
     return results

