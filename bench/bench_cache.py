@@ -218,8 +218,9 @@ def print_results(results: list[Result]) -> None:
         print(f"{result.name}: {result.ratio:.3f} (target {result.target})\n      {result.detail}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_main(doc: str, run_all) -> None:  # type: ignore[no-untyped-def]
+    """The command line every part of bench_perf has on its own: --model, --runs, --threads."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: Gemma 3 270M)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: all cores)")
@@ -230,4 +231,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    bench_main(__doc__, run_all)

@@ -20,8 +20,6 @@ and the hub's options `engine: openai`, `remote_url: http://gpu-box:8080/v1`,
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 import sys
 import tempfile
@@ -32,14 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.llm.llama_engine import LlamaEngine  # noqa: E402
-from hub.llm.models import gemma3_270m_path  # noqa: E402
 from hub.llm.openai_engine import OpenAIEngine  # noqa: E402
 from tests.perf.agent_rig import RecordingEngine, build_agent, demo_store  # noqa: E402
 from tests.perf.remote_server import LlamaCppServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_cache  # noqa: E402
-from bench_cache import Result, print_results  # noqa: E402
+from bench_cache import Result  # noqa: E402
 
 TURNS = [("free text", "Tell me a short story about a lighthouse keeper."),
          ("tool call", "turn on the kitchen light")]
@@ -87,15 +84,5 @@ async def run_all(model: Path, runs: int) -> list[Result]:
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: Gemma 3 270M)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: all cores)")
-    args = parser.parse_args()
-    bench_cache.THREADS = args.threads
-    print_results(asyncio.run(run_all(args.model or gemma3_270m_path(), args.runs)))
-
-
 if __name__ == "__main__":
-    main()
+    bench_cache.bench_main(__doc__, run_all)

@@ -11,8 +11,6 @@ restart / warm (target ≤ 1.5) and restart / cold (target ≤ 0.1).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 import sys
 import tempfile
@@ -21,11 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_cache import BIG_OVERVIEW, N_CTX, Result, print_results  # noqa: E402
+from bench_cache import BIG_OVERVIEW, N_CTX, Result  # noqa: E402
 import bench_cache  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.llm.llama_engine import LlamaEngine  # noqa: E402
-from hub.llm.models import gemma3_270m_path  # noqa: E402
 from tests.perf.agent_rig import RecordingEngine, build_agent, generated_store  # noqa: E402
 
 
@@ -73,15 +70,5 @@ async def run_all(model: Path, runs: int) -> list[Result]:
             Result("   first token after a restart / a cold turn", restart_s / cold_s, "≤ 0.1", detail)]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: Gemma 3 270M)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: all cores)")
-    args = parser.parse_args()
-    bench_cache.THREADS = args.threads
-    print_results(asyncio.run(run_all(args.model or gemma3_270m_path(), args.runs)))
-
-
 if __name__ == "__main__":
-    main()
+    bench_cache.bench_main(__doc__, run_all)

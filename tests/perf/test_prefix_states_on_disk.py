@@ -59,12 +59,16 @@ async def primed_and_closed(model: Path, folder: Path, request: GenerationReques
         await first.close()
 
 
+async def after_restart(model: Path, folder: Path) -> LlamaEngine:
+    """A run primed the Smith home and stopped; the next run's engine, nothing evaluated yet."""
+    await primed_and_closed(model, folder, stable("the Smith home"))
+    assert len(list(folder.glob("*.kvstate"))) == 1
+    return engine(model, folder)
+
+
 async def test_after_a_restart_the_first_turn_evaluates_only_its_new_message(
         gemma_path: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "states"
-    await primed_and_closed(gemma_path, folder, stable("the Smith home"))
-    assert len(list(folder.glob("*.kvstate"))) == 1
-    restarted = engine(gemma_path, folder)
+    restarted = await after_restart(gemma_path, tmp_path / "states")
     try:
         usage = await first_turn(restarted, stable("the Smith home"))  # before any priming
         assert usage.evaluated_prompt_tokens == new_tokens(restarted, stable("the Smith home")) < 20, usage
@@ -75,16 +79,16 @@ async def test_after_a_restart_the_first_turn_evaluates_only_its_new_message(
 async def test_a_changed_home_evaluates_from_its_change_and_replaces_the_saved_state(
         gemma_path: Path, tmp_path: Path) -> None:
     folder = tmp_path / "states"
-    await primed_and_closed(gemma_path, folder, stable("the Smith home"))
+    restarted = await after_restart(gemma_path, folder)
     old_file = next(folder.glob("*.kvstate")).read_bytes()
-    restarted = engine(gemma_path, folder)
     try:
         changed = stable("the Jones home")  # differs early: the lamps after it are re-evaluated
         usage = await first_turn(restarted, changed)
         assert usage.evaluated_prompt_tokens > usage.prompt_tokens * 0.8, usage
         assert await restarted.prime(changed, keep_as="default")  # the primer, after the change
         await restarted.wait_idle()
-        assert restarted.prompt_cache_stats["states"] >= 1
+        old = np.asarray(restarted.prompt_tokens(stable("the Smith home"), add_generation_prompt=False))
+        assert all(common_prefix(s.tokens, old) < len(old) for s in restarted._prompt_cache.states)  # gone
         files = list(folder.glob("*.kvstate"))
         assert len(files) == 1 and files[0].read_bytes() != old_file
     finally:
