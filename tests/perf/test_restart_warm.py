@@ -30,7 +30,7 @@ def free_port() -> int:
 
 
 def hub_on(folder: Path, model: Path) -> HubApp:
-    return HubApp(validate({"data_dir": str(folder), "model_path": str(model), "n_ctx": 4096, "max_tokens": 4,
+    return HubApp(validate({"data_dir": str(folder), "model_path": str(model), "n_ctx": 4096, "max_tokens": 16,
                             "temperature": 0.0, "turn_timeout": 300, "threads": 1, "mqtt_port": free_port()}))
 
 
