@@ -8,6 +8,7 @@ and turns of one conversation run one at a time, in arrival order.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import logging
@@ -17,9 +18,11 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
+from hub.agent.outcome import spoken_result
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
+from hub.agent.utterances import claims_action, is_question, looks_like_code, repeats_itself
 from hub.agent.types import (
     ReplyChunk,
     ToolFinished,
@@ -32,7 +35,7 @@ from hub.agent.types import (
 )
 from hub.config import HubConfig
 from hub.home.entities import Entity
-from hub.home.policy import CONFIRMATION_REQUIRED, SPOKEN_ERRORS
+from hub.home.policy import CONFIRMATION_REQUIRED
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
     Done,
@@ -41,6 +44,7 @@ from hub.llm.types import (
     EngineError,
     GenerationRequest,
     MalformedToolCall,
+    ModelInfo,
     Message,
     PromptTooLong,
     TextDelta,
@@ -48,7 +52,9 @@ from hub.llm.types import (
     ToolCall,
     ToolCallDelta,
     ToolConstraint,
+    SMALL_MODEL_PARAMS,
 )
+from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
 from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
@@ -58,6 +64,17 @@ MAX_REQUEST_CHARS = 4000
 
 class FastPathLike(Protocol):
     async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
+
+
+class ConfirmationsLike(FastPathLike, Protocol):
+    def waiting(self, conversation_id: str) -> bool: ...
+
+
+def model_stands_in(info: ModelInfo) -> bool:
+    """The embedded default, or any model under the small-model size: it may chat and read
+    states, but device actions come only from the deterministic path unless
+    `model_home_control` allows it (its entity choices are not to be trusted)."""
+    return info.is_stand_in or 0 < info.n_params < SMALL_MODEL_PARAMS
 
 
 class HomeView(Protocol):
@@ -91,7 +108,7 @@ class Agent:
         config: HubConfig,
         home: HomeView | None = None,
         fast_path: FastPathLike | None = None,
-        confirmations: FastPathLike | None = None,
+        confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
@@ -106,6 +123,8 @@ class Agent:
         self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
+        self.model_acts = config.model_home_control or not model_stands_in(engine.info)
+        self._client_conversations: dict[str, str] = {}  # client → its latest conversation id
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
@@ -119,6 +138,8 @@ class Agent:
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
         error = _check_request(request.text)
+        if request.conversation_id is None:
+            request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
         try:
             persona = self.personas.choose(request.persona or (known.persona if known else None),
@@ -133,6 +154,8 @@ class Agent:
         conversation = self.conversations.get_or_create(request.conversation_id, language)
         conversation.language = language
         conversation.persona = persona.key
+        if request.client is not None:
+            self._remember_client(request.client, conversation.id)
         events: asyncio.Queue[TurnEvent] = asyncio.Queue()
         task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, events))
         deadline = time.monotonic() + self._config.turn_timeout
@@ -161,8 +184,7 @@ class Agent:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
         argument validation and policy as the model's calls. Raises UnknownPersona."""
         persona = self.personas.get(ctx.persona)
-        ctx = ToolContext(ctx.conversation_id, ctx.language, ctx.source, ctx.satellite_id, ctx.device_id,
-                          persona.key)
+        ctx = dataclasses.replace(ctx, persona=persona.key)
         result = await self._registry.call(ToolCall(name, arguments), ctx,
                                            allowed=self.personas.tool_names(persona))
         _LOGGER.info("direct tool %s from %s as %s: %s", name, ctx.source, persona.key,
@@ -195,6 +217,9 @@ class Agent:
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
         persona's first turn only pays for its own message."""
+        if not self.model_acts:
+            _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
+                         "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
         self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona))
                                 for persona in self.personas.all() if persona.key != self.personas.default]
         for primer in (self.primer, *self.persona_primers):
@@ -228,7 +253,7 @@ class Agent:
     ) -> None:
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
-                              persona.key)
+                              persona.key, request.client)
             state = _TurnState(request, conversation, language, ctx, persona)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
@@ -301,14 +326,17 @@ class Agent:
         system = self._system_message(persona, conversational)
         live = home.live_states(candidates) if home else ""
         turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
-        allowed = self.personas.tool_names(persona)
+        question = persona.home and is_question(text, state.language)
+        allowed = self._offered_tools(persona, question)
         tools = self._registry.specs(list(allowed))
-        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit))
+        actions = self._registry.device_actions()
+        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
+                             keep=functools.partial(self._speakable, state, question))
         retries_left = 1
         spoken_results: list[str] = []
 
         for round_no in range(self._config.max_tool_rounds + 1):
-            constraint = self._first_round_constraint(persona, tools, candidates, text, state.language) \
+            constraint = self._first_round_constraint(persona, tools, candidates, text, state.language, question) \
                 if round_no == 0 else None
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
@@ -316,7 +344,7 @@ class Agent:
                 max_tokens=self._config.max_tokens, temperature=self._config.temperature,
                 constraint=constraint,
             )
-            raw_text, calls, stop_reason = await self._generate(generation, state, reply)
+            raw_text, calls, stop_reason = await self._generate(generation, state, reply, allowed)
             if not calls:
                 # a reply cut by max_tokens ends on its last whole sentence, not a fragment
                 reply.finish(drop_incomplete=stop_reason == "length")
@@ -328,46 +356,86 @@ class Agent:
                 break
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
             results = await self._run_tools(calls, state, emit, turn_messages, allowed)
+            spoken_results = [self._spoken(r, state.language) for r in results]
             questions = [str(r.data.get("message")) for r in results
                          if r.data.get("error") == CONFIRMATION_REQUIRED]
             if questions:  # a sensitive action waits for the user's yes: ask, and do no more
-                reply.add_text(" " + " ".join(questions))
+                reply.say(" ".join(questions))
                 turn_messages.append(Message("assistant", " ".join(questions)))
+                spoken_results = []
                 break
             if any(not r.ok for r in results):
                 if retries_left == 0:
-                    spoken_results = [_speech_of(r, state.language) for r in results]
                     break
                 retries_left -= 1
-            if constraint is not None and all(r.ok for r in results):
-                # a small model phrases results badly: speak the tools' own confirmations
-                spoken_results = [_speech_of(r, state.language) for r in results]
+                continue
+            if constraint is not None or any(c.name in actions for c in calls):
+                # what was done is told from the results, not in the model's words
                 turn_messages.append(Message("assistant", " ".join(spoken_results)))
                 break
-            spoken_results = [_speech_of(r, state.language) for r in results]
         reply.finish()
-        if not reply.text:
-            fallback = " ".join(s for s in spoken_results if s) or phrase(state.language, "action.done")
-            reply.add_text(fallback)
-            reply.finish()
+        said = self._said_for_actions(state, reply, spoken_results, actions)
+        if said:
+            reply.say(said)
         conversation.messages += turn_messages
         self._trim(conversation)
         return TurnResult(conversation.id, state.language, reply.text,
                           tool_calls=state.finished_calls, timings=state.timings)
 
+    def _said_for_actions(self, state: _TurnState, reply: ReplyBuilder, spoken_results: list[str],
+                          actions: frozenset[str]) -> str:
+        """What the hub adds after the model's words: the calls' outcomes when a device action
+        ran or the last calls failed, else what really happened when the model's words claimed an
+        action (or were all refused), else nothing."""
+        acted = [f for f in state.finished_calls if f.call.name in actions]
+        failed_last = spoken_results and any(not f.ok for f in state.finished_calls[-len(spoken_results):])
+        if acted or failed_last:
+            return " ".join(dict.fromkeys(s for s in spoken_results if s))
+        if state.persona.home and any(claims_action(d, state.language) for d in reply.dropped):
+            return phrase(state.language, "action.nothing_done")
+        if not reply.text:
+            return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
+        return ""
+
+    def _speakable(self, state: _TurnState, question: bool, sentence: str) -> bool:
+        """Whether a sentence of the model may be spoken: never JSON or a call written as text,
+        and, for the home, no claim of an action unless one succeeded in this turn."""
+        if looks_like_code(sentence):
+            return False
+        if state.persona.home and not question and claims_action(sentence, state.language):
+            return any(f.ok and not self._reads_only(f.call.name) for f in state.finished_calls)
+        return True
+
+    def _reads_only(self, tool_name: str) -> bool:
+        return getattr(self._registry.get(tool_name), "changes_home", None) is False
+
     async def _generate(
-        self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder
+        self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder, allowed: Sequence[str],
     ) -> tuple[str, list[ToolCall], str]:
-        """Stream one model round into the reply; the raw text, the calls and the stop reason."""
+        """Stream one model round into the reply; the raw text, the calls and the stop reason.
+
+        Text that starts like JSON is held back: a call written without its format's markers
+        (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. A round
+        that starts repeating itself is ended there.
+        """
         raw: list[str] = []
         calls: list[ToolCall] = []
         stop_reason = "stop"
+        held = False
         stream = self._engine.stream(generation)
         try:
             async for delta in stream:
                 if isinstance(delta, TextDelta):
                     raw.append(delta.text)
-                    reply.add_text(delta.text)
+                    text = "".join(raw)
+                    held = held or (not reply.text and text.lstrip()[:1] in ("{", "["))
+                    if not held:
+                        reply.add_text(delta.text)
+                    if repeats_itself(text[-400:]):
+                        _LOGGER.info("the model repeats itself in %s: reply ended", state.conversation.id)
+                        reply.stop()
+                        stop_reason = "loop"
+                        break
                     if reply.capped:
                         break
                 elif isinstance(delta, ToolCallDelta):
@@ -382,7 +450,13 @@ class Agent:
                     stop_reason = delta.usage.stop_reason
         finally:
             await stream.aclose()
-        return "".join(raw), calls, stop_reason
+        text = "".join(raw)
+        if held:
+            written = _calls_written_as_text(text, allowed)
+            if written:
+                return "", [*calls, *written], stop_reason
+            reply.add_text(text)  # not a call: the sentence filter keeps JSON from being spoken
+        return text, calls, stop_reason
 
     async def _run_tools(
         self, calls: list[ToolCall], state: _TurnState, emit: Callable[[TurnEvent], None],
@@ -428,16 +502,27 @@ class Agent:
         reasoning = (request.reasoning if request is not None else None) or persona.reasoning or self._settings.reasoning
         return conversational, reasoning
 
+    def _offered_tools(self, persona: Persona, question: bool) -> list[str]:
+        """The tools the model may call this turn: the persona's, without device actions for a
+        question (a question never acts) or for a stand-in model that may not run the home."""
+        names = self.personas.tool_names(persona)
+        if persona.home and (question or not self.model_acts):
+            actions = self._registry.device_actions()
+            return [n for n in names if n not in actions]
+        return list(names)
+
     def _first_round_constraint(self, persona: Persona, tools: Sequence[Any], candidates: Sequence[Entity],
-                                text: str, language: str) -> ToolConstraint | None:
-        """A small model's first round calls a tool on the request's candidates (grammar-bound);
-        a persona with tool_choice "required" must call one of its tools, whatever the model."""
+                                text: str, language: str, question: bool) -> ToolConstraint | None:
+        """A small model's first round on a command calls a tool on the request's candidates or
+        answers in words (grammar-bound); a persona with tool_choice "required" must call one of
+        its tools, whatever the model."""
         if not tools:
             return None
         names = tuple(t.name for t in tools)
-        if self._constrained and candidates and self._home is not None:
+        acts = bool(self._registry.device_actions() & set(names))
+        if self._constrained and acts and not question and candidates and self._home is not None:
             focused = self._home.candidates(text, language, focused=True)
-            return ToolConstraint(names, tuple(e.entity_id for e in focused))
+            return ToolConstraint(names, tuple(e.entity_id for e in focused), answer=True)
         if persona.tool_choice == "required":
             return ToolConstraint(names, ())
         return None
@@ -456,6 +541,28 @@ class Agent:
         task = asyncio.create_task(self.primer.prime_continuation(history, self.stable_request(persona)))
         self._priming.add(task)
         task.add_done_callback(self._priming.discard)
+
+    def _waiting_conversation(self, client: str | None) -> str | None:
+        """For a request without a conversation id: the client's previous conversation while it
+        waits for an answer (a yes or no within the confirmation window), else None (a new one)."""
+        previous = self._client_conversations.get(client) if client is not None else None
+        if previous is not None and self._confirmations is not None and self._confirmations.waiting(previous):
+            return previous
+        return None
+
+    def _remember_client(self, client: str, conversation_id: str) -> None:
+        live = set(self.conversations.ids())
+        for known in [c for c, cid in self._client_conversations.items() if cid not in live]:
+            del self._client_conversations[known]
+        self._client_conversations[client] = conversation_id
+
+    def _spoken(self, result: ToolResult, language: str) -> str:
+        return spoken_result(result, language, self._entity_name)
+
+    def _entity_name(self, entity_id: str) -> str | None:
+        if self._home is None:
+            return None
+        return next((e.name for e in self._home.entities() if e.entity_id == entity_id), None)
 
     def _trim(self, conversation: Conversation) -> None:
         conversation.trim(self._config.history_tokens, self._message_tokens)
@@ -476,11 +583,13 @@ def _check_request(text: str) -> str | None:
     return None
 
 
-def _speech_of(result: ToolResult, language: str) -> str:
-    if result.speech:
-        return result.speech
-    if not result.ok and result.data.get("error") in SPOKEN_ERRORS:
-        return str(result.data.get("message"))  # already a sentence for the user
-    if not result.ok:
-        return phrase(language, "action.failed", reason=str(result.data.get("message", result.data.get("error", ""))))
-    return phrase(language, "action.done")
+def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:
+    """`{"name": …, "arguments": …}` (or a list of them) written as plain text, when every name
+    is a tool on offer; [] for anything else."""
+    try:
+        parsed = parse_json_call(text.strip().rstrip("."))
+    except ToolCallSyntaxError:
+        return []
+    if not all(name in allowed for name, _ in parsed):
+        return []
+    return [ToolCall(name, arguments, id=f"text_{n + 1}") for n, (name, arguments) in enumerate(parsed)]

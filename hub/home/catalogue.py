@@ -66,6 +66,7 @@ class _EntityTool:
     parameters: dict[str, Any] = _schema()
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
     entity_args = ("entity_id",)
+    changes_home = True  # a device action (see Tool.changes_home)
 
     def __init__(self, store: EntityStore, resolver: EntityResolver,
                  policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> None:
@@ -90,7 +91,8 @@ class _EntityTool:
         entity = self._store.get(entity_id)
         if entity is None:
             suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
-            raise ToolError(phrase(ctx.language, "entity.not_found", name=entity_id),
+            spoken = entity_id.split(".", 1)[-1].replace("_", " ")  # "light.desk_lamp" → "desk lamp"
+            raise ToolError(phrase(ctx.language, "entity.not_found", name=spoken),
                             code="unknown_entity", suggestions=suggestions)
         if self._policy is None and entity.domain in REFUSED_DOMAINS:
             raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
@@ -123,7 +125,7 @@ class _EntityTool:
             # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)
             code = getattr(err, "code", None)
             spoken = (phrase(ctx.language, f"error.{code}") if code in _BACKEND_PHRASES
-                      else phrase(ctx.language, "action.failed", reason=str(err)))
+                      else phrase(ctx.language, "error.action_failed"))
             raise ToolError(spoken, code="backend_unavailable", entity_id=entity.entity_id,
                             detail=str(err)) from err
         self._record(entity, service, data, ctx, "ok")
@@ -295,6 +297,7 @@ class RunScript(_EntityTool):
 
 class GetState(_EntityTool):
     name = "get_state"
+    changes_home = False
     description = "Current state of one entity, or of every entity in an area."
     parameters = {"type": "object", "additionalProperties": False,
                   "properties": {"entity_id": _ENTITY, "area": {"type": "string"}}}
