@@ -391,7 +391,7 @@ class Agent:
         failed_last = spoken_results and any(not f.ok for f in state.finished_calls[-len(spoken_results):])
         if acted or failed_last:
             return " ".join(dict.fromkeys(s for s in spoken_results if s))
-        if state.persona.home and any(claims_action(d, state.language) for d in reply.dropped):
+        if state.persona.home and any(claims_action(d, state.language, also="en") for d in reply.dropped):
             return phrase(state.language, "action.nothing_done")
         if not reply.text:
             return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
@@ -402,7 +402,7 @@ class Agent:
         and, for the home, no claim of an action unless one succeeded in this turn."""
         if looks_like_code(sentence):
             return False
-        if state.persona.home and not question and claims_action(sentence, state.language):
+        if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
             return any(f.ok and not self._reads_only(f.call.name) for f in state.finished_calls)
         return True
 

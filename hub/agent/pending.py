@@ -6,9 +6,10 @@ the next turn of that conversation decides, without the model:
   speaks its confirmation;
 - a clear no cancels it and says so;
 - anything else (or a yes after the window) drops the held call and the turn goes on normally.
-A yes in any other conversation finds nothing held there, so it confirms nothing; a yes in the
-same conversation from another route or client (TurnRequest.client) is not an answer either:
-whoever read the question and its conversation id on a shared bus cannot answer it.
+A yes in any other conversation finds nothing held there, so it confirms nothing; a yes or no in
+the same conversation from another route or client (TurnRequest.client) is told that nothing
+was done, and the held call still waits for its asker: whoever read the question and its
+conversation id on a shared bus cannot answer it, nor cancel it.
 """
 
 from __future__ import annotations
@@ -63,9 +64,12 @@ class ConfirmationHook:
         if pending is None:
             return None
         if (pending.ctx.source, pending.ctx.client) != (ctx.source, ctx.client):
+            # not an answer: it neither confirms nor drops what the asker was asked
+            if not (is_yes(text, language) or is_no(text, language)):
+                return None
             _LOGGER.warning("answer in %s from %s ignored: the question was asked of another "
                             "route or client (%s)", ctx.conversation_id, ctx.source, pending.ctx.source)
-            return None
+            return DirectAnswer(phrase(language, "action.nothing_done"), "not_the_asker")
         self._policy.take_pending(ctx.conversation_id)
         what = f"{pending.call.name}({pending.entity_id})"
         if is_yes(text, language):

@@ -62,17 +62,19 @@ def is_question(text: str, language: str | None) -> bool:
         words, word_list(language, "question.start_words"), unspaced)
 
 
-def claims_action(sentence: str, language: str | None) -> bool:
-    """Whether a reply sentence says an action was carried out (the language's claim words)."""
-    language = normalize_language(language)
+def claims_action(sentence: str, language: str | None, also: str | None = None) -> bool:
+    """Whether a reply sentence says an action was carried out: the claim words of `language`
+    (or of `also`: small models often answer in English whatever the request's language)."""
     words = _words(sentence)
-    if not words:
-        return False
-    claims = word_list(language, "action.claim_words")
-    if language in _UNSPACED:
-        return any(c in words for c in claims)
     padded = f" {words} "
-    return any(f" {c} " in padded for c in claims)
+    for lang in dict.fromkeys(normalize_language(code) for code in (language, also or language)):
+        claims = word_list(lang, "action.claim_words")
+        if lang in _UNSPACED:
+            if any(c in words for c in claims):
+                return True
+        elif any(f" {c} " in padded for c in claims):
+            return True
+    return False
 
 
 def looks_like_code(sentence: str) -> bool:
