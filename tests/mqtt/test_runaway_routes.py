@@ -1,0 +1,119 @@
+"""Runaway output ends on every route that speaks the agent's reply (issue 16): a model caught in
+a loop ("Le Grand Garou, le Grand Garou, …", or one sentence over and over) is stopped, and the
+reply stays within `max_reply_chars`, through the real Wyoming socket, MQTT on a real mosquitto,
+REST (JSON and the streamed form the web page reads) of one running hub."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import AsyncIterator
+
+import aiohttp
+import pytest
+from wyoming.client import AsyncTcpClient
+from wyoming.event import Event
+from wyoming.handle import Handled, NotHandled
+
+from hub.app import HubApp
+from hub.config import validate
+from hub.llm.types import Delta, Done, GenerationRequest, ModelInfo, TextDelta, Usage
+from mqtt.mqtt_helpers import Sniffer, free_port, json_with
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+BASE = "bolt_hub/bolt_hub"
+TOKEN = "runaway-token"
+MAX_REPLY = 120
+LOOPS = {"phrase": "Le Grand Garou, le Grand Garou, ", "sentence": "I'm not sure how to use a sword. "}
+
+
+class LoopingEngine:
+    """A model that never stops repeating itself; counts how much of it the hub read."""
+
+    def __init__(self) -> None:
+        self.info = ModelInfo("looping", "llama", "", 4096, 4096, 10_000_000_000)
+        self.uses_constrained_tools = False
+        self.loop = LOOPS["phrase"]
+        self.read: list[int] = []
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        count = 0
+        self.read.append(0)
+        try:
+            for _ in range(2000):
+                count += 1
+                self.read[-1] = count
+                yield TextDelta(self.loop)
+                await asyncio.sleep(0)
+            yield Done(Usage(completion_tokens=count, stop_reason="length"))
+        finally:
+            self.read[-1] = count
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+async def hub(mosquitto, tmp_path):
+    engine = LoopingEngine()
+    config = validate({"data_dir": str(tmp_path), "mqtt_host": "127.0.0.1", "mqtt_port": mosquitto.port,
+                       "wyoming_port": free_port(), "http_port": free_port(), "zeroconf": False,
+                       "api_token": TOKEN, "max_reply_chars": MAX_REPLY, "fast_path": False})
+    app = HubApp(config, engine=engine)
+    await app.start()
+    yield app, engine
+    await app.stop()
+
+
+async def wyoming_reply(app: HubApp, text: str) -> str:
+    async with AsyncTcpClient("127.0.0.1", app.config.wyoming_port) as client:
+        await client.write_event(Event(type="transcript", data={"text": text}))
+        while True:
+            event = await asyncio.wait_for(client.read_event(), 20)
+            assert event is not None
+            if Handled.is_type(event.type):
+                return Handled.from_event(event).text or ""
+            if NotHandled.is_type(event.type):
+                return NotHandled.from_event(event).text or ""
+
+
+async def mqtt_reply(mosquitto, text: str) -> str:
+    sniffer = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{BASE}/reply"])
+    try:
+        await asyncio.to_thread(sniffer.publish, f"{BASE}/ask", {"text": text, "id": "loop"})
+        return json.loads(await sniffer.wait_for(f"{BASE}/reply", json_with(id="loop"), timeout=20))["text"]
+    finally:
+        await asyncio.to_thread(sniffer.close)
+
+
+async def rest_reply(app: HubApp, text: str, streamed: bool) -> str:
+    headers = {"Authorization": f"Bearer {TOKEN}", **({"Accept": "text/event-stream"} if streamed else {})}
+    url = f"http://127.0.0.1:{app.config.http_port}/api/ask"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, json={"text": text}, headers=headers, timeout=aiohttp.ClientTimeout(20)) as response:
+            assert response.status == 200
+            if not streamed:
+                return (await response.json())["reply"]
+            body = await response.text()
+    done = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:") and '"reply"' in line]
+    return done[-1]["reply"]
+
+
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+async def test_a_loop_is_stopped_on_every_route(hub, mosquitto, loop) -> None:
+    app, engine = hub
+    engine.loop = LOOPS[loop]
+    replies = {
+        "wyoming": await wyoming_reply(app, "What is the capital of France?"),
+        "mqtt": await mqtt_reply(mosquitto, "What is the capital of France?"),
+        "rest": await rest_reply(app, "What is the capital of France?", streamed=False),
+        "web page (streamed)": await rest_reply(app, "What is the capital of France?", streamed=True),
+    }
+    for route, reply in replies.items():
+        assert reply and len(reply) <= MAX_REPLY, (route, reply)
+        assert reply.count("Garou") <= 1 and reply.count("sword") <= 1, (route, reply)
+    assert len(engine.read) == 4 and max(engine.read) < 50, f"the hub kept reading the loop: {engine.read}"
