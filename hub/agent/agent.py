@@ -22,7 +22,8 @@ from hub.agent.outcome import spoken_result
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
-from hub.agent.utterances import claims_action, is_question, looks_like_code, repeats_itself
+from hub.agent.pending import DirectAnswer
+from hub.agent.utterances import claims_action, is_question, looks_like_code, ordinal_position, repeats_itself
 from hub.agent.types import (
     ReplyChunk,
     ToolFinished,
@@ -35,6 +36,7 @@ from hub.agent.types import (
 )
 from hub.config import HubConfig
 from hub.home.entities import Entity
+from hub.home.resolve import Fit
 from hub.home.policy import CONFIRMATION_REQUIRED
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
@@ -55,7 +57,7 @@ from hub.llm.types import (
     SMALL_MODEL_PARAMS,
 )
 from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
-from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase
+from hub.locales import SUPPORTED_LANGUAGES, join_list, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -84,6 +86,19 @@ class HomeView(Protocol):
     def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]: ...
     def overview(self, entities: Sequence[Entity]) -> str: ...
     def live_states(self, entities: Sequence[Entity]) -> str: ...
+    def fit(self, text: str, language: str) -> Fit: ...
+    def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None: ...
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """A command waiting for the answer to "which one?": its words and the good fits offered."""
+
+    text: str
+    options: tuple[Entity, ...]
+    source: str
+    client: str | None
+    asked_at: float
 
 
 @dataclass
@@ -125,6 +140,7 @@ class Agent:
         self._constrained = engine.uses_constrained_tools
         self.model_acts = config.model_home_control or not model_stands_in(engine.info)
         self._client_conversations: dict[str, str] = {}  # client → its latest conversation id
+        self._choices: dict[str, _Choice] = {}  # conversation id → the command asking "which one?"
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
@@ -289,6 +305,14 @@ class Agent:
 
     async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         text = state.request.text.strip()
+        choice = self._choices.get(state.conversation.id)
+        if choice is not None and state.persona.home and \
+                (choice.source, choice.client) == (state.request.source, state.request.client):
+            del self._choices[state.conversation.id]  # any answer of the asker ends the wait
+            chosen = self._chosen(choice, text, state)
+            if chosen is not None:  # "the first one", "the fan": the command goes on with that one
+                _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
+                return await self._model_turn(state, choice.text, emit, targets=[chosen])
         direct = [(self._confirmations, "confirmation")] if state.persona.home else []
         if self._config.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
@@ -317,8 +341,10 @@ class Agent:
                           tool_calls=state.finished_calls, timings=state.timings, path=path)
 
     async def _model_turn(
-        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
+        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None],
+        targets: Sequence[Entity] | None = None,
     ) -> TurnResult:
+        """`targets`: the entities the command acts on, when the user already chose them."""
         request, conversation, persona = state.request, state.conversation, state.persona
         conversational, reasoning = self._modes(persona, request)
         home = self._home if persona.home else None
@@ -327,17 +353,30 @@ class Agent:
         live = home.live_states(candidates) if home else ""
         turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
         question = persona.home and is_question(text, state.language)
-        allowed = self._offered_tools(persona, question)
+        # a small model is offered device actions only on the devices the request names
+        allowed = self._offered_tools(persona, question or (self._constrained and not candidates and not targets))
         tools = self._registry.specs(list(allowed))
         actions = self._registry.device_actions()
         reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
                              keep=functools.partial(self._speakable, state, question))
         retries_left = 1
         spoken_results: list[str] = []
+        constraint = self._first_round_constraint(persona, tools, candidates, text, state.language, question)
+        if constraint is not None and constraint.answer and targets is None:
+            fit = home.fit(text, state.language) if home else Fit([])
+            if fit.missing:  # the name said fits no device: never act on a neighbour
+                return self._direct_answer(state, text, DirectAnswer(
+                    phrase(state.language, "entity.not_found", name=fit.missing), "not_found"), "model", emit)
+            if fit.ambiguous:  # several devices fit the name said: ask, and act on none yet
+                return self._ask_which(state, text, fit.entities, emit)
+            if fit.entities:
+                targets = fit.entities
+        if constraint is not None and constraint.answer and targets:
+            constraint = dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
 
         for round_no in range(self._config.max_tool_rounds + 1):
-            constraint = self._first_round_constraint(persona, tools, candidates, text, state.language, question) \
-                if round_no == 0 else None
+            if round_no > 0:
+                constraint = None
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
                 reasoning=reasoning, conversational=conversational,
@@ -381,6 +420,26 @@ class Agent:
         self._trim(conversation)
         return TurnResult(conversation.id, state.language, reply.text,
                           tool_calls=state.finished_calls, timings=state.timings)
+
+    def _ask_which(self, state: _TurnState, text: str, options: Sequence[Entity],
+                   emit: Callable[[TurnEvent], None]) -> TurnResult:
+        """"Which one: A or B?", and keep the command for the next turn's answer."""
+        self._choices[state.conversation.id] = _Choice(text, tuple(options), state.request.source,
+                                                       state.request.client, time.monotonic())
+        question = phrase(state.language, "entity.ambiguous",
+                          options=join_list([e.name for e in options], state.language))
+        return self._direct_answer(state, text, DirectAnswer(question, "which_one"), "model", emit)
+
+    def _chosen(self, choice: _Choice, answer: str, state: _TurnState) -> Entity | None:
+        """The option an answer names or counts to ("B", "the second one") within the
+        confirmation window; None otherwise."""
+        if time.monotonic() - choice.asked_at > self._config.confirm_seconds or self._home is None:
+            return None
+        named = self._home.pick(answer, list(choice.options), state.language)
+        if named is not None:
+            return named
+        position = ordinal_position(answer, state.language)
+        return choice.options[position] if position is not None and position < len(choice.options) else None
 
     def _said_for_actions(self, state: _TurnState, reply: ReplyBuilder, spoken_results: list[str],
                           actions: frozenset[str]) -> str:
@@ -544,9 +603,15 @@ class Agent:
 
     def _waiting_conversation(self, client: str | None) -> str | None:
         """For a request without a conversation id: the client's previous conversation while it
-        waits for an answer (a yes or no within the confirmation window), else None (a new one)."""
+        waits for an answer (a yes or no, or "which one?", within the confirmation window), else
+        None (a new one)."""
         previous = self._client_conversations.get(client) if client is not None else None
-        if previous is not None and self._confirmations is not None and self._confirmations.waiting(previous):
+        if previous is None:
+            return None
+        choice = self._choices.get(previous)
+        if choice is not None and time.monotonic() - choice.asked_at <= self._config.confirm_seconds:
+            return previous
+        if self._confirmations is not None and self._confirmations.waiting(previous):
             return previous
         return None
 

@@ -7,6 +7,7 @@
   agent lets it through only when a call in the same turn really did something.
 - `looks_like_code`: a sentence that is JSON or a call written as text: never spoken.
 - `repeats_itself`: the text ends in the same stretch three times over (a decoding loop).
+- `ordinal_position`: which option an answer to "which one?" counts to ("the second one").
 
 Languages written without spaces between words (and Korean, whose endings attach to words)
 are matched by substring; the others by whole words at the start or end of the text.
@@ -91,3 +92,15 @@ def repeats_itself(text: str) -> bool:
         if unit.strip() and tail.endswith(unit * 3):
             return True
     return False
+
+
+def ordinal_position(answer: str, language: str | None) -> int | None:
+    """0 for "the first one", 1 for "die zweite", …: `choice.ordinal_words`. When several
+    positions are said ("the second one" also says "one"), the highest counts."""
+    language = normalize_language(language)
+    words = _words(answer)
+    padded = f" {words} "
+    said = [position for position, alternatives in enumerate(word_list(language, "choice.ordinal_words"))
+            if any((w in words) if language in _UNSPACED else (f" {w} " in padded)
+                   for w in (a.strip() for a in alternatives.split(",")) if w)]
+    return max(said) if said else None

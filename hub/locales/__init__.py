@@ -18,7 +18,8 @@ Conventions for callers:
   carries `<key>.one` and `<key>.other`, plus `.zero`/`.two`/`.few`/`.many` where the language's
   plural rule (`plural_category`) uses them; a form the file lacks is its `.other`.
 - `options` in `entity.ambiguous` and `items` lists come from `join_list`.
-- `*_words` keys are "|"-separated words and short phrases (`word_list`), not sentences.
+- `*_words` keys are "|"-separated words and short phrases (`word_list`), not sentences;
+  `choice.ordinal_words` lists the positions first to fourth, each as ","-separated words.
 """
 
 from __future__ import annotations

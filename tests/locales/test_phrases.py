@@ -57,10 +57,11 @@ PROMISED_KEYS = {
     "question.start_words": set(), "question.end_words": set(), "question.request_words": set(),
     "action.claim_words": set(), "action.nothing_done": set(), "error.unsupported": {"name"},
     "error.invalid_value": {"name"}, "error.not_understood": set(), "error.action_failed": set(),
+    "choice.ordinal_words": set(),
 }
 # Keys whose text is a "|"-separated list of words, not a sentence.
 WORD_LISTS = ("policy.yes_words", "policy.no_words", "question.start_words", "question.end_words",
-              "question.request_words", "action.claim_words")
+              "question.request_words", "action.claim_words", "choice.ordinal_words")
 # Things text-to-speech would read out or choke on; a colon or comma is fine, markup is not.
 UNSPEAKABLE = re.compile(r"[*_#`~<>\[\]|%°€$@\\/=+^]|\s{2,}")
 
