@@ -134,7 +134,7 @@ FAULTS = [
     ("unsupported feature", [call("set_temperature", entity_id="light.kitchen", temperature=20)],
      lambda lang: phrase(lang, "error.unsupported", name="Kitchen light")),
     ("invalid color", [call("set_light", entity_id="light.desk_lamp", color="rgb(255,210,174)")],
-     lambda lang: phrase(lang, "error.not_understood")),
+     lambda lang: phrase(lang, "error.invalid_value", name="Desk lamp")),
     ("out-of-range temperature", [call("set_temperature", entity_id="climate.living_room", temperature=60)],
      lambda lang: phrase(lang, "error.invalid_value", name="Living room thermostat")),
     ("backend down", [call("turn_on", entity_id="light.kitchen")], lambda lang: phrase(lang, "error.action_failed")),

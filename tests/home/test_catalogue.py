@@ -103,6 +103,10 @@ async def test_wrong_domain_is_unsupported(home: Home) -> None:
     ]:
         result = await home.call(name, **args)
         assert not result.ok and result.data["error"] == "unsupported", (name, result.data)
+        entity = home.store.get(args["entity_id"])
+        # the message is the sentence the user hears; what exactly is wrong is the model's detail
+        assert result.data["message"] == phrase("en", "error.unsupported", name=entity.name)
+        assert name in result.data["detail"]
     assert [(e.entity_id, e.state, e.attributes) for e in home.store.all()] == before
     assert home.backend.calls == []
 
