@@ -362,17 +362,11 @@ class Agent:
         retries_left = 1
         spoken_results: list[str] = []
         constraint = self._first_round_constraint(persona, tools, candidates, text, state.language, question)
-        if constraint is not None and constraint.answer and targets is None:
-            fit = home.fit(text, state.language) if home else Fit([])
-            if fit.missing:  # the name said fits no device: never act on a neighbour
-                return self._direct_answer(state, text, DirectAnswer(
-                    phrase(state.language, "entity.not_found", name=fit.missing), "not_found"), "model", emit)
-            if fit.ambiguous:  # several devices fit the name said: ask, and act on none yet
-                return self._ask_which(state, text, fit.entities, emit)
-            if fit.entities:
-                targets = fit.entities
-        if constraint is not None and constraint.answer and targets:
-            constraint = dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
+        if constraint is not None and constraint.answer:
+            narrowed = self._narrowed(state, text, constraint, targets, emit)
+            if isinstance(narrowed, TurnResult):
+                return narrowed
+            constraint = narrowed
 
         for round_no in range(self._config.max_tool_rounds + 1):
             if round_no > 0:
@@ -396,11 +390,11 @@ class Agent:
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
             results = await self._run_tools(calls, state, emit, turn_messages, allowed)
             spoken_results = [self._spoken(r, state.language) for r in results]
-            questions = [str(r.data.get("message")) for r in results
-                         if r.data.get("error") == CONFIRMATION_REQUIRED]
-            if questions:  # a sensitive action waits for the user's yes: ask, and do no more
-                reply.say(" ".join(questions))
-                turn_messages.append(Message("assistant", " ".join(questions)))
+            confirm = [str(r.data.get("message")) for r in results
+                       if r.data.get("error") == CONFIRMATION_REQUIRED]
+            if confirm:  # a sensitive action waits for the user's yes: ask, and do no more
+                reply.say(" ".join(confirm))
+                turn_messages.append(Message("assistant", " ".join(confirm)))
                 spoken_results = []
                 break
             if any(not r.ok for r in results):
@@ -421,6 +415,23 @@ class Agent:
         return TurnResult(conversation.id, state.language, reply.text,
                           tool_calls=state.finished_calls, timings=state.timings)
 
+    def _narrowed(self, state: _TurnState, text: str, constraint: ToolConstraint,
+                  targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
+        """A grammar-bound command acts only on what it names well (never on a neighbour that
+        shares a word): the constraint offering only those, or the turn's answer when the name
+        fits nothing ("I couldn't find …") or several devices ("Which one …?")."""
+        if targets is None and self._home is not None:
+            fit = self._home.fit(text, state.language)
+            if fit.missing:
+                answer = DirectAnswer(phrase(state.language, "entity.not_found", name=fit.missing), "not_found")
+                return self._direct_answer(state, text, answer, "resolution", emit)
+            if fit.ambiguous:
+                return self._ask_which(state, text, fit.entities, emit)
+            targets = fit.entities
+        if not targets:
+            return constraint
+        return dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
+
     def _ask_which(self, state: _TurnState, text: str, options: Sequence[Entity],
                    emit: Callable[[TurnEvent], None]) -> TurnResult:
         """"Which one: A or B?", and keep the command for the next turn's answer."""
@@ -428,7 +439,7 @@ class Agent:
                                                        state.request.client, time.monotonic())
         question = phrase(state.language, "entity.ambiguous",
                           options=join_list([e.name for e in options], state.language))
-        return self._direct_answer(state, text, DirectAnswer(question, "which_one"), "model", emit)
+        return self._direct_answer(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
 
     def _chosen(self, choice: _Choice, answer: str, state: _TurnState) -> Entity | None:
         """The option an answer names or counts to ("B", "the second one") within the

@@ -83,7 +83,7 @@ class TurnResult:
     error: str | None = None  # machine-readable error code
     tool_calls: list[ToolFinished] = field(default_factory=list)
     timings: TurnTimings = field(default_factory=TurnTimings)
-    path: str = "model"  # model | fast_path
+    path: str = "model"  # model | fast_path | confirmation | resolution ("which one?", "can't find")
 
 
 @dataclass(frozen=True)
