@@ -86,7 +86,7 @@ def looks_like_code(sentence: str) -> bool:
 def repeats_itself(text: str) -> bool:
     """Whether `text` ends with one stretch (4–80 characters, case and spacing ignored) written
     three times in a row: "Le Grand Garou, le Grand Garou, le Grand Garou,"."""
-    tail = " ".join(text[-_LOOP_TAIL:].casefold().split())
+    tail = " " + " ".join(text[-_LOOP_TAIL:].casefold().split())
     for size in range(_MIN_LOOP, min(_MAX_LOOP, len(tail) // 3) + 1):
         unit = tail[-size:]
         if unit.strip() and tail.endswith(unit * 3):
