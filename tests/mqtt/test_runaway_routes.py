@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import AsyncIterator
 
 import aiohttp
 import pytest
@@ -17,7 +16,7 @@ from wyoming.handle import Handled, NotHandled
 
 from hub.app import HubApp
 from hub.config import validate
-from hub.llm.types import Delta, Done, GenerationRequest, ModelInfo, TextDelta, Usage
+from helpers.scripted_engine import LOOPS, LoopingEngine
 from mqtt.mqtt_helpers import Sniffer, free_port, json_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -25,36 +24,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 BASE = "bolt_hub/bolt_hub"
 TOKEN = "runaway-token"
 MAX_REPLY = 120
-LOOPS = {"phrase": "Le Grand Garou, le Grand Garou, ", "sentence": "I'm not sure how to use a sword. "}
-
-
-class LoopingEngine:
-    """A model that never stops repeating itself; counts how much of it the hub read."""
-
-    def __init__(self) -> None:
-        self.info = ModelInfo("looping", "llama", "", 4096, 4096, 10_000_000_000)
-        self.uses_constrained_tools = False
-        self.loop = LOOPS["phrase"]
-        self.read: list[int] = []
-
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
-        count = 0
-        self.read.append(0)
-        try:
-            for _ in range(2000):
-                count += 1
-                self.read[-1] = count
-                yield TextDelta(self.loop)
-                await asyncio.sleep(0)
-            yield Done(Usage(completion_tokens=count, stop_reason="length"))
-        finally:
-            self.read[-1] = count
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    async def close(self) -> None:
-        pass
 
 
 @pytest.fixture
