@@ -389,6 +389,8 @@ class RestApi:
                 completion.add(first)
                 async for delta in deltas:
                     completion.add(delta)
+                    if completion.looping:
+                        break
                 return web.json_response(completion.response())
             return await self._stream_completion(request, completion, first, deltas,
                                                  bool(body.get("stream_options", {}).get("include_usage")))
@@ -408,6 +410,8 @@ class RestApi:
                 out = completion.add(delta)
                 if out is not None:
                     connected = await _send_data(response, completion.chunk(out))
+                if completion.looping:
+                    break
         except EngineError as err:
             await _send_data(response, {"error": {"message": str(err), "type": "engine_error"}})
         if connected:

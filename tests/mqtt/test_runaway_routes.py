@@ -1,7 +1,9 @@
-"""Runaway output ends on every route that speaks the agent's reply (issue 16): a model caught in
-a loop ("Le Grand Garou, le Grand Garou, …", or one sentence over and over) is stopped, and the
-reply stays within `max_reply_chars`, through the real Wyoming socket, MQTT on a real mosquitto,
-REST (JSON and the streamed form the web page reads) of one running hub."""
+"""Runaway output ends on every route (issue 16): a model caught in a loop ("Le Grand Garou, le
+Grand Garou, …", or one sentence over and over) is stopped, and the reply stays within
+`max_reply_chars`, through the real Wyoming socket, MQTT on a real mosquitto, REST (JSON and the
+streamed form the web page reads) of one running hub. The OpenAI-compatible endpoint hands back
+the model's raw text (its caller sets max_tokens): there the loop ends the completion with
+finish_reason "length"."""
 
 from __future__ import annotations
 
@@ -86,3 +88,26 @@ async def test_a_loop_is_stopped_on_every_route(hub, mosquitto, loop) -> None:
         assert reply and len(reply) <= MAX_REPLY, (route, reply)
         assert reply.count("Garou") <= 1 and reply.count("sword") <= 1, (route, reply)
     assert len(engine.read) == 4 and max(engine.read) < 50, f"the hub kept reading the loop: {engine.read}"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_loop_ends_an_openai_completion(hub, stream) -> None:
+    app, engine = hub
+    url = f"http://127.0.0.1:{app.config.http_port}/v1/chat/completions"
+    body = {"model": "bolt", "messages": [{"role": "user", "content": "What is the capital of France?"}],
+            "stream": stream}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, json=body, headers={"Authorization": f"Bearer {TOKEN}"},
+                                timeout=aiohttp.ClientTimeout(20)) as response:
+            assert response.status == 200
+            if stream:
+                chunks = [json.loads(line[5:]) for line in (await response.text()).splitlines()
+                          if line.startswith("data:") and line != "data: [DONE]"]
+                choices = [c["choices"][0] for c in chunks if c.get("choices")]
+                content = "".join(c["delta"].get("content") or "" for c in choices)
+                finish = choices[-1]["finish_reason"]
+            else:
+                choice = (await response.json())["choices"][0]
+                content, finish = choice["message"]["content"], choice["finish_reason"]
+    assert finish == "length" and content.count("Garou") <= 4, content
+    assert max(engine.read) < 50, f"the endpoint kept reading the loop: {engine.read}"
