@@ -62,6 +62,7 @@ from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 MAX_REQUEST_CHARS = 4000
+READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
 
 
 class FastPathLike(Protocol):
@@ -225,7 +226,7 @@ class Agent:
         conversational, reasoning = self._modes(persona, None)
         return GenerationRequest(
             messages=[self._system_message(persona, conversational)],
-            tools=self._registry.specs(list(self.personas.tool_names(persona))),
+            tools=self._registry.specs(self._offered_tools(persona)),
             reasoning=reasoning, conversational=conversational,
             max_tokens=self._config.max_tokens, temperature=self._config.temperature,
         )
@@ -353,15 +354,19 @@ class Agent:
         live = home.live_states(candidates) if home else ""
         turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
         question = persona.home and is_question(text, state.language)
-        # a small model is offered device actions only on the devices the request names
-        allowed = self._offered_tools(persona, question or (self._constrained and not candidates and not targets))
-        tools = self._registry.specs(list(allowed))
+        # the prompt always declares the same tools (its prefix stays cached); what may run this
+        # turn is narrower: no device action for a question, nor for a small model's request
+        # that names no device
+        tools = self._registry.specs(self._offered_tools(persona))
         actions = self._registry.device_actions()
+        allowed = [t.name for t in tools if t.name not in actions or not (
+            question or (self._constrained and not candidates and not targets))]
         reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
                              keep=functools.partial(self._speakable, state, question))
         retries_left = 1
         spoken_results: list[str] = []
-        constraint = self._first_round_constraint(persona, tools, candidates, text, state.language, question)
+        constraint = self._first_round_constraint(persona, [t for t in tools if t.name in allowed], candidates,
+                                                  text, state.language, question)
         if constraint is not None and constraint.answer:
             narrowed = self._narrowed(state, text, constraint, targets, emit)
             if isinstance(narrowed, TurnResult):
@@ -387,6 +392,8 @@ class Agent:
                 _LOGGER.info("tool round limit reached in %s", conversation.id)
                 turn_messages.append(Message("assistant", raw_text))
                 break
+            if question:  # a question reads: an action on a device becomes a look at its state
+                calls = [_as_reading(c, actions, allowed) for c in calls]
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
             results = await self._run_tools(calls, state, emit, turn_messages, allowed)
             spoken_results = [self._spoken(r, state.language) for r in results]
@@ -572,11 +579,11 @@ class Agent:
         reasoning = (request.reasoning if request is not None else None) or persona.reasoning or self._settings.reasoning
         return conversational, reasoning
 
-    def _offered_tools(self, persona: Persona, question: bool) -> list[str]:
-        """The tools the model may call this turn: the persona's, without device actions for a
-        question (a question never acts) or for a stand-in model that may not run the home."""
+    def _offered_tools(self, persona: Persona) -> list[str]:
+        """The tools the model is told about: the persona's, without device actions for a
+        stand-in model that may not run the home."""
         names = self.personas.tool_names(persona)
-        if persona.home and (question or not self.model_acts):
+        if persona.home and not self.model_acts:
             actions = self._registry.device_actions()
             return [n for n in names if n not in actions]
         return list(names)
@@ -657,6 +664,14 @@ def _check_request(text: str) -> str | None:
     if len(text) > MAX_REQUEST_CHARS:
         return "too_long"
     return None
+
+
+def _as_reading(call: ToolCall, actions: frozenset[str], allowed: Sequence[str]) -> ToolCall:
+    """A device action the model called for a question, as a look at that device's state."""
+    entity_id = call.arguments.get("entity_id")
+    if call.name in actions and isinstance(entity_id, str) and READ_STATE in allowed:
+        return ToolCall(READ_STATE, {"entity_id": entity_id}, id=call.id)
+    return call
 
 
 def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:

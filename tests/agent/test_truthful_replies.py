@@ -58,46 +58,44 @@ QUESTIONS = [
 
 
 @pytest.mark.parametrize("language,question", QUESTIONS)
-async def test_a_question_is_offered_no_action_and_an_action_call_does_nothing(tmp_path, language, question) -> None:
-    def model(request: GenerationRequest):
-        assert not offered(request) & ACTIONS and "get_state" in offered(request)
-        return [call("turn_on", entity_id="light.kitchen")]  # what the small model did anyway
-
-    hub, _ = hub_for(tmp_path, [model, text("The kitchen light is off.")], model_home_control=True)
+async def test_a_question_reads_and_never_acts(tmp_path, language, question) -> None:
+    # what small models did with questions: call an action on the device asked about
+    hub, engine = hub_for(tmp_path, [[call("turn_on", entity_id="light.kitchen")], text("It is off.")],
+                          model_home_control=True)
     result = await hub.ask(question, language=language)
-    assert hub.state("light.kitchen") == "off" and hub.calls_to("light.kitchen") == []
-    assert not JSON_SHAPED.search(result.reply)
+    assert result.ok and hub.state("light.kitchen") == "off" and hub.calls_to("light.kitchen") == []
+    assert [(f.call.name, f.call.arguments, f.ok) for f in result.tool_calls] == [
+        ("get_state", {"entity_id": "light.kitchen"}, True)], "the action became a look at the state"
+    assert engine.requests[0].constraint is None, "no grammar forces a question into a call"
+    assert result.reply == "It is off."
+    # the prompt declares the same tools as for a command: its cached prefix stays valid
+    assert offered(engine.requests[0]) == {t.name for t in hub.agent.stable_request().tools}
 
 
 @pytest.mark.parametrize("language,command", [("en", "Turn on the kitchen light"), ("en", "Can you turn on the kitchen light?"),
                                               ("de", "Schalte das Licht in der Küche ein"), ("zh", "请打开厨房的灯")])
 async def test_a_command_is_offered_the_actions_and_confirmed_from_the_result(tmp_path, language, command) -> None:
-    def model(request: GenerationRequest):
-        assert "turn_on" in offered(request)
-        return [*text("Sure, it is now blue and dimmed."), call("turn_on", entity_id="light.kitchen")]
-
+    model = [*text("Sure, it is now blue and dimmed."), call("turn_on", entity_id="light.kitchen")]
     hub, engine = hub_for(tmp_path, [model], model_home_control=True)
     result = await hub.ask(command, language=language)
+    assert "turn_on" in offered(engine.requests[0])
     assert hub.state("light.kitchen") == "on"
     assert phrase(language, "action.turned_on", name="Kitchen light") in result.reply
     assert len(engine.requests) == 1, "the model does not get to phrase what was done"
 
 
 async def test_a_stand_in_model_is_offered_no_device_action_unless_allowed(tmp_path) -> None:
-    seen: list[set[str]] = []
-
-    def model(request: GenerationRequest):
-        seen.append(offered(request))
-        return text("I can't do that myself.")
-
-    hub, _ = hub_for(tmp_path, [model], stand_in=True)
+    hub, engine = hub_for(tmp_path, [[call("turn_on", entity_id="light.kitchen")], text("Sorry.")], stand_in=True)
     assert not hub.agent.model_acts
-    await hub.ask("Turn on the kitchen light")
-    assert not seen[0] & ACTIONS and "get_state" in seen[0]
-    allowed, _ = hub_for(tmp_path, [model], stand_in=True, model_home_control=True)
+    result = await hub.ask("Turn on the kitchen light")
+    tools = offered(engine.requests[0])
+    assert not tools & ACTIONS and "get_state" in tools and tools == {t.name for t in hub.agent.stable_request().tools}
+    assert hub.state("light.kitchen") == "off" and not any(f.ok for f in result.tool_calls)
+    allowed, engine = hub_for(tmp_path, [[call("turn_on", entity_id="light.kitchen")]], stand_in=True,
+                              model_home_control=True)
     assert allowed.agent.model_acts
     await allowed.ask("Turn on the kitchen light")
-    assert "turn_on" in seen[1]
+    assert "turn_on" in offered(engine.requests[0]) and allowed.state("light.kitchen") == "on"
 
 
 @pytest.mark.parametrize("language", ["en", "de", "fr", "ja"])
