@@ -35,7 +35,9 @@ def test_ask_turns_on_a_demo_light_through_the_fast_path(tmp_path: Path) -> None
 
 
 def test_ask_through_the_model_makes_a_constrained_call_on_a_real_entity(tmp_path: Path) -> None:
-    done = run_cli("ask", "the desk lamp please", "--no-fast-path", "--json", tmp_path=tmp_path)
+    # the stand-in is let act (model_home_control), so its grammar-bound call is what is tested
+    done = run_cli("ask", "the desk lamp please", "--no-fast-path", "--json", tmp_path=tmp_path,
+                   model_home_control="true")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["path"] == "model"
