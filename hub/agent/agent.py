@@ -237,6 +237,9 @@ class Agent:
         if not self.model_acts:
             _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
                          "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
+        elif model_stands_in(self._engine.info):
+            _LOGGER.info("the model %s is a stand-in, allowed to control devices (model_home_control)",
+                         self._engine.info.name)
         self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona))
                                 for persona in self.personas.all() if persona.key != self.personas.default]
         for primer in (self.primer, *self.persona_primers):
