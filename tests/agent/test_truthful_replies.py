@@ -8,6 +8,7 @@ The scripted model plays what small models were seen doing; what is under test i
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 
 import pytest
@@ -84,9 +85,13 @@ async def test_a_command_is_offered_the_actions_and_confirmed_from_the_result(tm
     assert len(engine.requests) == 1, "the model does not get to phrase what was done"
 
 
-async def test_a_stand_in_model_is_offered_no_device_action_unless_allowed(tmp_path) -> None:
+async def test_a_stand_in_model_is_offered_no_device_action_unless_allowed(tmp_path, caplog) -> None:
     hub, engine = hub_for(tmp_path, [[call("turn_on", entity_id="light.kitchen")], text("Sorry.")], stand_in=True)
     assert not hub.agent.model_acts
+    with caplog.at_level(logging.INFO, logger="hub.agent.agent"):
+        await hub.agent.start()
+        await hub.agent.stop()
+    assert "device actions come only from the fast path" in caplog.text
     result = await hub.ask("Turn on the kitchen light")
     tools = offered(engine.requests[0])
     assert not tools & ACTIONS and "get_state" in tools and tools == {t.name for t in hub.agent.stable_request().tools}
