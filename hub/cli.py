@@ -178,6 +178,7 @@ async def _serve_async(config: HubConfig) -> int:
 def _check(args: argparse.Namespace, config: HubConfig) -> int:
     from hub.llm.inspect import inspect_gguf
     from hub.llm.models import STAND_IN_WARNING, resolve_model_path
+    from hub.llm.types import SMALL_MODEL_PARAMS
 
     print("Options: valid")
     for name, value in sorted(config.values.items()):
@@ -190,6 +191,11 @@ def _check(args: argparse.Namespace, config: HubConfig) -> int:
     report = inspect_gguf(path, n_ctx=config.n_ctx, kv_cache_type=config.kv_cache_type)
     for line in report.describe():
         print(f"  {line}")
+    if stand_in or 0 < report.n_params < SMALL_MODEL_PARAMS:
+        print("Device control by the model: " + ("allowed (model_home_control)" if config.model_home_control
+              else "off: a stand-in model chats and reads states; only the fast path acts"))
+    else:
+        print("Device control by the model: on")
     problems = report.problems(n_ctx=config.n_ctx)
     for problem in problems:
         print(f"Problem: {problem}")

@@ -68,6 +68,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("turn_timeout", "int(1,600)", 30),
     Option("queue_size", "int(1,1000)", 32),
     Option("fast_path", "bool", True),
+    Option("model_home_control", "bool", False),  # a stand-in model (small) may act on devices
     # personas and user-defined tools (hub.custom)
     Option("custom_file", "str?"),  # YAML with personas: and tools:
     Option("tool_secrets", "password?"),  # name=value pairs (`;` or newlines) for tool templates

@@ -13,8 +13,9 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def run_cli(*args: str, tmp_path: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli(*args: str, tmp_path: Path, timeout: float = 300, **options: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOLT_HUB_")}
+    env.update({f"BOLT_HUB_{name.upper()}": value for name, value in options.items()})
     env["BOLT_HUB_DATA_DIR"] = str(tmp_path / "state")
     env["BOLT_HUB_TURN_TIMEOUT"] = "240"  # mechanisms, not latency: a loaded CI machine is slow
     return subprocess.run([sys.executable, "-m", "hub", *args], capture_output=True, text=True,
@@ -34,7 +35,9 @@ def test_ask_turns_on_a_demo_light_through_the_fast_path(tmp_path: Path) -> None
 
 
 def test_ask_through_the_model_makes_a_constrained_call_on_a_real_entity(tmp_path: Path) -> None:
-    done = run_cli("ask", "the desk lamp please", "--no-fast-path", "--json", tmp_path=tmp_path)
+    # the stand-in is let act (model_home_control), so its grammar-bound call is what is tested
+    done = run_cli("ask", "the desk lamp please", "--no-fast-path", "--json", tmp_path=tmp_path,
+                   model_home_control="true")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["path"] == "model"
@@ -61,6 +64,10 @@ def test_check_reports_the_model_and_memory(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "llama" in done.stdout.lower()  # SmolLM2's architecture
     assert "memory" in done.stdout.lower()
+    # the stand-in may not run the home unless the user allows it (issue 16), and check says so
+    assert "Device control by the model: off" in done.stdout
+    allowed = run_cli("check", tmp_path=tmp_path, model_home_control="true")
+    assert "Device control by the model: allowed (model_home_control)" in allowed.stdout
 
 
 @pytest.mark.parametrize("command", ["ask", "check"])

@@ -8,6 +8,7 @@ and turns of one conversation run one at a time, in arrival order.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import logging
@@ -17,9 +18,12 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
+from hub.agent.outcome import spoken_result
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
+from hub.agent.pending import DirectAnswer
+from hub.agent.utterances import claims_action, is_question, looks_like_code, ordinal_position, repeats_itself
 from hub.agent.types import (
     ReplyChunk,
     ToolFinished,
@@ -32,7 +36,8 @@ from hub.agent.types import (
 )
 from hub.config import HubConfig
 from hub.home.entities import Entity
-from hub.home.policy import CONFIRMATION_REQUIRED, SPOKEN_ERRORS
+from hub.home.resolve import Fit
+from hub.home.policy import CONFIRMATION_REQUIRED
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
     Done,
@@ -41,6 +46,7 @@ from hub.llm.types import (
     EngineError,
     GenerationRequest,
     MalformedToolCall,
+    ModelInfo,
     Message,
     PromptTooLong,
     TextDelta,
@@ -48,16 +54,30 @@ from hub.llm.types import (
     ToolCall,
     ToolCallDelta,
     ToolConstraint,
+    SMALL_MODEL_PARAMS,
 )
-from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase
+from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
+from hub.locales import SUPPORTED_LANGUAGES, join_list, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 MAX_REQUEST_CHARS = 4000
+READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
 
 
 class FastPathLike(Protocol):
     async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
+
+
+class ConfirmationsLike(FastPathLike, Protocol):
+    def waiting(self, conversation_id: str) -> bool: ...
+
+
+def model_stands_in(info: ModelInfo) -> bool:
+    """The embedded default, or any model under the small-model size: it may chat and read
+    states, but device actions come only from the deterministic path unless
+    `model_home_control` allows it (its entity choices are not to be trusted)."""
+    return info.is_stand_in or 0 < info.n_params < SMALL_MODEL_PARAMS
 
 
 class HomeView(Protocol):
@@ -67,6 +87,19 @@ class HomeView(Protocol):
     def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]: ...
     def overview(self, entities: Sequence[Entity]) -> str: ...
     def live_states(self, entities: Sequence[Entity]) -> str: ...
+    def fit(self, text: str, language: str) -> Fit: ...
+    def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None: ...
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """A command waiting for the answer to "which one?": its words and the good fits offered."""
+
+    text: str
+    options: tuple[Entity, ...]
+    source: str
+    client: str | None
+    asked_at: float
 
 
 @dataclass
@@ -91,7 +124,7 @@ class Agent:
         config: HubConfig,
         home: HomeView | None = None,
         fast_path: FastPathLike | None = None,
-        confirmations: FastPathLike | None = None,
+        confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
@@ -106,6 +139,9 @@ class Agent:
         self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
+        self.model_acts = config.model_home_control or not model_stands_in(engine.info)
+        self._client_conversations: dict[str, str] = {}  # client → its latest conversation id
+        self._choices: dict[str, _Choice] = {}  # conversation id → the command asking "which one?"
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
@@ -119,6 +155,8 @@ class Agent:
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
         error = _check_request(request.text)
+        if request.conversation_id is None:
+            request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
         try:
             persona = self.personas.choose(request.persona or (known.persona if known else None),
@@ -133,6 +171,8 @@ class Agent:
         conversation = self.conversations.get_or_create(request.conversation_id, language)
         conversation.language = language
         conversation.persona = persona.key
+        if request.client is not None:
+            self._remember_client(request.client, conversation.id)
         events: asyncio.Queue[TurnEvent] = asyncio.Queue()
         task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, events))
         deadline = time.monotonic() + self._config.turn_timeout
@@ -161,8 +201,7 @@ class Agent:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
         argument validation and policy as the model's calls. Raises UnknownPersona."""
         persona = self.personas.get(ctx.persona)
-        ctx = ToolContext(ctx.conversation_id, ctx.language, ctx.source, ctx.satellite_id, ctx.device_id,
-                          persona.key)
+        ctx = dataclasses.replace(ctx, persona=persona.key)
         result = await self._registry.call(ToolCall(name, arguments), ctx,
                                            allowed=self.personas.tool_names(persona))
         _LOGGER.info("direct tool %s from %s as %s: %s", name, ctx.source, persona.key,
@@ -187,7 +226,7 @@ class Agent:
         conversational, reasoning = self._modes(persona, None)
         return GenerationRequest(
             messages=[self._system_message(persona, conversational)],
-            tools=self._registry.specs(list(self.personas.tool_names(persona))),
+            tools=self._registry.specs(self._offered_tools(persona)),
             reasoning=reasoning, conversational=conversational,
             max_tokens=self._config.max_tokens, temperature=self._config.temperature,
         )
@@ -195,6 +234,12 @@ class Agent:
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
         persona's first turn only pays for its own message."""
+        if not self.model_acts:
+            _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
+                         "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
+        elif model_stands_in(self._engine.info):
+            _LOGGER.info("the model %s is a stand-in, allowed to control devices (model_home_control)",
+                         self._engine.info.name)
         self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona),
                                              name=f"persona:{persona.key}")
                                 for persona in self.personas.all() if persona.key != self.personas.default]
@@ -229,7 +274,7 @@ class Agent:
     ) -> None:
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
-                              persona.key)
+                              persona.key, request.client)
             state = _TurnState(request, conversation, language, ctx, persona)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
@@ -265,6 +310,14 @@ class Agent:
 
     async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         text = state.request.text.strip()
+        choice = self._choices.get(state.conversation.id)
+        if choice is not None and state.persona.home and \
+                (choice.source, choice.client) == (state.request.source, state.request.client):
+            del self._choices[state.conversation.id]  # any answer of the asker ends the wait
+            chosen = self._chosen(choice, text, state)
+            if chosen is not None:  # "the first one", "the fan": the command goes on with that one
+                _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
+                return await self._model_turn(state, choice.text, emit, targets=[chosen])
         direct = [(self._confirmations, "confirmation")] if state.persona.home else []
         if self._config.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
@@ -293,8 +346,10 @@ class Agent:
                           tool_calls=state.finished_calls, timings=state.timings, path=path)
 
     async def _model_turn(
-        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None]
+        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None],
+        targets: Sequence[Entity] | None = None,
     ) -> TurnResult:
+        """`targets`: the entities the command acts on, when the user already chose them."""
         request, conversation, persona = state.request, state.conversation, state.persona
         conversational, reasoning = self._modes(persona, request)
         home = self._home if persona.home else None
@@ -302,22 +357,36 @@ class Agent:
         system = self._system_message(persona, conversational)
         live = home.live_states(candidates) if home else ""
         turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
-        allowed = self.personas.tool_names(persona)
-        tools = self._registry.specs(list(allowed))
-        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit))
+        question = persona.home and is_question(text, state.language)
+        # the prompt always declares the same tools (its prefix stays cached); what may run this
+        # turn is narrower: no device action for a question, nor for a small model's request
+        # that names no device
+        tools = self._registry.specs(self._offered_tools(persona))
+        actions = self._registry.device_actions()
+        allowed = [t.name for t in tools if t.name not in actions or not (
+            question or (self._constrained and not candidates and not targets))]
+        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
+                             keep=functools.partial(self._speakable, state, question))
         retries_left = 1
         spoken_results: list[str] = []
+        constraint = self._first_round_constraint(persona, [t for t in tools if t.name in allowed], candidates,
+                                                  text, state.language, question)
+        if constraint is not None and constraint.answer:
+            narrowed = self._narrowed(state, text, constraint, targets, emit)
+            if isinstance(narrowed, TurnResult):
+                return narrowed
+            constraint = narrowed
 
         for round_no in range(self._config.max_tool_rounds + 1):
-            constraint = self._first_round_constraint(persona, tools, candidates, text, state.language) \
-                if round_no == 0 else None
+            if round_no > 0:
+                constraint = None
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
                 reasoning=reasoning, conversational=conversational,
                 max_tokens=self._config.max_tokens, temperature=self._config.temperature,
                 constraint=constraint,
             )
-            raw_text, calls, stop_reason = await self._generate(generation, state, reply)
+            raw_text, calls, stop_reason = await self._generate(generation, state, reply, allowed)
             if not calls:
                 # a reply cut by max_tokens ends on its last whole sentence, not a fragment
                 reply.finish(drop_incomplete=stop_reason == "length")
@@ -327,48 +396,127 @@ class Agent:
                 _LOGGER.info("tool round limit reached in %s", conversation.id)
                 turn_messages.append(Message("assistant", raw_text))
                 break
+            if question:  # a question reads: an action on a device becomes a look at its state
+                calls = [_as_reading(c, actions, allowed) for c in calls]
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
             results = await self._run_tools(calls, state, emit, turn_messages, allowed)
-            questions = [str(r.data.get("message")) for r in results
-                         if r.data.get("error") == CONFIRMATION_REQUIRED]
-            if questions:  # a sensitive action waits for the user's yes: ask, and do no more
-                reply.add_text(" " + " ".join(questions))
-                turn_messages.append(Message("assistant", " ".join(questions)))
+            spoken_results = [self._spoken(r, state.language) for r in results]
+            confirm = [str(r.data.get("message")) for r in results
+                       if r.data.get("error") == CONFIRMATION_REQUIRED]
+            if confirm:  # a sensitive action waits for the user's yes: ask, and do no more
+                reply.say(" ".join(confirm))
+                turn_messages.append(Message("assistant", " ".join(confirm)))
+                spoken_results = []
                 break
             if any(not r.ok for r in results):
                 if retries_left == 0:
-                    spoken_results = [_speech_of(r, state.language) for r in results]
                     break
                 retries_left -= 1
-            if constraint is not None and all(r.ok for r in results):
-                # a small model phrases results badly: speak the tools' own confirmations
-                spoken_results = [_speech_of(r, state.language) for r in results]
+                continue
+            if constraint is not None or any(c.name in actions for c in calls):
+                # what was done is told from the results, not in the model's words
                 turn_messages.append(Message("assistant", " ".join(spoken_results)))
                 break
-            spoken_results = [_speech_of(r, state.language) for r in results]
         reply.finish()
-        if not reply.text:
-            fallback = " ".join(s for s in spoken_results if s) or phrase(state.language, "action.done")
-            reply.add_text(fallback)
-            reply.finish()
+        said = self._said_for_actions(state, reply, spoken_results, actions)
+        if said:
+            reply.say(said)
         conversation.messages += turn_messages
         self._trim(conversation)
         return TurnResult(conversation.id, state.language, reply.text,
                           tool_calls=state.finished_calls, timings=state.timings)
 
+    def _narrowed(self, state: _TurnState, text: str, constraint: ToolConstraint,
+                  targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
+        """A grammar-bound command acts only on what it names well (never on a neighbour that
+        shares a word): the constraint offering only those, or the turn's answer when the name
+        fits nothing ("I couldn't find …") or several devices ("Which one …?")."""
+        if targets is None and self._home is not None:
+            fit = self._home.fit(text, state.language)
+            if fit.missing:
+                answer = DirectAnswer(phrase(state.language, "entity.not_found", name=fit.missing), "not_found")
+                return self._direct_answer(state, text, answer, "resolution", emit)
+            if fit.ambiguous:
+                return self._ask_which(state, text, fit.entities, emit)
+            targets = fit.entities
+        if not targets:
+            return constraint
+        return dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
+
+    def _ask_which(self, state: _TurnState, text: str, options: Sequence[Entity],
+                   emit: Callable[[TurnEvent], None]) -> TurnResult:
+        """"Which one: A or B?", and keep the command for the next turn's answer."""
+        self._choices[state.conversation.id] = _Choice(text, tuple(options), state.request.source,
+                                                       state.request.client, time.monotonic())
+        question = phrase(state.language, "entity.ambiguous",
+                          options=join_list([e.name for e in options], state.language))
+        return self._direct_answer(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
+
+    def _chosen(self, choice: _Choice, answer: str, state: _TurnState) -> Entity | None:
+        """The option an answer names or counts to ("B", "the second one") within the
+        confirmation window; None otherwise."""
+        if time.monotonic() - choice.asked_at > self._config.confirm_seconds or self._home is None:
+            return None
+        named = self._home.pick(answer, list(choice.options), state.language)
+        if named is not None:
+            return named
+        position = ordinal_position(answer, state.language)
+        return choice.options[position] if position is not None and position < len(choice.options) else None
+
+    def _said_for_actions(self, state: _TurnState, reply: ReplyBuilder, spoken_results: list[str],
+                          actions: frozenset[str]) -> str:
+        """What the hub adds after the model's words: the calls' outcomes when a device action
+        ran or the last calls failed, else what really happened when the model's words claimed an
+        action (or were all refused), else nothing."""
+        acted = [f for f in state.finished_calls if f.call.name in actions]
+        failed_last = spoken_results and any(not f.ok for f in state.finished_calls[-len(spoken_results):])
+        if acted or failed_last:
+            return " ".join(dict.fromkeys(s for s in spoken_results if s))
+        if state.persona.home and any(claims_action(d, state.language, also="en") for d in reply.dropped):
+            return phrase(state.language, "action.nothing_done")
+        if not reply.text:
+            return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
+        return ""
+
+    def _speakable(self, state: _TurnState, question: bool, sentence: str) -> bool:
+        """Whether a sentence of the model may be spoken: never JSON or a call written as text,
+        and, for the home, no claim of an action unless one succeeded in this turn."""
+        if looks_like_code(sentence):
+            return False
+        if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
+            return any(f.ok and not self._reads_only(f.call.name) for f in state.finished_calls)
+        return True
+
+    def _reads_only(self, tool_name: str) -> bool:
+        return getattr(self._registry.get(tool_name), "changes_home", None) is False
+
     async def _generate(
-        self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder
+        self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder, allowed: Sequence[str],
     ) -> tuple[str, list[ToolCall], str]:
-        """Stream one model round into the reply; the raw text, the calls and the stop reason."""
+        """Stream one model round into the reply; the raw text, the calls and the stop reason.
+
+        Text that starts like JSON is held back: a call written without its format's markers
+        (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. A round
+        that starts repeating itself is ended there.
+        """
         raw: list[str] = []
         calls: list[ToolCall] = []
         stop_reason = "stop"
+        held = False
         stream = self._engine.stream(generation)
         try:
             async for delta in stream:
                 if isinstance(delta, TextDelta):
                     raw.append(delta.text)
-                    reply.add_text(delta.text)
+                    text = "".join(raw)
+                    held = held or (not reply.text and text.lstrip()[:1] in ("{", "["))
+                    if not held:
+                        reply.add_text(delta.text)
+                    if repeats_itself(text[-400:]):
+                        _LOGGER.info("the model repeats itself in %s: reply ended", state.conversation.id)
+                        reply.stop()
+                        stop_reason = "loop"
+                        break
                     if reply.capped:
                         break
                 elif isinstance(delta, ToolCallDelta):
@@ -383,7 +531,13 @@ class Agent:
                     stop_reason = delta.usage.stop_reason
         finally:
             await stream.aclose()
-        return "".join(raw), calls, stop_reason
+        text = "".join(raw)
+        if held:
+            written = _calls_written_as_text(text, allowed)
+            if written:
+                return "", [*calls, *written], stop_reason
+            reply.add_text(text)  # not a call: the sentence filter keeps JSON from being spoken
+        return text, calls, stop_reason
 
     async def _run_tools(
         self, calls: list[ToolCall], state: _TurnState, emit: Callable[[TurnEvent], None],
@@ -429,16 +583,27 @@ class Agent:
         reasoning = (request.reasoning if request is not None else None) or persona.reasoning or self._settings.reasoning
         return conversational, reasoning
 
+    def _offered_tools(self, persona: Persona) -> list[str]:
+        """The tools the model is told about: the persona's, without device actions for a
+        stand-in model that may not run the home."""
+        names = self.personas.tool_names(persona)
+        if persona.home and not self.model_acts:
+            actions = self._registry.device_actions()
+            return [n for n in names if n not in actions]
+        return list(names)
+
     def _first_round_constraint(self, persona: Persona, tools: Sequence[Any], candidates: Sequence[Entity],
-                                text: str, language: str) -> ToolConstraint | None:
-        """A small model's first round calls a tool on the request's candidates (grammar-bound);
-        a persona with tool_choice "required" must call one of its tools, whatever the model."""
+                                text: str, language: str, question: bool) -> ToolConstraint | None:
+        """A small model's first round on a command calls a tool on the request's candidates or
+        answers in words (grammar-bound); a persona with tool_choice "required" must call one of
+        its tools, whatever the model."""
         if not tools:
             return None
         names = tuple(t.name for t in tools)
-        if self._constrained and candidates and self._home is not None:
+        acts = bool(self._registry.device_actions() & set(names))
+        if self._constrained and acts and not question and candidates and self._home is not None:
             focused = self._home.candidates(text, language, focused=True)
-            return ToolConstraint(names, tuple(e.entity_id for e in focused))
+            return ToolConstraint(names, tuple(e.entity_id for e in focused), answer=True)
         if persona.tool_choice == "required":
             return ToolConstraint(names, ())
         return None
@@ -457,6 +622,34 @@ class Agent:
         task = asyncio.create_task(self.primer.prime_continuation(history, self.stable_request(persona)))
         self._priming.add(task)
         task.add_done_callback(self._priming.discard)
+
+    def _waiting_conversation(self, client: str | None) -> str | None:
+        """For a request without a conversation id: the client's previous conversation while it
+        waits for an answer (a yes or no, or "which one?", within the confirmation window), else
+        None (a new one)."""
+        previous = self._client_conversations.get(client) if client is not None else None
+        if previous is None:
+            return None
+        choice = self._choices.get(previous)
+        if choice is not None and time.monotonic() - choice.asked_at <= self._config.confirm_seconds:
+            return previous
+        if self._confirmations is not None and self._confirmations.waiting(previous):
+            return previous
+        return None
+
+    def _remember_client(self, client: str, conversation_id: str) -> None:
+        live = set(self.conversations.ids())
+        for known in [c for c, cid in self._client_conversations.items() if cid not in live]:
+            del self._client_conversations[known]
+        self._client_conversations[client] = conversation_id
+
+    def _spoken(self, result: ToolResult, language: str) -> str:
+        return spoken_result(result, language, self._entity_name)
+
+    def _entity_name(self, entity_id: str) -> str | None:
+        if self._home is None:
+            return None
+        return next((e.name for e in self._home.entities() if e.entity_id == entity_id), None)
 
     def _trim(self, conversation: Conversation) -> None:
         conversation.trim(self._config.history_tokens, self._message_tokens)
@@ -477,11 +670,21 @@ def _check_request(text: str) -> str | None:
     return None
 
 
-def _speech_of(result: ToolResult, language: str) -> str:
-    if result.speech:
-        return result.speech
-    if not result.ok and result.data.get("error") in SPOKEN_ERRORS:
-        return str(result.data.get("message"))  # already a sentence for the user
-    if not result.ok:
-        return phrase(language, "action.failed", reason=str(result.data.get("message", result.data.get("error", ""))))
-    return phrase(language, "action.done")
+def _as_reading(call: ToolCall, actions: frozenset[str], allowed: Sequence[str]) -> ToolCall:
+    """A device action the model called for a question, as a look at that device's state."""
+    entity_id = call.arguments.get("entity_id")
+    if call.name in actions and isinstance(entity_id, str) and READ_STATE in allowed:
+        return ToolCall(READ_STATE, {"entity_id": entity_id}, id=call.id)
+    return call
+
+
+def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:
+    """`{"name": …, "arguments": …}` (or a list of them) written as plain text, when every name
+    is a tool on offer; [] for anything else."""
+    try:
+        parsed = parse_json_call(text.strip().rstrip("."))
+    except ToolCallSyntaxError:
+        return []
+    if not all(name in allowed for name, _ in parsed):
+        return []
+    return [ToolCall(name, arguments, id=f"text_{n + 1}") for n, (name, arguments) in enumerate(parsed)]

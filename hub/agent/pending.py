@@ -6,7 +6,10 @@ the next turn of that conversation decides, without the model:
   speaks its confirmation;
 - a clear no cancels it and says so;
 - anything else (or a yes after the window) drops the held call and the turn goes on normally.
-A yes in any other conversation finds nothing held there, so it confirms nothing.
+A yes in any other conversation finds nothing held there, so it confirms nothing; a yes or no in
+the same conversation from another route or client (TurnRequest.client) is told that nothing
+was done, and the held call still waits for its asker: whoever read the question and its
+conversation id on a shared bus cannot answer it, nor cancel it.
 """
 
 from __future__ import annotations
@@ -51,10 +54,23 @@ class ConfirmationHook:
         self._policy = policy
         self._registry = registry
 
+    def waiting(self, conversation_id: str) -> bool:
+        """Whether the conversation waits for a yes or no that may still count."""
+        pending = self._policy.peek_pending(conversation_id)
+        return pending is not None and self._policy.is_fresh(pending)
+
     async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None:
-        pending = self._policy.take_pending(ctx.conversation_id)
+        pending = self._policy.peek_pending(ctx.conversation_id)
         if pending is None:
             return None
+        if (pending.ctx.source, pending.ctx.client) != (ctx.source, ctx.client):
+            # not an answer: it neither confirms nor drops what the asker was asked
+            if not (is_yes(text, language) or is_no(text, language)):
+                return None
+            _LOGGER.warning("answer in %s from %s ignored: the question was asked of another "
+                            "route or client (%s)", ctx.conversation_id, ctx.source, pending.ctx.source)
+            return DirectAnswer(phrase(language, "action.nothing_done"), "not_the_asker")
+        self._policy.take_pending(ctx.conversation_id)
         what = f"{pending.call.name}({pending.entity_id})"
         if is_yes(text, language):
             if not self._policy.is_fresh(pending):

@@ -19,6 +19,11 @@ class TurnRequest:
     conversational: bool | None = None  # None: the configured default
     reasoning: Reasoning | None = None  # None: the configured default
     persona: str | None = None
+    # who asks, the same across that client's connections: "wyoming:<peer host>/<satellite>",
+    # "mqtt:<client field>", "rest:<token digest>". A confirmation counts only from the client
+    # that was asked, and a request without a conversation id continues that client's
+    # conversation only while it waits for an answer. None: unknown (never continued).
+    client: str | None = None
 
 
 # --- events streamed while a turn runs ------------------------------------------------------
@@ -78,7 +83,7 @@ class TurnResult:
     error: str | None = None  # machine-readable error code
     tool_calls: list[ToolFinished] = field(default_factory=list)
     timings: TurnTimings = field(default_factory=TurnTimings)
-    path: str = "model"  # model | fast_path
+    path: str = "model"  # model | fast_path | confirmation | resolution ("which one?", "can't find")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ class _EntityTool:
     parameters: dict[str, Any] = _schema()
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
     entity_args = ("entity_id",)
+    changes_home = True  # a device action (see Tool.changes_home)
 
     def __init__(self, store: EntityStore, resolver: EntityResolver,
                  policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> None:
@@ -78,7 +79,7 @@ class _EntityTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         entity = self._entity(args["entity_id"], ctx)
         if self.domains is not None and entity.domain not in self.domains:
-            raise self._unsupported(entity)
+            raise self._unsupported(entity, ctx.language)
         return await self.act(entity, args, ctx)
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -90,17 +91,28 @@ class _EntityTool:
         entity = self._store.get(entity_id)
         if entity is None:
             suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
-            raise ToolError(phrase(ctx.language, "entity.not_found", name=entity_id),
+            spoken = entity_id.split(".", 1)[-1].replace("_", " ")  # "light.desk_lamp" → "desk lamp"
+            raise ToolError(phrase(ctx.language, "entity.not_found", name=spoken),
                             code="unknown_entity", suggestions=suggestions)
         if self._policy is None and entity.domain in REFUSED_DOMAINS:
             raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
                             code="not_allowed", entity_id=entity.entity_id)
         return entity
 
-    def _unsupported(self, entity: Entity, what: str | None = None) -> ToolError:
+    def _unsupported(self, entity: Entity, language: str, what: str | None = None) -> ToolError:
+        """"Living room light can't do that." for the user; `detail` says what, for the model."""
         return ToolError(
-            f"{self.name} cannot {what or 'control'} {entity.entity_id} ({entity.domain}).",
-            code="unsupported", entity_id=entity.entity_id)
+            phrase(language, "error.unsupported", name=entity.name), code="unsupported",
+            entity_id=entity.entity_id,
+            detail=f"{self.name} cannot {what or 'control'} {entity.entity_id} ({entity.domain}).")
+
+    @staticmethod
+    def _invalid(entity: Entity | None, language: str, detail: str) -> ToolError:
+        """Arguments the device cannot take: a sentence for the user, `detail` for the model."""
+        spoken = (phrase(language, "error.invalid_value", name=entity.name) if entity is not None
+                  else phrase(language, "error.not_understood"))
+        ids = {"entity_id": entity.entity_id} if entity is not None else {}
+        return ToolError(spoken, code="invalid_arguments", detail=detail, **ids)
 
     async def _call(self, entity: Entity, service: str, data: dict[str, Any],
                     ctx: ToolContext, args: dict[str, Any]) -> Entity:
@@ -123,7 +135,7 @@ class _EntityTool:
             # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)
             code = getattr(err, "code", None)
             spoken = (phrase(ctx.language, f"error.{code}") if code in _BACKEND_PHRASES
-                      else phrase(ctx.language, "action.failed", reason=str(err)))
+                      else phrase(ctx.language, "error.action_failed"))
             raise ToolError(spoken, code="backend_unavailable", entity_id=entity.entity_id,
                             detail=str(err)) from err
         self._record(entity, service, data, ctx, "ok")
@@ -155,7 +167,7 @@ class TurnOn(_EntityTool):
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         service = self.services.get(entity.domain)
         if service is None:
-            raise self._unsupported(entity, "switch")
+            raise self._unsupported(entity, ctx.language, "switch")
         after = await self._call(entity, service, {}, ctx, args)
         return (self._acknowledged(after, service, {}, ctx)
                 or self._done(after, self._speech(after, ctx.language)))
@@ -194,17 +206,20 @@ class SetLight(_EntityTool):
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not any(k in args for k in ("brightness", "color")):
-            raise ToolError("Give brightness or color.", code="invalid_arguments")
+            raise self._invalid(entity, ctx.language, "Give brightness or color.")
         modes = set(entity.attributes.get("supported_color_modes") or ())
         data: dict[str, Any] = {}
         if "brightness" in args:
             if modes == {"onoff"}:
-                raise self._unsupported(entity, "dim")
+                raise self._unsupported(entity, ctx.language, "dim")
             data["brightness_pct"] = args["brightness"]
         if "color" in args:
             if modes and not modes & _COLOR_MODES:
-                raise self._unsupported(entity, "color")
-            data.update(_color_data(args["color"]))
+                raise self._unsupported(entity, ctx.language, "color")
+            try:
+                data.update(_color_data(args["color"]))
+            except ValueError as err:
+                raise self._invalid(entity, ctx.language, str(err)) from None
         after = await self._call(entity, "turn_on", data, ctx, args)
         if "brightness" in args:
             value = phrase(ctx.language, "unit.percent", value=format_number(args["brightness"], ctx.language))
@@ -224,8 +239,7 @@ class SetTemperature(_EntityTool):
         value = float(args["temperature"])
         low, high = entity.attributes.get("min_temp"), entity.attributes.get("max_temp")
         if (low is not None and value < low) or (high is not None and value > high):
-            raise ToolError(f"{entity.entity_id} accepts {low} to {high} degrees.",
-                            code="invalid_arguments", entity_id=entity.entity_id)
+            raise self._invalid(entity, ctx.language, f"{entity.entity_id} accepts {low} to {high} degrees.")
         after = await self._call(entity, "set_temperature", {"temperature": value}, ctx, args)
         spoken = phrase(ctx.language, "unit.degrees", value=format_number(value, ctx.language))
         return self._done(after, phrase(ctx.language, "action.set_temperature", name=entity.name,
@@ -295,6 +309,7 @@ class RunScript(_EntityTool):
 
 class GetState(_EntityTool):
     name = "get_state"
+    changes_home = False
     description = "Current state of one entity, or of every entity in an area."
     parameters = {"type": "object", "additionalProperties": False,
                   "properties": {"entity_id": _ENTITY, "area": {"type": "string"}}}
@@ -312,7 +327,7 @@ class GetState(_EntityTool):
                                 code="unknown_area", areas=list(self._resolver.areas()))
             entities = [e for e in self._store.all() if e.area == area]
         else:
-            raise ToolError("Give entity_id or area.", code="invalid_arguments")
+            raise self._invalid(None, ctx.language, "Give entity_id or area.")
         speech = " ".join(spoken_state(e, ctx.language) for e in entities)
         if len(entities) == 1:
             return ToolResult(ok=True, data=state_data(entities[0]), speech=speech)
@@ -321,7 +336,8 @@ class GetState(_EntityTool):
 
 
 def _color_data(color: str) -> dict[str, Any]:
-    """HA service data for a colour name ("Red" → color_name) or "#RRGGBB" (→ rgb_color)."""
+    """HA service data for a colour name ("Red" → color_name) or "#RRGGBB" (→ rgb_color);
+    ValueError for anything else."""
     hex_digits = color.strip().removeprefix("#")
     if color.strip().startswith("#") and len(hex_digits) == 6:
         try:
@@ -330,8 +346,7 @@ def _color_data(color: str) -> dict[str, Any]:
             pass
     key = color_key(color)
     if key not in COLORS:
-        raise ToolError(f"Unknown color {color!r}; use #RRGGBB or one of: {', '.join(COLORS)}.",
-                        code="invalid_arguments")
+        raise ValueError(f"Unknown color {color!r}; use #RRGGBB or one of: {', '.join(COLORS)}.")
     return {"color_name": key}
 
 

@@ -4,7 +4,8 @@ Checked inside the tools, after the model produced its arguments, so nothing the
 and no entity name, alias or state quoted in its prompt — can widen it:
 - only allowed domains (and, when listed, services) are controlled; read-only entities never are;
 - sensitive actions (unlocking, disarming, moving garage doors, gates and doors, anything the
-  user lists) need a spoken "yes" in the same conversation within a time window: the tool asks
+  user lists) need a spoken "yes" in the same conversation, from the same route and client,
+  within a time window: the tool asks
   instead of acting, and the agent runs the stored call when the yes arrives (`hub.agent.pending`);
 - each entity may be changed only so often per minute;
 - every executed action is logged with its conversation, source and outcome.
@@ -176,6 +177,10 @@ class ActionPolicy:
 
     def has_pending(self, conversation_id: str) -> bool:
         return conversation_id in self._pending
+
+    def peek_pending(self, conversation_id: str) -> PendingAction | None:
+        """The conversation's held action, left held."""
+        return self._pending.get(conversation_id)
 
     def is_fresh(self, pending: PendingAction) -> bool:
         return self._clock() - pending.asked_at <= self.confirm_seconds

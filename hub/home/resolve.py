@@ -13,10 +13,11 @@ from typing import Iterable
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
-from hub.home.vocabulary import domain_words, stop_words
+from hub.home.vocabulary import domain_words, has_stop_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
 _TIER_NAME, _TIER_PARTIAL, _TIER_AREA_DOMAIN, _TIER_AREA, _TIER_DOMAIN = range(5)
+_TIER_NAMES = ("name", "partial", "area_domain", "area", "domain")
 _MIN_PARTIAL_WORD = 3  # shorter words ("tv" aside, which is a domain word) are too ambiguous
 
 
@@ -45,6 +46,21 @@ class Match:
     candidates: list[Entity]
     best: list[Entity]
     named: bool
+    tier: str = ""  # how `best` was found: name | partial | area_domain | area | domain
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Which entities a command may act on without swapping one device for another.
+
+    `entities`: the good fits (one: that one; several: ask which one). None fit well: `missing`
+    holds the words, as said, that name no device of the home ("front door" when only a garage
+    door shares a word); both empty: the command names no device at all.
+    """
+
+    entities: list[Entity]
+    missing: str = ""
+    ambiguous: bool = False  # several devices fit the name said: ask which one
 
 
 @dataclass
@@ -142,7 +158,73 @@ class EntityResolver:
         # ("the kitchen light and the fans in the office" is about more than the name)
         named = top_tier == _TIER_NAME and reading.areas <= {e.area for e in best} \
             and reading.domains <= {e.domain for e in best}
-        return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named)
+        return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named,
+                     tier=_TIER_NAMES[top_tier])
+
+    def fit(self, text: str, language: str = "en", limit: int = 8) -> Fit:
+        """The entities a command fits well. Unless it says a whole name, an entity fits only when
+        every word of what was said about it (each run of words between filler words that holds
+        one of its names' words, its area or a kind of device) is one of its names' words, its
+        area or its kind: "the front door" does not fit "Garage Door", nor "the kitchen radio"
+        the kitchen light."""
+        match = self.match(text, language, limit)
+        language = base_language(language)
+        if match.tier in ("", "name") or not has_stop_words(language):
+            return Fit(match.best)  # without a filler table every verb would look like a name
+        index = self._index(language)
+        stops, kinds = stop_words(language), domain_words(language)
+        area_words = {w for key in index.areas for w in key.split()}
+        runs: list[list[str]] = [[]]
+        for word in text.split():
+            folded = fold(word, language)
+            if not folded or folded in stops:
+                runs.append([])
+            else:
+                runs[-1].append(word)
+        runs = [run for run in runs if run]
+
+        def compound(word: str) -> _Reading:
+            reading = _Reading()
+            self._read_compound(fold(word, language), index, kinds, reading)
+            return reading
+
+        def explains(entity: Entity, word: str) -> bool:
+            folded = fold(word, language)
+            if entity.entity_id in self._ids_with_word(folded, index)[1] or folded in area_words \
+                    or kinds.get(folded) == entity.domain:
+                return True
+            parts = compound(word)  # "Küchenlicht": both its area and its kind, or it says more
+            return entity.area in parts.areas and entity.domain in parts.domains
+
+        def mentions(entity: Entity, word: str) -> bool:
+            folded = fold(word, language)
+            if entity.entity_id in self._ids_with_word(folded, index)[1] or folded in area_words \
+                    or folded in kinds:
+                return True
+            parts = compound(word)
+            return bool(parts.areas or parts.domains)
+
+        good: list[Entity] = []
+        unexplained: list[list[str]] = []
+        for entity in match.best:
+            touching = [run for run in runs if any(mentions(entity, w) for w in run)]
+            if touching and all(explains(entity, w) for run in touching for w in run):
+                good.append(entity)
+            else:
+                unexplained += touching or runs
+        missing = max(unexplained, key=len, default=[])
+        missing = " ".join(missing).strip(".,!?;:¿¡\"'")
+        return Fit(good, "" if good else missing, ambiguous=match.tier == "partial" and len(good) > 1)
+
+    def pick(self, answer: str, among: list[Entity], language: str = "en") -> Entity | None:
+        """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp"), if exactly one."""
+        language = base_language(language)
+        index = self._index(language)
+        said = [w for w in fold(answer, language).split() if w not in stop_words(language)]
+        kinds = domain_words(language)
+        chosen = [e for e in among
+                  if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
+        return chosen[0] if len(chosen) == 1 else None
 
     def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple], _Reading]:
         index = self._index(language)

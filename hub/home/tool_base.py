@@ -23,6 +23,7 @@ class ToolContext:
     satellite_id: str | None = None
     device_id: str | None = None
     persona: str | None = None  # None: the default persona (see hub.agent.personas)
+    client: str | None = None  # who asked (TurnRequest.client): a confirmation must come from them
 
 
 @dataclass
@@ -45,6 +46,9 @@ class Tool(Protocol):
     spec: ToolSpec
     # names of arguments that hold entity ids: constrained decoding offers candidates for them
     entity_args: tuple[str, ...]
+    # optional, False when absent: the tool acts on a device. Questions and a stand-in model
+    # are never offered such tools (hub.agent.agent)
+    changes_home: bool
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
@@ -73,6 +77,10 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._tools)
+
+    def device_actions(self) -> frozenset[str]:
+        """Names of the tools that act on devices (`changes_home`)."""
+        return frozenset(n for n, t in self._tools.items() if getattr(t, "changes_home", False))
 
     def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview, live_states
 from hub.home.entities import Entity, EntityStore
-from hub.home.resolve import EntityResolver
+from hub.home.resolve import EntityResolver, Fit
 
 
 _REMEMBERED_REQUESTS = 32
@@ -51,6 +51,13 @@ class StoreHomeView:
         while len(self._best) > _REMEMBERED_REQUESTS:
             self._best.popitem(last=False)
         return found
+
+    def fit(self, text: str, language: str) -> Fit:
+        """The entities a command fits well enough to act on (EntityResolver.fit)."""
+        return self._resolver.fit(text, language, limit=self._limit)
+
+    def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None:
+        return self._resolver.pick(answer, among, language)
 
     @property
     def overview_fits(self) -> bool:

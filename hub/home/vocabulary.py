@@ -138,6 +138,11 @@ def domain_words(language: str) -> dict[str, str]:
 
 
 @lru_cache(maxsize=64)
+def has_stop_words(language: str) -> bool:
+    """Whether the language has its own filler-word table (else only English's applies)."""
+    return language in _STOP_WORDS
+
+
 def stop_words(language: str) -> frozenset[str]:
     words = _STOP_WORDS.get(language, "") + " " + _STOP_WORDS["en"]
     return frozenset(fold(word, language) for word in words.split())

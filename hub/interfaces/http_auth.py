@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import os
@@ -66,6 +67,14 @@ class Authenticator:
             return True
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token)
+
+    def client_of(self, request: web.Request) -> str:
+        """Who an allowed request comes from (TurnRequest.client): the ingress user, else a
+        digest of the bearer token (never the token itself)."""
+        if self.is_ingress(request):
+            return f"rest:ingress:{request.headers.get('X-Remote-User-Id', '')}"
+        given = request.headers.get("Authorization", "").partition(" ")[2].strip()
+        return "rest:token:" + hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
 
     def middleware(self, public: Callable[[web.Request], bool]):
         """aiohttp middleware: 401 with a JSON error unless the route is public or the caller allowed."""

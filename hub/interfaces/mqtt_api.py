@@ -4,7 +4,9 @@ Ask (JSON object, at most 64 kB; on `<base>/ask/<persona>` the persona is the to
 the ask names one):
   {"text": str (required), "conversation_id": str?, "language": str?, "id": str|int?,
    "persona": str? (default: the conversation's, else the default persona),
-   "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?}
+   "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?,
+   "client": str? (the asker's own name, never published: a confirmation counts only from the
+   client that asked, so an ask without it can never confirm a sensitive action)}
 Reply on `<base>/reply` (QoS 1, kept in the outbox while the broker is away):
   {"type": "reply", "event_type": "replied"|"failed", "id", "ok", "text", "conversation_id",
    "language", "error", "path", "source", "tool_calls": [{"name", "arguments", "ok", "data",
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
@@ -62,6 +65,7 @@ class Ask:
     conversational: bool | None = None
     reasoning: Reasoning | None = None
     persona: str | None = None
+    client: str | None = None  # the asker's own secret name: never published back
 
 
 def parse_ask(payload: bytes) -> Ask:
@@ -93,11 +97,12 @@ def parse_ask(payload: bytes) -> Ask:
     conversation_id = _optional_str(data, "conversation_id", 200, fail)
     language = _optional_str(data, "language", 35, fail)
     persona = _optional_str(data, "persona", 64, fail)
+    client = _optional_str(data, "client", 200, fail)
     conversational = data.get("conversational")
     if conversational is not None and not isinstance(conversational, bool):
         raise fail("'conversational' must be true or false")
     return Ask(text, conversation_id, language, ask_id, conversational, _parse_reasoning(data.get("reasoning"), fail),
-               persona)
+               persona, client)
 
 
 def _optional_str(data: dict, key: str, limit: int, fail: Callable[[str], AskError]) -> str | None:
@@ -255,6 +260,9 @@ class MqttApi:
             conversational=ask.conversational,
             reasoning=ask.reasoning,
             persona=ask.persona,
+            # subscribers do not see who published, so the asker names itself; without a name
+            # every ask is a stranger, and a "yes" on the bus never confirms anything
+            client=f"mqtt:{ask.client}" if ask.client else f"mqtt-anonymous:{uuid.uuid4().hex}",
         )
         self._ask_ids[id(request)] = ask.id
         try:

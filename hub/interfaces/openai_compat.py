@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.agent.utterances import repeats_itself
 from hub.llm.types import (
     Done,
     Delta,
@@ -131,11 +132,13 @@ class Completion:
     thinking: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage | None = None
+    looping: bool = False  # the model repeats itself: the caller stops reading (finish "length")
 
     def add(self, delta: Delta) -> dict[str, Any] | None:
         """Record a delta; returns the `delta` object of the chunk that streams it, if any."""
         if isinstance(delta, TextDelta) and delta.text:
             self.text.append(delta.text)
+            self.looping = repeats_itself("".join(self.text[-64:]))
             return {"content": delta.text}
         if isinstance(delta, ThinkingDelta) and delta.text:
             self.thinking.append(delta.text)
@@ -158,7 +161,7 @@ class Completion:
     def finish_reason(self) -> str:
         if self.calls:
             return "tool_calls"
-        if self.usage is not None and self.usage.stop_reason == "length":
+        if self.looping or (self.usage is not None and self.usage.stop_reason == "length"):
             return "length"
         return "stop"
 

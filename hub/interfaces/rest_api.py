@@ -97,6 +97,7 @@ class RestApi:
         }
         self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css")}
         self.token = ""
+        self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -109,7 +110,7 @@ class RestApi:
     async def start(self) -> None:
         self.token = await asyncio.to_thread(load_or_create_token, self._config.api_token,
                                              self._config.state_dir)
-        auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
+        auth = self._auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
                               middlewares=[_json_errors, auth.middleware(_is_public)])
         self._add_routes(app)
@@ -250,7 +251,7 @@ class RestApi:
             body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
             source="rest", conversational=body.get("conversational"),
             reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
-            persona=body.get("persona"),
+            persona=body.get("persona"), client=self._auth.client_of(request),
         )
         if "text/event-stream" not in request.headers.get("Accept", ""):
             return web.json_response(result_json(await agent.ask(turn)))
@@ -388,6 +389,8 @@ class RestApi:
                 completion.add(first)
                 async for delta in deltas:
                     completion.add(delta)
+                    if completion.looping:
+                        break
                 return web.json_response(completion.response())
             return await self._stream_completion(request, completion, first, deltas,
                                                  bool(body.get("stream_options", {}).get("include_usage")))
@@ -407,6 +410,8 @@ class RestApi:
                 out = completion.add(delta)
                 if out is not None:
                     connected = await _send_data(response, completion.chunk(out))
+                if completion.looping:
+                    break
         except EngineError as err:
             await _send_data(response, {"error": {"message": str(err), "type": "engine_error"}})
         if connected:

@@ -159,7 +159,7 @@ ASK_RESULT = {
         "reply": {"type": "string", "description": "The speakable reply (a spoken error when ok is false)."},
         "ok": {"type": "boolean"}, "error": {"type": ["string", "null"]},
         "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT},
-        "timings": _TIMINGS, "path": {"type": "string", "enum": ["model", "fast_path"]},
+        "timings": _TIMINGS, "path": {"type": "string", "enum": ["model", "fast_path", "confirmation", "resolution"]},
     },
 }
 ENTITY = {

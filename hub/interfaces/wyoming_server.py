@@ -9,8 +9,9 @@ overrides to the context: `conversational` (bool), `reasoning` ("on" | "off" | "
 `reasoning_budget` (thinking tokens, 0–8192; alone it means "budget"); bad values are ignored
 (debug log) and the turn runs with the settings. `persona` names the persona to talk to (an
 unknown one is answered with `not-handled` and a spoken "I don't know that character"). HA up to 2025.4 ships a wyoming library that
-drops the transcript's context and language, so a transcript may come with neither: then a
-client's turns within FOLLOW_UP_WINDOW_S of each other continue one conversation.
+drops the transcript's context and language, so a transcript may come with neither: each turn
+names its client (peer host and satellite) and the agent continues that client's conversation
+only while it waits for an answer (a yes or no), so unrelated requests share no history.
 
 Every transcript gets: `handled-start`, one `handled-chunk` per reply chunk, then `handled` (or
 `not-handled` with a short spoken message), then `handled-stop`. A transcript that cannot be used
@@ -28,10 +29,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
-import uuid
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Protocol, Sequence
+from typing import Any, AsyncIterator, Protocol, Sequence
 
 from wyoming.event import Event, async_write_event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
@@ -57,7 +56,6 @@ MAX_TRANSCRIPT_CHARS = 4000
 MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are skipped unread
 MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
 TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
-FOLLOW_UP_WINDOW_S = 300.0
 MAX_REASONING_BUDGET = 8192
 
 
@@ -65,24 +63,6 @@ class TurnAgent(Protocol):
     languages: list[str]
 
     def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
-
-
-class FollowUps:
-    """Conversation ids for transcripts that carry none: a client's turn within the window after
-    its previous one continues that conversation ("turn on the light" … "a bit dimmer")."""
-
-    def __init__(self, window_s: float = FOLLOW_UP_WINDOW_S, clock: Callable[[], float] = time.monotonic) -> None:
-        self.window_s = window_s
-        self._clock = clock
-        self._last: dict[tuple[str, str], tuple[str, float]] = {}
-
-    def conversation_for(self, client: tuple[str, str]) -> str:
-        now = self._clock()
-        for key in [k for k, (_, seen) in self._last.items() if now - seen > self.window_s]:
-            del self._last[key]
-        conversation_id = self._last[client][0] if client in self._last else f"wyoming-{uuid.uuid4().hex}"
-        self._last[client] = (conversation_id, now)
-        return conversation_id
 
 
 @dataclass(frozen=True)
@@ -121,7 +101,6 @@ class WyomingServer:
             Discovery(config) if discovery is True else discovery if isinstance(discovery, Discovery) else None
         )
         self.turns: set[asyncio.Task] = set()  # running turns, on any connection
-        self.follow_ups = FollowUps()
 
     @property
     def port(self) -> int:
@@ -252,8 +231,6 @@ class WyomingTurnHandler(AsyncEventHandler):
             _LOGGER.info("Wyoming transcript refused: %s", problem)
             await self.send(_not_handled(phrase(language, f"error.{problem}"), conversation_id, problem))
             return
-        if conversation_id is None:
-            conversation_id = self.server.follow_ups.conversation_for((self._peer_host(), satellite))
         conversational, reasoning = turn_overrides(context, self.server.reasoning_budget)
         request = TurnRequest(
             text=text,
@@ -265,6 +242,8 @@ class WyomingTurnHandler(AsyncEventHandler):
             conversational=conversational,
             reasoning=reasoning,
             persona=_text_or_none(context.get("persona")),
+            # HA opens a connection per turn from a new port: the peer is its host (and satellite)
+            client=f"wyoming:{self._peer_host()}/{satellite}",
         )
         task = asyncio.create_task(self._run_turn(request, language), name="wyoming turn")
         self._turn = task

@@ -1,10 +1,13 @@
-"""Constrained decoding for small models: the output must be one call to an allowed tool.
+"""Constrained decoding for small models: the output must be one call to an allowed tool,
+or (when the constraint allows it) an answer in words.
 
 From the live ToolSpecs and a ToolConstraint we build a JSON schema
 `{"name": <const>, "arguments": {...}}`, one alternative per allowed tool (`anyOf`), where every
 entity argument is an enum of the candidate entity ids; llama-cpp-python turns it into a GBNF
 grammar (`LlamaGrammar.from_json_schema`). Pass it to generation as `grammar=`
-(llama-cpp-python ignores a `json_schema` argument silently).
+(llama-cpp-python ignores a `json_schema` argument silently). With `constraint.answer` one more
+alternative, `{"name": "answer", "arguments": {"text": …}}`, lets the model reply in words, so a
+question or a chat is never forced into a device action; `constrained_delta` turns it into text.
 """
 
 from __future__ import annotations
@@ -15,9 +18,18 @@ from typing import Any, Collection, Sequence
 
 from llama_cpp import LlamaGrammar
 
-from hub.llm.types import EngineError, ToolCall, ToolConstraint, ToolSpec
+from hub.llm.types import Delta, EngineError, MalformedToolCall, TextDelta, ToolCall, ToolCallDelta, ToolConstraint, ToolSpec
 
 ENTITY_ARGUMENTS: frozenset[str] = frozenset({"entity_id"})
+ANSWER = "answer"  # the grammar's name for "no call: say this"
+_ANSWER_ALTERNATIVE = {
+    "type": "object",
+    "properties": {"name": {"const": ANSWER}, "arguments": {
+        "type": "object", "properties": {"text": {"type": "string", "minLength": 1}},
+        "required": ["text"], "additionalProperties": False}},
+    "required": ["name", "arguments"],
+    "additionalProperties": False,
+}
 
 
 def _entity_argument(schema: dict[str, Any], entity_ids: list[str]) -> dict[str, Any]:
@@ -85,6 +97,8 @@ def tool_call_schema(
                 "additionalProperties": False,
             }
         )
+    if constraint.answer:
+        alternatives.append(_ANSWER_ALTERNATIVE)
     if not alternatives:
         offered = ", ".join(constraint.tool_names) or "none"
         raise EngineError(
@@ -108,11 +122,18 @@ def tool_call_grammar(
         raise EngineError(f"cannot build a grammar for the tool schemas: {err}") from None
 
 
-def parse_constrained_call(text: str, call_id: str) -> ToolCall:
-    """The JSON a grammar-bound generation wrote → ToolCall (ValueError when cut short)."""
-    data = json.loads(text)
+def constrained_delta(text: str, call_id: str, stop_reason: str) -> Delta:
+    """The JSON a grammar-bound generation wrote → its call, its answer in words, or (cut short
+    or unreadable) a MalformedToolCall."""
+    try:
+        data = json.loads(text.strip())
+    except (ValueError, RecursionError) as err:
+        return MalformedToolCall(raw=text, error=f"constrained call unreadable ({stop_reason}): {err}")
     if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not isinstance(
         data.get("arguments"), dict
     ):
-        raise ValueError("expected {\"name\": ..., \"arguments\": {...}}")
-    return ToolCall(data["name"], data["arguments"], call_id)
+        return MalformedToolCall(raw=text, error=f"constrained call unreadable ({stop_reason}): "
+                                                 "expected {\"name\": ..., \"arguments\": {...}}")
+    if data["name"] == ANSWER and isinstance(data["arguments"].get("text"), str):
+        return TextDelta(data["arguments"]["text"])
+    return ToolCallDelta(ToolCall(data["name"], data["arguments"], call_id))

@@ -46,7 +46,7 @@ from hub.config import HubConfig
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
 from hub.llm.control_tokens import ControlTokenGuard
-from hub.llm.grammar import parse_constrained_call, tool_call_grammar
+from hub.llm.grammar import constrained_delta, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
 from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
@@ -59,10 +59,10 @@ from hub.llm.types import (
     EngineBusy,
     EngineError,
     GenerationRequest,
-    MalformedToolCall,
     ModelInfo,
     PromptTooLong,
     ReasoningMode,
+    SMALL_MODEL_PARAMS,
     ToolCallDelta,
     Usage,
 )
@@ -70,7 +70,6 @@ from hub.llm.types import (
 _LOGGER = logging.getLogger(__name__)
 _LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
 
-SMALL_MODEL_PARAMS = 2_000_000_000  # below this, `constrained_tools: auto` means on
 _KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
 _SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 _CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
@@ -585,11 +584,10 @@ class LlamaEngine:
         else:
             reason = "stop"
         text = self._llm.detokenize(generated, special=True).decode("utf-8", errors="replace").strip()
-        try:
-            job.emit(ToolCallDelta(parse_constrained_call(text, call_id="call_1")))
+        delta = constrained_delta(text, "call_1", reason)
+        if isinstance(delta, ToolCallDelta):
             reason = "tool_call"
-        except ValueError as err:
-            job.emit(MalformedToolCall(raw=text, error=f"constrained call unreadable ({reason}): {err}"))
+        job.emit(delta)
         usage.completion_tokens = len(generated)
         usage.stop_reason = reason
         self._finish(job, usage, started)

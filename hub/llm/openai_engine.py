@@ -32,7 +32,7 @@ from typing import Any, AsyncIterator, Sequence
 import aiohttp
 
 from hub.config import HubConfig
-from hub.llm.grammar import parse_constrained_call, tool_call_schema
+from hub.llm.grammar import constrained_delta, tool_call_schema
 from hub.llm.stream_parser import StreamParser
 from hub.llm.types import (
     Delta,
@@ -254,7 +254,7 @@ class OpenAIEngine:
             raise EngineError(f"the model server at {self._base_url} did not answer in time") from None
         tail: list[Delta] = parser.finish()
         if request.constraint is not None:
-            tail.append(_constrained_call("".join(constrained_text), finish_reason))
+            tail.append(constrained_delta("".join(constrained_text), "call_1", finish_reason))
         tail += [_finished_call(index, call) for index, call in sorted(calls.items())]
         for item in tail:
             yield item
@@ -372,13 +372,6 @@ def _finished_call(index: int, call: _PendingCall) -> Delta:
     if not call.name or not isinstance(arguments, dict):
         return MalformedToolCall(raw=f"{call.name}{raw}", error="a tool call needs a name and an arguments object")
     return ToolCallDelta(ToolCall(call.name, arguments, call.id or f"call_{index + 1}"))
-
-
-def _constrained_call(text: str, finish_reason: str) -> Delta:
-    try:
-        return ToolCallDelta(parse_constrained_call(text.strip(), call_id="call_1"))
-    except ValueError as err:
-        return MalformedToolCall(raw=text, error=f"constrained call unreadable ({finish_reason}): {err}")
 
 
 def _read_usage(chunk: dict[str, Any], usage: Usage) -> None:

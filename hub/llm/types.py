@@ -64,6 +64,7 @@ class ToolConstraint:
 
     tool_names: tuple[str, ...]
     entity_ids: tuple[str, ...]
+    answer: bool = False  # the model may also answer in words instead of calling
 
 
 @dataclass
@@ -130,6 +131,9 @@ class Done:
 
 
 Delta = Union[TextDelta, ThinkingDelta, ToolCallDelta, MalformedToolCall, Done]
+
+
+SMALL_MODEL_PARAMS = 2_000_000_000  # below this: `constrained_tools: auto` means on; a stand-in
 
 
 @dataclass(frozen=True)

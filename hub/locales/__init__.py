@@ -18,6 +18,8 @@ Conventions for callers:
   carries `<key>.one` and `<key>.other`, plus `.zero`/`.two`/`.few`/`.many` where the language's
   plural rule (`plural_category`) uses them; a form the file lacks is its `.other`.
 - `options` in `entity.ambiguous` and `items` lists come from `join_list`.
+- `*_words` keys are "|"-separated words and short phrases (`word_list`), not sentences;
+  `choice.ordinal_words` lists the positions first to fourth, each as ","-separated words.
 """
 
 from __future__ import annotations
@@ -191,6 +193,12 @@ def no_words(language: str | None) -> set[str]:
     """Words and short phrases that refuse a question, lower-cased (casefolded)."""
     words = template(language or REFERENCE_LANGUAGE, "policy.no_words").split("|")
     return {_fold(word) for word in words if word.strip()}
+
+
+def word_list(language: str | None, key: str) -> tuple[str, ...]:
+    """A "|"-separated phrase (`*_words` keys) as folded words and short phrases, in file order."""
+    words = template(language or REFERENCE_LANGUAGE, key).split("|")
+    return tuple(dict.fromkeys(_fold(word) for word in words if word.strip()))
 
 
 def is_yes(text: str, language: str | None) -> bool:

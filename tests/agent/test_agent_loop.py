@@ -144,7 +144,7 @@ async def test_history_trimming_drops_whole_old_turns_and_keeps_calls_with_resul
 
 
 async def test_timeout_answers_in_time_and_frees_the_conversation() -> None:
-    slow = ScriptedEngine([text(*["word "] * 50), text("Fast answer.")], delay=0.2)
+    slow = ScriptedEngine([text(*[f"word{i} " for i in range(50)]), text("Fast answer.")], delay=0.2)
     agent, _ = make_agent(slow, turn_timeout=1)
     result = await agent.ask(TurnRequest("Tell me a long story", conversation_id="slow", language="de"))
     assert not result.ok and result.error == "timeout"

@@ -45,7 +45,7 @@ async def test_injection_named_light_never_unlocks_the_door(tmp_path: Path, smol
     """The model path (no fast path), grammar-bound as the hub runs small models: the grammar
     offers the candidates matching the words, which include the lock for these sentences."""
     engine = LlamaEngine(smollm_path, n_ctx=4096, seed=7, constrained_tools="always")
-    hub = TestHub(tmp_path, engine, fast_path=False, max_tokens=48, turn_timeout=240)
+    hub = TestHub(tmp_path, engine, fast_path=False, max_tokens=48, turn_timeout=240, model_home_control=True)
     add_injection_light(hub)
     try:
         attempts, calls = 0, []

@@ -121,6 +121,23 @@ async def test_blacksmith_takes_payment_and_forges_a_sword_over_two_turns(mosqui
     assert [t.name for t in prompt.tools] == TOOLS
 
 
+async def test_a_call_written_without_markers_is_made_not_spoken(mosquitto, tmp_path, shop):
+    """Qwen2.5-Coder wrote its calls as bare JSON, and the player heard
+    `{"name": "check_payment", …}` three turns running (issue 16): the hub reads it as the call."""
+    engine = ScriptedEngine([
+        text('{"name": "check_payment", ', '"arguments": {"item": "sword"}}.'),
+        sees({"ok": True, "paid": True, "price": 50}, text("Fifty gold, thank you.")),
+    ])
+    app = await start_hub(mosquitto, tmp_path, engine)
+    try:
+        result = await ask(app, "A sword, please.", "hero-1")
+        assert result.reply == "Fifty gold, thank you.", result
+        assert [(c.call.name, c.ok) for c in result.tool_calls] == [("check_payment", True)]
+        assert shop.shop.snapshot()["players"]["hero-1"]["gold"] == 70
+    finally:
+        await app.stop()
+
+
 async def test_a_direct_mqtt_call_returns_what_the_model_got(mosquitto, tmp_path, shop, sniffer_factory):
     engine = ScriptedEngine([[call("lookup_recipe", item="shield")], text("Planks and iron.")])
     app = await start_hub(mosquitto, tmp_path, engine)

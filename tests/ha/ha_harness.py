@@ -2,7 +2,7 @@
 
 `HomeAssistantInstance` runs `hass -c <dir> --skip-pip` from the venv that
 `scripts/install_ha.sh` builds (Python 3.13, HA 2025.4.4), with `http` bound to 127.0.0.1 on a
-free port and a small home of template lights / switch / sensor backed by input helpers. After
+free port and a small home of template lights / switch / sensor / garage door backed by input helpers. After
 start it creates the owner (onboarding), a long-lived token, areas and entity aliases.
 Everything it writes goes to its own directory; HA's log is `<dir>/home-assistant.log` and its
 console output `<dir>/hass-console.log` (both named in every failure message).
@@ -43,6 +43,7 @@ ENTITY_PLACEMENT: dict[str, tuple[str, list[str]]] = {
     "light.bedroom_lamp": ("Bedroom", ["Nightlight"]),
     "switch.coffee_machine": ("Kitchen", ["Espresso maker"]),
     "sensor.living_room_temperature": ("Living Room", []),
+    "cover.garage_door": ("Kitchen", []),  # a garage door: opening it needs a spoken yes
 }
 
 CONFIGURATION_YAML = """\
@@ -78,6 +79,7 @@ input_boolean:
   bedroom_lamp_power: {{name: Bedroom lamp power}}
   coffee_machine_power: {{name: Coffee machine power}}
   guest_mode: {{name: Guest mode}}
+  garage_door_open: {{name: Garage door open}}
 
 input_number:
   living_room_light_level: {{name: Living room light level, min: 0, max: 255, step: 1, initial: 128}}
@@ -121,6 +123,17 @@ switch:
         value_template: "{{{{ is_state('input_boolean.coffee_machine_power', 'on') }}}}"
         turn_on: {{action: input_boolean.turn_on, target: {{entity_id: input_boolean.coffee_machine_power}}}}
         turn_off: {{action: input_boolean.turn_off, target: {{entity_id: input_boolean.coffee_machine_power}}}}
+
+cover:
+  - platform: template
+    covers:
+      garage_door:
+        unique_id: bolt_test_garage_door
+        friendly_name: Garage Door
+        device_class: garage
+        value_template: "{{{{ is_state('input_boolean.garage_door_open', 'on') }}}}"
+        open_cover: {{action: input_boolean.turn_on, target: {{entity_id: input_boolean.garage_door_open}}}}
+        close_cover: {{action: input_boolean.turn_off, target: {{entity_id: input_boolean.garage_door_open}}}}
 
 template:
   - sensor:

@@ -23,7 +23,7 @@ import yaml
 from wyoming.client import AsyncTcpClient
 from wyoming.info import Describe, Info
 
-from hub.locales import template
+from hub.locales import phrase, template
 from ha.ha_harness import REPO, HarnessError, HomeAssistantInstance, free_port, spawn
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -182,9 +182,10 @@ async def test_light_on_then_off_in_one_conversation(ha: HomeAssistantInstance, 
     assert second["response"]["response_type"] != "error", second
     assert second["conversation_id"] == conversation_id, "HA keeps its conversation"
     await ha.wait_for_state("light.living_room_light", "off")
-    # HA 2025.4 does not pass its conversation id over Wyoming; the hub continues by follow-up
+    # HA 2025.4 does not pass its conversation id over Wyoming: two unrelated requests in a row
+    # share no history (the hub continues a conversation only while it waits for an answer)
     first_line, second_line = hub_turn_lines(hub)[-2:]
-    assert hub_conversation(first_line) == hub_conversation(second_line), "the hub kept one conversation"
+    assert hub_conversation(first_line) != hub_conversation(second_line), "strangers share no history"
     print(f"\n[e2e] 'turn on' {on_seconds:.2f} s, 'turn off' {off_seconds:.2f} s through HA; hub: "
           + " | ".join(hub_turn_lines(hub)[-2:]))
 
@@ -198,10 +199,10 @@ async def test_german_command(ha: HomeAssistantInstance, hub_de) -> None:
     print(f"\n[e2e] German turn {seconds:.2f} s: {speech(result)!r}; hub: {hub_turn_lines(hub)[-1]}")
 
 
-async def test_too_dark_goes_through_the_model(ha: HomeAssistantInstance, hub_en) -> None:
-    """No hassil sentence matches this: the model answers. Small stand-in models judge badly, so
-    this checks the mechanism: a model turn whose grammar offers only the living room's lights,
-    a spoken answer, and every change made by a tool call the hub logged."""
+async def test_too_dark_goes_through_the_model_and_the_stand_in_acts_on_nothing(ha: HomeAssistantInstance, hub_en) -> None:
+    """No hassil sentence matches this: the model answers. The stand-in (SmolLM2) may not run the
+    home (issue 16: `model_home_control` is off), so it chats: a spoken answer, no device call,
+    nothing changed, and no claim that something was done."""
     hub, agent_id = hub_en
     before = await controllable_states(ha)
     turns_before = len(hub_turn_lines(hub))
@@ -213,9 +214,9 @@ async def test_too_dark_goes_through_the_model(ha: HomeAssistantInstance, hub_en
     after = await controllable_states(ha)
     changed = sorted(e for e in CONTROLLABLE if before[e] != after[e])
     called = set(re.findall(r"\w+\(([\w.]+)\)=ok", lines[0]))
-    assert set(changed) <= called, f"{changed} changed without a tool call the hub logged ({called})"
-    assert called and called <= {"light.living_room_light"}, f"the grammar let the model act on {called}"
-    print(f"\n[e2e] 'too dark' {seconds:.2f} s, changed {changed}: {speech(result)!r}; hub: {lines[0]}")
+    assert not changed and not called, f"the stand-in acted: changed {changed}, called {called}"
+    assert not claims_an_action(speech(result)), speech(result)
+    print(f"\n[e2e] 'too dark' {seconds:.2f} s: {speech(result)!r}; hub: {lines[0]}")
 
 
 async def test_nonexistent_entity_gets_a_clear_answer_and_changes_nothing(ha: HomeAssistantInstance, hub_en) -> None:
@@ -228,6 +229,29 @@ async def test_nonexistent_entity_gets_a_clear_answer_and_changes_nothing(ha: Ho
     assert await controllable_states(ha) == before
     line = hub_turn_lines(hub)[-1]
     print(f"\n[e2e] nonexistent entity {seconds:.2f} s: {answer!r}; hub: {line}")
-    claims = [key for key in ("action.turned_on", "action.done", "action.acknowledged")
-              if re.fullmatch(re.escape(template("en", key)).replace(re.escape("{name}"), ".+"), answer.strip(), re.I)]
-    assert not claims, f"the hub claimed an action it did not take ({claims}): {answer!r}"
+    assert not claims_an_action(answer), f"the hub claimed an action it did not take: {answer!r}"
+
+
+def claims_an_action(answer: str) -> bool:
+    return any(re.fullmatch(re.escape(template("en", key)).replace(re.escape("{name}"), ".+"), answer.strip(), re.I)
+               for key in ("action.turned_on", "action.done", "action.acknowledged"))
+
+
+async def test_a_confirmation_asked_in_one_turn_is_answered_by_the_next(ha: HomeAssistantInstance, hub_en) -> None:
+    """HA 2025.4 sends no conversation id over Wyoming: the "yes" still answers the question the
+    hub asked in the turn before (same client, within the window), and only then does it act."""
+    hub, agent_id = hub_en
+    await ha.rest("POST", "/api/services/input_boolean/turn_off", {"entity_id": "input_boolean.garage_door_open"})
+    await ha.wait_for_state("cover.garage_door", "closed")
+    asked, _ = await converse(ha, agent_id, "open the garage door")
+    question = speech(asked)
+    assert question == phrase("en", "policy.confirm", action=phrase("en", "policy.verb.open"), name="Garage Door"), question
+    await asyncio.sleep(1)
+    assert (await ha.state("cover.garage_door"))["state"] == "closed", "nothing moves before the yes"
+    confirmed, _ = await converse(ha, agent_id, "yes")
+    assert speech(confirmed), confirmed
+    await ha.wait_for_state("cover.garage_door", "open")
+    asked_line, yes_line = hub_turn_lines(hub)[-2:]
+    assert hub_conversation(asked_line) == hub_conversation(yes_line), "the yes continued the waiting conversation"
+    await converse(ha, agent_id, "yes")  # nothing waits any more: a fresh conversation
+    assert hub_conversation(hub_turn_lines(hub)[-1]) != hub_conversation(yes_line)

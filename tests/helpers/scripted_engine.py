@@ -59,3 +59,36 @@ class ScriptedEngine:
 
     async def close(self) -> None:
         pass
+
+
+# What looping small models were seen writing (issue 16): a phrase, and one sentence over and over.
+LOOPS = {"phrase": "Le Grand Garou, le Grand Garou, ", "sentence": "I'm not sure how to use a sword. "}
+
+
+class LoopingEngine:
+    """A model that never stops repeating itself; counts how much of it the hub read."""
+
+    def __init__(self) -> None:
+        self.info = ModelInfo("looping", "llama", "", 4096, 4096, 10_000_000_000)
+        self.uses_constrained_tools = False
+        self.loop = LOOPS["phrase"]
+        self.read: list[int] = []
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        count = 0
+        self.read.append(0)
+        try:
+            for _ in range(2000):
+                count += 1
+                self.read[-1] = count
+                yield TextDelta(self.loop)
+                await asyncio.sleep(0)
+            yield Done(Usage(completion_tokens=count, stop_reason="length"))
+        finally:
+            self.read[-1] = count
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    async def close(self) -> None:
+        pass

@@ -7,8 +7,8 @@ import json
 import pytest
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from hub.llm.grammar import parse_constrained_call, tool_call_grammar, tool_call_schema
-from hub.llm.types import EngineError, ToolConstraint, ToolSpec
+from hub.llm.grammar import ANSWER, constrained_delta, tool_call_grammar, tool_call_schema
+from hub.llm.types import EngineError, MalformedToolCall, TextDelta, ToolCallDelta, ToolConstraint, ToolSpec
 
 TURN_ON = ToolSpec("turn_on", "Turn on", {
     "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]})
@@ -62,10 +62,23 @@ def test_no_callable_tool_is_a_clear_error() -> None:
     assert tool_call_schema([GET_TIME], ToolConstraint(("get_time",), ()))["properties"]["name"]["const"] == "get_time"
 
 
-def test_parse_constrained_call() -> None:
-    call = parse_constrained_call('{"name": "turn_on", "arguments": {"entity_id": "light.a"}}', "call_1")
-    assert (call.name, call.arguments, call.id) == ("turn_on", {"entity_id": "light.a"}, "call_1")
-    with pytest.raises(ValueError):
-        parse_constrained_call('{"name": "turn_on", "argum', "call_1")
-    with pytest.raises(ValueError):
-        parse_constrained_call('{"name": "turn_on"}', "call_1")
+def test_constrained_output_becomes_a_call_an_answer_or_a_malformed_call() -> None:
+    delta = constrained_delta('{"name": "turn_on", "arguments": {"entity_id": "light.a"}}', "call_1", "stop")
+    assert isinstance(delta, ToolCallDelta)
+    assert (delta.call.name, delta.call.arguments, delta.call.id) == ("turn_on", {"entity_id": "light.a"}, "call_1")
+    assert constrained_delta('{"name": "answer", "arguments": {"text": "It is on."}}', "c", "stop") == TextDelta("It is on.")
+    for cut in ('{"name": "turn_on", "argum', '{"name": "turn_on"}'):
+        delta = constrained_delta(cut, "call_1", "length")
+        assert isinstance(delta, MalformedToolCall) and "(length)" in delta.error
+
+
+def test_an_answer_in_words_is_offered_beside_the_calls() -> None:
+    """A question or a chat is never forced into a device action (issue 16)."""
+    schema = tool_call_schema([TURN_ON], ToolConstraint(("turn_on",), ("light.a",), answer=True))
+    names = [a["properties"]["name"]["const"] for a in schema["anyOf"]]
+    assert names == ["turn_on", ANSWER]
+    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    assert 'answer' in gbnf
+    # with no callable tool, answering is still possible
+    only = tool_call_schema([TURN_ON], ToolConstraint(("turn_on",), (), answer=True))
+    assert only["properties"]["name"]["const"] == ANSWER

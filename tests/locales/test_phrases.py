@@ -54,7 +54,14 @@ PROMISED_KEYS = {
     "number.decimal_separator": set(),
     "tool.timeout": {"name"}, "tool.unavailable": {"name"}, "tool.failed": {"name"},
     "tool.waiting": {"name"},
+    "question.start_words": set(), "question.end_words": set(), "question.request_words": set(),
+    "action.claim_words": set(), "action.nothing_done": set(), "error.unsupported": {"name"},
+    "error.invalid_value": {"name"}, "error.not_understood": set(), "error.action_failed": set(),
+    "choice.ordinal_words": set(),
 }
+# Keys whose text is a "|"-separated list of words, not a sentence.
+WORD_LISTS = ("policy.yes_words", "policy.no_words", "question.start_words", "question.end_words",
+              "question.request_words", "action.claim_words", "choice.ordinal_words")
 # Things text-to-speech would read out or choke on; a colon or comma is fine, markup is not.
 UNSPEAKABLE = re.compile(r"[*_#`~<>\[\]|%°€$@\\/=+^]|\s{2,}")
 
@@ -120,7 +127,7 @@ def test_language_has_every_key_with_the_english_placeholders(language: str) -> 
         assert len(names) == len(set(names)), f"{language} {key}: a placeholder repeats"
         for name, spec, conversion in fields(text):
             assert name.isidentifier() and not spec and conversion is None, f"{language} {key}: {{{name}}}"
-        if key not in ("policy.yes_words", "policy.no_words", "number.decimal_separator"):
+        if key not in (*WORD_LISTS, "number.decimal_separator"):
             assert not UNSPEAKABLE.search(text), f"{language} {key}: unspeakable characters in {text!r}"
 
 

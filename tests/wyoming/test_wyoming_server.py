@@ -14,7 +14,7 @@ from wyoming.ping import Ping, Pong
 
 import hub
 from hub.config import validate
-from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, FollowUps, WyomingServer
+from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, WyomingServer
 from hub.locales import phrase
 from helpers.wyoming_fake_agent import ScriptedAgent
 
@@ -91,7 +91,8 @@ async def test_transcript_streams_chunks_then_full_handled(server: WyomingServer
 
 async def test_transcript_as_home_assistant_2025_4_sends_it(server: WyomingServer, agent: ScriptedAgent) -> None:
     """HA 2025.4's wyoming library sends only the text (no context, no language) and reads only
-    `handled`; turns that follow each other still share a conversation."""
+    `handled`; each turn names the same client (the peer, whatever its port) and no conversation:
+    the agent decides whether it continues one (only while it waits for an answer)."""
     replies = []
     for text in ("turn on the light", "a bit dimmer"):
         async with client_for(server) as client:  # HA opens one connection per turn
@@ -104,19 +105,8 @@ async def test_transcript_as_home_assistant_2025_4_sends_it(server: WyomingServe
     assert replies == ["You said: turn on the light", "You said: a bit dimmer"]
     first, second = agent.requests
     assert first.language is None
-    assert first.conversation_id and first.conversation_id == second.conversation_id
-
-
-def test_follow_ups_continue_within_the_window_only() -> None:
-    now = [1000.0]
-    follow_ups = FollowUps(window_s=300, clock=lambda: now[0])
-    first = follow_ups.conversation_for(("10.0.0.5", ""))
-    now[0] += 299
-    assert follow_ups.conversation_for(("10.0.0.5", "")) == first
-    assert follow_ups.conversation_for(("10.0.0.6", "")) != first, "another client, another conversation"
-    assert follow_ups.conversation_for(("10.0.0.5", "satellite.kitchen")) != first
-    now[0] += 301
-    assert follow_ups.conversation_for(("10.0.0.5", "")) != first, "a pause starts a new conversation"
+    assert first.conversation_id is None and second.conversation_id is None
+    assert first.client == second.client == "wyoming:127.0.0.1/"
 
 
 async def test_describe_is_answered_while_a_turn_runs(server: WyomingServer, agent: ScriptedAgent) -> None:

@@ -1,0 +1,41 @@
+"""What the user hears about the tool calls of a turn: composed from their results, localized.
+
+The model's own words about an action are not trusted (small models say "Done." after a call
+that failed, or without calling anything): a device action is confirmed with the tool's own
+sentence, and a failure is told with a phrase of the request's language, never with the
+developer text the model sees (`{"error": "unsupported", …}`, "Unknown color 'rgb(…)'").
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from hub.agent.utterances import looks_like_code
+from hub.home.policy import SPOKEN_ERRORS
+from hub.home.tool_base import ToolResult
+from hub.locales import phrase
+
+# error codes whose message is written for the model: each gets a phrase of its own
+_ENTITY_PHRASES = {"unsupported": "error.unsupported", "invalid_arguments": "error.invalid_value"}
+_NOT_UNDERSTOOD = frozenset({"malformed_call", "unknown_tool", "tool_not_allowed", "invalid_arguments"})
+
+
+def spoken_result(result: ToolResult, language: str, name_of: Callable[[str], str | None]) -> str:
+    """One result as a sentence for the user. `name_of` gives an entity id's friendly name."""
+    if result.speech:
+        return result.speech
+    if result.ok:
+        return phrase(language, "action.done")
+    code = str(result.data.get("error", ""))
+    message = str(result.data.get("message") or "")
+    entity_id = result.data.get("entity_id")
+    name = name_of(entity_id) if isinstance(entity_id, str) else None
+    if code in SPOKEN_ERRORS and message and not looks_like_code(message):
+        return message  # the policy's and the backends' own sentences for the user
+    if code in _ENTITY_PHRASES and name:
+        return phrase(language, _ENTITY_PHRASES[code], name=name)
+    if code in _NOT_UNDERSTOOD:
+        return phrase(language, "error.not_understood")
+    if code == "tool_failed" or not message or looks_like_code(message):
+        return phrase(language, "error.action_failed")
+    return message  # "I couldn't find …", a custom tool's failure: already one of the hub's phrases

@@ -1,0 +1,106 @@
+"""What kind of sentence a request or a reply is, from each language's word lists (hub.locales).
+
+- `is_question`: the request asks for information ("Is the desk lamp on?", "¿Está encendida la
+  luz?", "客厅的灯开着吗") rather than asking for something to be done. A question never acts:
+  the agent offers the model only read-only tools for it.
+- `claims_action`: a reply sentence says something was done ("Done.", "I've turned on …"); the
+  agent lets it through only when a call in the same turn really did something.
+- `looks_like_code`: a sentence that is JSON or a call written as text: never spoken.
+- `repeats_itself`: the text ends in the same stretch three times over (a decoding loop).
+- `ordinal_position`: which option an answer to "which one?" counts to ("the second one").
+
+Languages written without spaces between words (and Korean, whose endings attach to words)
+are matched by substring; the others by whole words at the start or end of the text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hub.locales import normalize_language, word_list
+
+_QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
+_UNSPACED = frozenset({"ja", "zh", "th", "ko"})
+_CODE = re.compile(r'[{\[]\s*"|"\s*:\s*[{\["\d]|^\s*[{\[]')
+_LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
+_MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
+
+
+def _words(text: str) -> str:
+    """Case folded, punctuation (but apostrophes and hyphens) made spaces, single-spaced."""
+    kept = "".join(" " if unicodedata.category(ch).startswith(("P", "S")) and ch not in "'-" else ch
+                   for ch in unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(kept.split())
+
+
+def _starts_with(words: str, candidates: tuple[str, ...], unspaced: bool) -> bool:
+    if unspaced:
+        return any(c in words for c in candidates)
+    return any(words == c or words.startswith(c + " ") for c in candidates)
+
+
+def _ends_with(words: str, candidates: tuple[str, ...], unspaced: bool) -> bool:
+    if unspaced:
+        return any(words.endswith(c) for c in candidates)
+    return any(words == c or words.endswith(" " + c) for c in candidates)
+
+
+def is_question(text: str, language: str | None) -> bool:
+    """Whether a request asks for information. Polite requests ("Can you turn on …?") are not."""
+    language = normalize_language(language)
+    unspaced = language in _UNSPACED
+    words = _words(text)
+    if not words:
+        return False
+    if _starts_with(words, word_list(language, "question.request_words"), unspaced):
+        return False
+    stripped = text.strip().rstrip("\"'”’»)」』）.!。！ ")
+    if stripped[-1:] in _QUESTION_MARKS and not (stripped[-1] == ";" and language != "el"):
+        return True
+    ends = tuple(w for w in word_list(language, "question.end_words") if w)
+    return _ends_with(words, ends, unspaced) or _starts_with(
+        words, word_list(language, "question.start_words"), unspaced)
+
+
+def claims_action(sentence: str, language: str | None, also: str | None = None) -> bool:
+    """Whether a reply sentence says an action was carried out: the claim words of `language`
+    (or of `also`: small models often answer in English whatever the request's language)."""
+    words = _words(sentence)
+    padded = f" {words} "
+    for lang in dict.fromkeys(normalize_language(code) for code in (language, also or language)):
+        claims = word_list(lang, "action.claim_words")
+        if lang in _UNSPACED:
+            if any(c in words for c in claims):
+                return True
+        elif any(f" {c} " in padded for c in claims):
+            return True
+    return False
+
+
+def looks_like_code(sentence: str) -> bool:
+    """JSON-shaped text ({"error": …}, a call written without its markers): developer text."""
+    return bool(_CODE.search(sentence))
+
+
+def repeats_itself(text: str) -> bool:
+    """Whether `text` ends with one stretch (4–80 characters, case and spacing ignored) written
+    three times in a row: "Le Grand Garou, le Grand Garou, le Grand Garou,"."""
+    tail = " " + " ".join(text[-_LOOP_TAIL:].casefold().split())
+    for size in range(_MIN_LOOP, min(_MAX_LOOP, len(tail) // 3) + 1):
+        unit = tail[-size:]
+        if unit.strip() and tail.endswith(unit * 3):
+            return True
+    return False
+
+
+def ordinal_position(answer: str, language: str | None) -> int | None:
+    """0 for "the first one", 1 for "die zweite", …: `choice.ordinal_words`. When several
+    positions are said ("the second one" also says "one"), the highest counts."""
+    language = normalize_language(language)
+    words = _words(answer)
+    padded = f" {words} "
+    said = [position for position, alternatives in enumerate(word_list(language, "choice.ordinal_words"))
+            if any((w in words) if language in _UNSPACED else (f" {w} " in padded)
+                   for w in (a.strip() for a in alternatives.split(",")) if w)]
+    return max(said) if said else None
