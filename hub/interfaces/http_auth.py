@@ -65,7 +65,9 @@ class Authenticator:
         if self.is_ingress(request):
             return True
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token)
+        # aiohttp keeps a header's non-UTF-8 bytes as surrogates: give them back, never raise
+        given_bytes = given.strip().encode("utf-8", "surrogateescape")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given_bytes, self._token)
 
     def middleware(self, public: Callable[[web.Request], bool]):
         """aiohttp middleware: 401 with a JSON error unless the route is public or the caller allowed."""
