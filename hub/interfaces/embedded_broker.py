@@ -65,13 +65,16 @@ class EmbeddedBroker:
         _LOGGER.info("embedded MQTT broker listening on %s:%d", HOST, self.port)
 
     async def _wait_until_free(self) -> bool:
+        if _port_is_free(self.port):
+            return True
+        _LOGGER.warning("port %s:%d is taken; waiting up to %.0f s for it (a previous hub still stopping?)",
+                        HOST, self.port, self.bind_wait_s)
         deadline = time.monotonic() + self.bind_wait_s
-        while not _port_is_free(self.port):
-            if time.monotonic() >= deadline:
-                return False
-            _LOGGER.info("port %s:%d is taken; waiting for it (a previous hub still stopping?)", HOST, self.port)
+        while time.monotonic() < deadline:
             await asyncio.sleep(0.5)
-        return True
+            if _port_is_free(self.port):
+                return True
+        return False
 
     async def stop(self) -> None:
         if self._broker is None:
