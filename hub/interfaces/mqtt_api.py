@@ -21,6 +21,7 @@ Events on `<base>/event`: {"type": "turn_started"|"tool_started"|"tool_finished"
 published on `<base>/tool_called` (the feed of the "tool called" device trigger and event entity).
 
 Asks run concurrently, but asks of one conversation run one after the other, in arrival order.
+Retained asks and greets are ignored (the broker would replay them at every hub start).
 """
 
 from __future__ import annotations
