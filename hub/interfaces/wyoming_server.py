@@ -35,7 +35,6 @@ turn timeout.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import time
 import uuid
@@ -51,8 +50,9 @@ from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.config import ConfigError, HubConfig
+from hub.config import HubConfig
 from hub.interfaces import json_input
+from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.llm.types import Reasoning, ReasoningMode
 from hub.interfaces.discovery import Discovery
 from hub.locales import normalize_language, phrase
@@ -69,12 +69,6 @@ MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipp
 TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
 FOLLOW_UP_WINDOW_S = 300.0
 MAX_REASONING_BUDGET = 8192
-# HA's Supervisor network (add-ons and Core) and loopback; standalone also the private networks
-ADDON_CLIENTS = ("172.30.32.0/23", "127.0.0.0/8", "::1")
-STANDALONE_CLIENTS = ("127.0.0.0/8", "::1", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
-                      "169.254.0.0/16", "fc00::/7", "fe80::/10")
-
-IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class TurnAgent(Protocol):
@@ -109,31 +103,6 @@ class ProtocolProblem:
     code: str
     text: str
     not_an_event: bool = False
-
-
-def allowed_networks(option: str | None, in_addon: bool) -> tuple[IpNetwork, ...]:
-    """The `wyoming_allowed_clients` option (comma-separated addresses or networks) as networks;
-    empty: the defaults for the add-on or standalone. ConfigError for an entry that is neither."""
-    entries = [e.strip() for e in (option or "").split(",") if e.strip()]
-    networks = []
-    for entry in entries or (ADDON_CLIENTS if in_addon else STANDALONE_CLIENTS):
-        try:
-            networks.append(ipaddress.ip_network(entry, strict=False))
-        except ValueError:
-            raise ConfigError(f"wyoming_allowed_clients: {entry!r} is not an IP address or network "
-                              "(e.g. 192.168.1.20 or 192.168.1.0/24)") from None
-    return tuple(networks)
-
-
-def is_allowed(host: str, networks: Sequence[IpNetwork]) -> bool:
-    """Whether a peer address is in one of `networks` (an IPv4-mapped IPv6 address counts as IPv4)."""
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return any(address in network for network in networks)
 
 
 class WyomingServer:

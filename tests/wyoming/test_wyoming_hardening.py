@@ -20,7 +20,8 @@ from wyoming.handle import Handled, NotHandled
 from wyoming.info import Describe, Info
 
 from hub.config import ConfigError, validate
-from hub.interfaces.wyoming_server import WyomingServer, allowed_networks, is_allowed
+from hub.interfaces.client_networks import allowed_networks, is_allowed
+from hub.interfaces.wyoming_server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
 from reliability.served_hub import ServedHub
 
