@@ -92,6 +92,9 @@ OPTIONS: tuple[Option, ...] = (
     # Wyoming
     Option("wyoming_port", "port", 10500),
     Option("zeroconf", "bool", True),
+    Option("wyoming_allowed_clients", "str?"),  # addresses/networks; empty: see wyoming_server
+    Option("wyoming_idle_timeout", "int(1,3600)", 60),  # seconds without an event, no turn running
+    Option("wyoming_max_connections", "int(1,1000)", 32),
     # MQTT
     Option("mqtt_host", "str?"),
     Option("mqtt_port", "port", 1883),

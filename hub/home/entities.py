@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Protocol
+
+_LOGGER = logging.getLogger(__name__)
+
+# Caps on what one entity brings into the prompt, whatever its source says (a discovery config or
+# Home Assistant's registry may hold a 200,000-character name): no one entity may take the prompt.
+MAX_NAME_CHARS = 100  # a name, an alias, an area
+MAX_ALIASES = 8
+MAX_TEXT_CHARS = 255  # the state, the device class, a text attribute
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,21 @@ class Entity:
 
 
 StateListener = Callable[[Entity | None, Entity], Awaitable[None] | None]
+
+
+def bounded(entity: Entity) -> Entity:
+    """The entity with its texts cut to the caps above (itself when they fit)."""
+    attributes = {k: v[:MAX_TEXT_CHARS] if isinstance(v, str) else v for k, v in entity.attributes.items()}
+    capped = replace(
+        entity,
+        name=entity.name[:MAX_NAME_CHARS],
+        state=entity.state[:MAX_TEXT_CHARS],
+        aliases=tuple(a[:MAX_NAME_CHARS] for a in entity.aliases[:MAX_ALIASES]),
+        area=entity.area[:MAX_NAME_CHARS] if entity.area else entity.area,
+        device_class=entity.device_class[:MAX_TEXT_CHARS] if entity.device_class else entity.device_class,
+        attributes=attributes if attributes != entity.attributes else entity.attributes,
+    )
+    return entity if capped == entity else capped
 
 
 class EntityBackend(Protocol):
@@ -52,6 +76,7 @@ class EntityStore:
         self._backends: dict[str, EntityBackend] = {}
         self._listeners: list[StateListener] = []
         self._area_aliases: dict[str, tuple[str, ...]] = {}
+        self._capped: set[str] = set()  # entity ids whose texts were cut (warned once)
         self.version = 0  # bumps when the set of entities, their names or area aliases change
 
     def register_backend(self, source: str, backend: EntityBackend) -> None:
@@ -96,7 +121,7 @@ class EntityStore:
 
     def set_area_aliases(self, area: str, aliases: Iterable[str]) -> None:
         """Other names of an area ("Küche", "cuisine" for "Kitchen"), as HA's area registry has."""
-        cleaned = tuple(a.strip() for a in aliases if a.strip())
+        cleaned = tuple(a.strip()[:MAX_NAME_CHARS] for a in aliases if a.strip())[:MAX_ALIASES]
         if self._area_aliases.get(area, ()) != cleaned:
             self._area_aliases[area] = cleaned
             self.version += 1
@@ -106,6 +131,14 @@ class EntityStore:
         return {area: aliases for area, aliases in self._area_aliases.items() if aliases}
 
     def upsert(self, entity: Entity) -> None:
+        capped = bounded(entity)
+        if capped is not entity:
+            if entity.entity_id not in self._capped:
+                _LOGGER.warning("%s (from %s) has texts longer than the hub takes (names %d characters, "
+                                "states %d); they are cut", entity.entity_id, entity.source, MAX_NAME_CHARS,
+                                MAX_TEXT_CHARS)
+                self._capped.add(entity.entity_id)
+            entity = capped
         old = self._entities.get(entity.entity_id)
         self._entities[entity.entity_id] = entity
         if old is None or _identity(old) != _identity(entity):

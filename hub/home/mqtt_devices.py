@@ -12,6 +12,10 @@ the same entity id (HA derives MQTT entity ids from the same names), the same do
 device's identifiers. Home Assistant then wins, because it also applies the user's exposure
 settings; the MQTT twin stays tracked but invisible and cannot be called.
 
+A command topic belongs to a sensitive entity (lock, garage/gate/door cover: their actions need a
+spoken yes) alone: a non-sensitive config that would publish on it (a "light" whose ON payload is
+UNLOCK) is refused, and one already tracked is withdrawn when the sensitive one arrives.
+
 Entities are also filtered by the `include_entities` / `exclude_entities` globs.
 Malformed configs are rejected with a warning and leave everything else as it was; an empty
 (retained) config removes the entity.
@@ -31,6 +35,7 @@ from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.mqtt_discovery import (
     SUPPORTED_COMPONENTS,
     ComponentConfig,
+    command_topics,
     DiscoveryError,
     DiscoveryMessage,
     device_identifiers,
@@ -41,6 +46,7 @@ from hub.home.mqtt_discovery import (
     parse_topic,
 )
 from hub.home.mqtt_templates import MqttTemplate, MqttTemplateError
+from hub.home.policy import SENSITIVE_COVER_CLASSES, SENSITIVE_DOMAINS
 from hub.interfaces.mqtt_client import MqttClient, MqttMessage
 
 _LOGGER = logging.getLogger(__name__)
@@ -116,6 +122,13 @@ def _availability_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
             entry["value_template"] = config["availability_template"]
         return [entry]
     return []
+
+
+def _is_sensitive(tracked: TrackedEntity) -> bool:
+    """An entity whose actions need a confirmation by its kind (see hub.home.policy)."""
+    if tracked.component in SENSITIVE_DOMAINS:
+        return True
+    return tracked.component == "cover" and (tracked.config.get("device_class") or "") in SENSITIVE_COVER_CLASSES
 
 
 def _entity_filter(include: str | None, exclude: str | None) -> Callable[[str], bool]:
@@ -239,10 +252,29 @@ class MqttDevices:
         if not spec.config.get("enabled_by_default", True) or not self._allowed(entity_id):
             _LOGGER.debug("MQTT entity %s is not exposed", entity_id)
             return
+        if not self._guard_sensitive_topics(tracked):
+            return
         self._tracked[spec.key] = tracked
         tracked.shadowed_by = self._shadowing_entity(tracked)
         await self._subscribe_state(tracked)
         self._push(tracked)
+
+    def _guard_sensitive_topics(self, new: TrackedEntity) -> bool:
+        """Whether `new` may be tracked: not when it would publish on a sensitive entity's command
+        topic; a sensitive `new` withdraws the non-sensitive entities already on its topics."""
+        topics = command_topics(new.component, new.config)
+        for key, other in list(self._tracked.items()):
+            shared = topics & command_topics(other.component, other.config)
+            if key == new.spec.key or not shared or _is_sensitive(new) == _is_sensitive(other):
+                continue
+            refused, owner = (other, new) if _is_sensitive(new) else (new, other)
+            _LOGGER.warning("refused MQTT entity %s (%s): it would publish on %s, the command topic of %s, "
+                            "whose actions need a confirmation", refused.entity_id, refused.name[:80],
+                            ", ".join(sorted(shared)), owner.entity_id)
+            if refused is new:
+                return False
+            self._drop(key)
+        return True
 
     def _free_entity_id(self, wanted: str) -> str:
         taken = {t.entity_id for t in self._tracked.values()}

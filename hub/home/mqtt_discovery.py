@@ -5,7 +5,9 @@ and device-based `<prefix>/device/<object_id>/config` (`dev`, `o`, `cmps`, share
 abbreviated keys (`cmd_t`, `stat_t`, …) are expanded and `~` at the start or end of a `*_topic`
 value is replaced by the base topic. Only the components the hub can use are parsed:
 light (default/basic and JSON schema), switch, fan, cover, lock, climate, sensor, binary_sensor.
-Anything malformed raises DiscoveryError with a message fit for a warning log.
+Anything malformed raises DiscoveryError with a message fit for a warning log. Discovered strings
+are capped (MAX_TEXT_CHARS for names and other text, MAX_PAYLOAD_CHARS for payloads): a config
+whose `name` is 200,000 characters long is refused, not let into every prompt.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from hub.interfaces.mqtt_topics import slugify
 
 SUPPORTED_COMPONENTS = ("binary_sensor", "climate", "cover", "fan", "light", "lock", "sensor", "switch")
 MAX_CONFIG_BYTES = 256 * 1024
+MAX_TEXT_CHARS = 255  # names, areas, ids, classes, units, modes (Home Assistant's registry length)
+MAX_PAYLOAD_CHARS = 1024
 TOPIC_MATCHER = re.compile(
     r"^(?P<component>\w+)/(?:(?P<node_id>[a-zA-Z0-9_-]+)/)?(?P<object_id>[a-zA-Z0-9_-]+)/config$"
 )
@@ -204,7 +208,9 @@ def _subscribe_topic(value: Any) -> str:
 def _payload(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise vol.Invalid("a payload must be a string or a number")
-    return str(value)
+    if len(text := str(value)) > MAX_PAYLOAD_CHARS:
+        raise vol.Invalid(f"a payload of {len(text)} characters is longer than {MAX_PAYLOAD_CHARS}")
+    return text
 
 
 def _template(value: Any) -> MqttTemplate:
@@ -217,7 +223,9 @@ def _template(value: Any) -> MqttTemplate:
 def _string(value: Any) -> str:
     if isinstance(value, (dict, list)) or value is None:
         raise vol.Invalid("expected a string")
-    return str(value)
+    if len(text := str(value)) > MAX_TEXT_CHARS:
+        raise vol.Invalid(f"{len(text)} characters is longer than {MAX_TEXT_CHARS}")
+    return text
 
 
 def _ensure_list(value: Any) -> list:
@@ -439,6 +447,17 @@ def validate_component(component: str, config: dict[str, Any]) -> dict[str, Any]
     if component == "fan" and validated["speed_range_min"] > validated["speed_range_max"]:
         raise DiscoveryError("speed_range_min is above speed_range_max")
     return validated
+
+
+def command_topics(component: str, config: dict[str, Any]) -> frozenset[str]:
+    """The topics a validated component publishes commands on (its options validated as publish
+    topics; a shared `command_topic` a sensor merely carries does not count)."""
+    if component == "light":
+        schema = LIGHT_JSON if config.get("schema") == "json" else LIGHT_BASIC
+    else:
+        schema = _SCHEMAS[component]
+    keys = [str(marker) for marker, validator in schema.schema.items() if validator is _publish_topic]
+    return frozenset(config[k] for k in keys if isinstance(config.get(k), str))
 
 
 def _describe(error: vol.Invalid) -> str:

@@ -8,13 +8,13 @@ would see, so automations and games can use the hub's tools as an API.
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from hub.agent.personas import UnknownPersona
 from hub.home.tool_base import ToolContext, ToolResult
+from hub.interfaces import json_input
 from hub.interfaces.request_ids import checked_id, peek_id
 from hub.locales import normalize_language
 
@@ -48,9 +48,10 @@ def parse_call(tool: str, payload: bytes) -> DirectCall:
     if len(payload) > MAX_CALL_BYTES:
         raise CallError(f"payload of {len(payload)} bytes exceeds {MAX_CALL_BYTES}", peek_id(payload))
     try:
-        data = json.loads(payload.decode("utf-8")) if payload.strip() else {}
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CallError("payload is not JSON (send an object with the tool's arguments)", peek_id(payload)) from None
+        data = json_input.loads(payload) if payload.strip() else {}
+    except json_input.BadJson as err:
+        raise CallError(f"payload is not JSON text ({err}): send an object with the tool's arguments",
+                        peek_id(payload)) from None
     if not isinstance(data, dict):
         raise CallError("payload must be a JSON object")
     try:

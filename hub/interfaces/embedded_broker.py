@@ -3,6 +3,10 @@
 With it, `bolt-hub serve` works end to end out of the box: the demo home's devices and the hub's
 own MQTT API share this broker, and local MQTT clients can ask the hub questions on it.
 Loopback only, anonymous: it is a private bus, not a service for the network.
+
+A hub restarted at once finds its old port in TIME_WAIT: the port counts as free then (the
+probe binds with SO_REUSEADDR, as the listener does). A port really held by another program is
+waited for a few seconds, then is an error: the hub never goes on with a different home.
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 
 from hub.interfaces.mqtt_client import BrokerSettings
 
 _LOGGER = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
+BIND_WAIT_S = 10.0  # how long a taken port is waited for (a previous hub still shutting down)
 
 
 class EmbeddedBrokerError(RuntimeError):
@@ -25,8 +31,9 @@ class EmbeddedBrokerError(RuntimeError):
 class EmbeddedBroker:
     """start/stop component; `settings` tells clients where to connect."""
 
-    def __init__(self, port: int = 1883) -> None:
+    def __init__(self, port: int = 1883, bind_wait_s: float | None = None) -> None:
         self.port = port
+        self.bind_wait_s = BIND_WAIT_S if bind_wait_s is None else bind_wait_s
         self._broker = None
 
     @property
@@ -40,10 +47,10 @@ class EmbeddedBroker:
             raise EmbeddedBrokerError("the embedded MQTT broker needs the 'amqtt' package") from err
         if self.port == 0:
             self.port = _free_port()
-        elif not _port_is_free(self.port):
+        elif not await self._wait_until_free():
             raise EmbeddedBrokerError(
-                f"port {HOST}:{self.port} is taken; set mqtt_host (and mqtt_port) to use the broker "
-                "already running there, or choose another mqtt_port"
+                f"port {HOST}:{self.port} is taken (waited {self.bind_wait_s:.0f} s); set mqtt_host (and "
+                "mqtt_port) to use the broker already running there, or choose another mqtt_port"
             )
         config = {
             "listeners": {"default": {"type": "tcp", "bind": f"{HOST}:{self.port}"}},
@@ -56,6 +63,18 @@ class EmbeddedBroker:
             self._broker = None
             raise EmbeddedBrokerError(f"the embedded MQTT broker did not start: {err}") from err
         _LOGGER.info("embedded MQTT broker listening on %s:%d", HOST, self.port)
+
+    async def _wait_until_free(self) -> bool:
+        if _port_is_free(self.port):
+            return True
+        _LOGGER.warning("port %s:%d is taken; waiting up to %.0f s for it (a previous hub still stopping?)",
+                        HOST, self.port, self.bind_wait_s)
+        deadline = time.monotonic() + self.bind_wait_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            if _port_is_free(self.port):
+                return True
+        return False
 
     async def stop(self) -> None:
         if self._broker is None:
@@ -98,7 +117,10 @@ def _patched_broker_class(broker_class: type) -> type:
 
 
 def _port_is_free(port: int) -> bool:
+    """Whether a listener can bind the port now: SO_REUSEADDR, like asyncio's listeners, so a port
+    whose old connections are in TIME_WAIT (a hub restarted at once) counts as free."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((HOST, port))
         except OSError:

@@ -66,7 +66,9 @@ class Authenticator:
         if self.is_ingress(request):
             return True
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token)
+        # aiohttp keeps a header's non-UTF-8 bytes as surrogates: give them back, never raise
+        given_bytes = given.strip().encode("utf-8", "surrogateescape")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given_bytes, self._token)
 
     def client_of(self, request: web.Request) -> str:
         """Who an allowed request comes from (TurnRequest.client): the ingress user, else a

@@ -23,12 +23,12 @@ Events on `<base>/event`: {"type": "turn_started"|"tool_started"|"tool_finished"
 published on `<base>/tool_called` (the feed of the "tool called" device trigger and event entity).
 
 Asks run concurrently, but asks of one conversation run one after the other, in arrival order.
+Retained asks and greets are ignored (the broker would replay them at every hub start).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from dataclasses import asdict, dataclass, replace
@@ -36,6 +36,7 @@ from typing import Any, Callable
 
 from hub.agent.personas import UnknownPersona
 from hub.agent.types import ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
+from hub.interfaces import json_input
 from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
 from hub.interfaces.mqtt_client import MqttClient, MqttMessage
@@ -73,9 +74,10 @@ def parse_ask(payload: bytes) -> Ask:
     if len(payload) > MAX_ASK_BYTES:
         raise AskError(f"ask payload of {len(payload)} bytes exceeds {MAX_ASK_BYTES}", peek_id(payload))
     try:
-        data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise AskError("ask payload is not JSON (send an object with a 'text' field)", peek_id(payload)) from None
+        data = json_input.loads(payload)
+    except json_input.BadJson as err:
+        raise AskError(f"ask payload is not JSON text ({err}): send an object with a 'text' field",
+                       peek_id(payload)) from None
     if not isinstance(data, dict):
         raise AskError("ask payload must be a JSON object with a 'text' field")
     try:
@@ -182,9 +184,9 @@ class MqttApi:
 
     async def start(self) -> None:
         self._unsubscribes.append(self.agent.add_observer(self._observe))
-        self._unsubscribes.append(await self.client.subscribe(self.topics.ask, self._on_ask))
-        self._unsubscribes.append(await self.client.subscribe(f"{self.topics.ask}/+", self._on_ask))
-        self._unsubscribes.append(await self.client.subscribe(self.topics.greet, self._on_greet))
+        self._unsubscribes.append(await self.client.subscribe(self.topics.ask, self._on_ask, retained=False))
+        self._unsubscribes.append(await self.client.subscribe(f"{self.topics.ask}/+", self._on_ask, retained=False))
+        self._unsubscribes.append(await self.client.subscribe(self.topics.greet, self._on_greet, retained=False))
 
     async def stop(self) -> None:
         """No new asks; cancelled ones still get their failed reply (from _observe); then stop observing."""
@@ -212,12 +214,12 @@ class MqttApi:
     async def _on_greet(self, message: MqttMessage) -> None:
         """Open a conversation with a persona; its greeting is published as a reply."""
         try:
-            data = json.loads(message.payload.decode("utf-8"))
+            data = json_input.loads(message.payload)
             if not isinstance(data, dict):
                 raise ValueError("greet payload must be a JSON object {persona, conversation_id?, id?}")
             greet_id = checked_id(data)
-        except (UnicodeDecodeError, ValueError) as err:
-            self._publish_error(peek_id(message.payload), "bad_request", str(err))
+        except ValueError as err:  # BadJson too
+            self._publish_error(peek_id(message.payload), "bad_request", f"bad greet payload: {err}")
             return
         persona, conversation_id = data.get("persona"), data.get("conversation_id")
         if not all(v is None or (isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS) for v in (persona, conversation_id)):

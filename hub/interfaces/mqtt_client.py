@@ -124,14 +124,20 @@ def encode_payload(payload: Payload) -> bytes:
 class _Subscription:
     """One handler on one topic filter, fed in arrival order by its own worker task."""
 
-    def __init__(self, topic_filter: str, qos: int, handler: MessageHandler, queue_limit: int) -> None:
+    def __init__(self, topic_filter: str, qos: int, handler: MessageHandler, queue_limit: int,
+                 retained: bool = True) -> None:
         self.topic_filter = topic_filter
         self.qos = qos
         self.handler = handler
+        self.retained = retained
         self.queue: asyncio.Queue[MqttMessage] = asyncio.Queue(maxsize=queue_limit)
         self.worker = asyncio.ensure_future(self._run())
 
     def deliver(self, message: MqttMessage) -> None:
+        if message.retain and not self.retained:
+            _LOGGER.warning("ignored a retained message on command topic %s: a command runs only when it "
+                            "is sent, never again at the next connect (publish it without retain)", message.topic)
+            return
         if self.queue.full():
             self.queue.get_nowait()
             _LOGGER.warning("handler for %s is behind: dropped its oldest message", self.topic_filter)
@@ -263,12 +269,15 @@ class MqttClient:
         await asyncio.gather(*(s.worker for s in self._subscriptions), *self._tasks, return_exceptions=True)
         self._subscriptions.clear()
 
-    async def subscribe(self, topic_filter: str, handler: MessageHandler, qos: int = 1) -> Callable[[], None]:
+    async def subscribe(self, topic_filter: str, handler: MessageHandler, qos: int = 1, *,
+                        retained: bool = True) -> Callable[[], None]:
         """Call `handler` for every message on `topic_filter` (also after reconnects).
 
+        `retained=False` for command topics: a retained message there (which the broker replays at
+        every subscribe, so at every hub start) is dropped with a warning instead of run.
         Returns a function that removes this subscription.
         """
-        sub = _Subscription(topic_filter, qos, handler, self._handler_queue_limit)
+        sub = _Subscription(topic_filter, qos, handler, self._handler_queue_limit, retained)
         self._subscriptions.append(sub)
         if self.connected:
             # sent even when another handler already has this filter: subscribing again makes

@@ -122,9 +122,11 @@ class HubEntities:
         self.settings.add_listener(self._on_setting_changed)
         self._unsubscribes.append(self.agent.add_observer(self._observe))
         for name in ("conversational_mode", "reasoning", "reasoning_budget"):
-            self._unsubscribes.append(await self.client.subscribe(self.topics.setting_command(name), self._setting_handler(name)))
-        self._unsubscribes.append(await self.client.subscribe(self.topics.ask_text, self._on_ask_text))
-        self._unsubscribes.append(await self.client.subscribe(self.topics.clear, self._on_clear))
+            handler = self._setting_handler(name)
+            self._unsubscribes.append(await self.client.subscribe(self.topics.setting_command(name), handler,
+                                                                  retained=False))
+        self._unsubscribes.append(await self.client.subscribe(self.topics.ask_text, self._on_ask_text, retained=False))
+        self._unsubscribes.append(await self.client.subscribe(self.topics.clear, self._on_clear, retained=False))
         self.client.add_announcer(self.announce)
 
     async def stop(self) -> None:

@@ -7,7 +7,8 @@
 
 Broker: the `mqtt_*` options, else the Supervisor's MQTT service (add-on), else — when no Home
 Assistant is configured either — an embedded broker on 127.0.0.1:`mqtt_port` with the demo home
-on it (unless `demo_home=False`), so a bare `bolt-hub serve` works end to end. With Home
+on it (unless `demo_home=False`), so a bare `bolt-hub serve` works end to end; when that broker
+cannot start, start() raises ConfigError (the hub never swaps in another home). With Home
 Assistant but no broker, MQTT is off. A broker that is down at start does not stop the hub:
 the client keeps retrying.
 """
@@ -18,6 +19,7 @@ import logging
 import secrets
 from typing import Any
 
+from hub.config import ConfigError
 from hub.home.entities import EntityStore
 from hub.home.mqtt_demo import MqttDemoHome
 from hub.home.mqtt_devices import MqttDevices
@@ -74,9 +76,9 @@ class MqttStack:
             try:
                 await self.embedded.start()
             except EmbeddedBrokerError as err:
-                _LOGGER.error("MQTT is off: %s", err)
+                # never go on with another home than the one asked for: stop with what is wrong
                 self.embedded = None
-                return
+                raise ConfigError(f"mqtt_port: the embedded MQTT broker cannot start: {err}") from None
             broker = self.embedded.settings
             if self._demo_home:
                 self.demo = MqttDemoHome.on_broker(broker, self.topics.discovery_prefix, self._demo_travel_seconds)

@@ -32,7 +32,7 @@ from hub.config import HubConfig, validator_for
 from hub.home.entities import Entity, EntityStore
 from hub.agent.personas import UnknownPersona
 from hub.home.tool_base import ToolRegistry
-from hub.interfaces import direct_tools, rest_schema as schema
+from hub.interfaces import direct_tools, json_input, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.openai_compat import ChatRequestError, Completion, generation_request
@@ -233,8 +233,8 @@ class RestApi:
         if not raw.strip():
             raise ClientError(400, "invalid_body", "The body is empty: send a JSON object.")
         try:
-            data = json.loads(raw, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as err:
+            data = json_input.loads(raw, parse_constant=_reject_constant)
+        except json_input.BadJson as err:
             raise ClientError(400, "invalid_json", f"The body is not valid JSON: {err}") from None
         error = jsonschema.exceptions.best_match(self._validators[validator].iter_errors(data))
         if error is not None:

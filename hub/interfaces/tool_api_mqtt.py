@@ -37,7 +37,7 @@ class MqttToolApi:
         self._unsubscribe: Callable[[], None] | None = None
 
     async def start(self) -> None:
-        self._unsubscribe = await self.client.subscribe(self.topics.tool_calls, self._on_call)
+        self._unsubscribe = await self.client.subscribe(self.topics.tool_calls, self._on_call, retained=False)
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:

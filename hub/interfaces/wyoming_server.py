@@ -16,7 +16,16 @@ only while it waits for an answer (a yes or no), so unrelated requests share no 
 Every transcript gets: `handled-start`, one `handled-chunk` per reply chunk, then `handled` (or
 `not-handled` with a short spoken message), then `handled-stop`. A transcript that cannot be used
 (no text, too long, a turn already running on the connection) gets only `not-handled`. Events
-that cannot be decoded get an `error` event; the connection stays usable.
+that cannot be decoded, and events of a type the hub does not serve, get an `error` event; the
+connection stays usable.
+
+Who may connect: the port has no authentication, so it takes only clients on the allow-list
+(`wyoming_allowed_clients`; by default loopback plus, in the add-on, Home Assistant's internal
+network, and standalone the private networks where Home Assistant runs), at most
+`wyoming_max_connections` at once, and closes a connection that sends no event for
+`wyoming_idle_timeout` seconds while no turn runs on it. A connection whose first line is not a
+JSON event header is dropped unanswered: that is how a web page's cross-site POST (`POST /
+HTTP/1.1`, headers, then a JSON body) would reach the port, and its body must never run.
 
 Turns run as tasks so the connection keeps answering `describe` (HA re-describes every 30 s) and
 `ping` while a turn runs. A client that disconnects mid-turn does not cancel the turn (a command
@@ -27,8 +36,8 @@ turn timeout.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Protocol, Sequence
 
@@ -42,6 +51,8 @@ from wyoming.server import AsyncEventHandler, AsyncServer
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.config import HubConfig
+from hub.interfaces import json_input
+from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.llm.types import Reasoning, ReasoningMode
 from hub.interfaces.discovery import Discovery
 from hub.locales import normalize_language, phrase
@@ -67,10 +78,12 @@ class TurnAgent(Protocol):
 
 @dataclass(frozen=True)
 class ProtocolProblem:
-    """An event that could not be decoded; `code` is machine-readable, `text` says what."""
+    """An event that could not be decoded; `code` is machine-readable, `text` says what.
+    `not_an_event`: the line was no JSON event header at all (not a bad part of an event)."""
 
     code: str
     text: str
+    not_an_event: bool = False
 
 
 class WyomingServer:
@@ -101,6 +114,10 @@ class WyomingServer:
             Discovery(config) if discovery is True else discovery if isinstance(discovery, Discovery) else None
         )
         self.turns: set[asyncio.Task] = set()  # running turns, on any connection
+        self.allowed_clients = allowed_networks(config.wyoming_allowed_clients, config.in_addon)
+        self.idle_timeout = float(config.wyoming_idle_timeout)
+        self.max_connections = int(config.wyoming_max_connections)
+        self.connections: set[WyomingTurnHandler] = set()
 
     @property
     def port(self) -> int:
@@ -169,25 +186,68 @@ class WyomingTurnHandler(AsyncEventHandler):
         self._write_lock = asyncio.Lock()
         self._connected = True
         self._turn: asyncio.Task | None = None
+        self._last_activity = time.monotonic()  # the last whole event read, or the end of a turn
 
     async def run(self) -> None:
-        """Like the base class, but a bad event gets an `error` event instead of a hang-up."""
+        """Like the base class, but a bad event gets an `error` event instead of a hang-up, and
+        only admitted clients are served, until they go idle (see the module docstring)."""
+        refusal = self._refusal()
+        if refusal is not None:
+            _LOGGER.warning("Wyoming connection from %s refused: %s", self._peer_host(), refusal)
+            self.writer.close()
+            return
+        self.server.connections.add(self)
+        first = True
         try:
             while self._connected:
-                item = await read_event_checked(self.reader)
+                item = await self._read_unless_idle()
                 if item is None:
                     break
                 if isinstance(item, ProtocolProblem):
+                    if first and item.not_an_event:
+                        _LOGGER.warning("Wyoming connection from %s dropped: its first line is not a Wyoming "
+                                        "event (%s); a web page's request looks like this", self._peer_host(),
+                                        item.text)
+                        break
                     _LOGGER.warning("Wyoming client sent a bad event: %s", item.text)
                     await self.send(Error(text=item.text, code=item.code).event())
-                    continue
-                if not await self.handle_event(item):
+                elif not await self.handle_event(item):
                     break
+                first = False
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self.server.connections.discard(self)
             await self.disconnect()
             self.writer.close()
+
+    def _refusal(self) -> str | None:
+        """Why this connection is not served (None: it is)."""
+        if not is_allowed(self._peer_host(), self.server.allowed_clients):
+            return "not in wyoming_allowed_clients"
+        if len(self.server.connections) >= self.server.max_connections:
+            return f"already {self.server.max_connections} connections (wyoming_max_connections)"
+        return None
+
+    async def _read_unless_idle(self) -> Event | ProtocolProblem | None:
+        """The next event; None at end of stream or when the client sent no whole event for
+        idle_timeout seconds while no turn ran (the read is never cut mid-event otherwise)."""
+        read = asyncio.ensure_future(read_event_checked(self.reader))
+        try:
+            while True:
+                if self._turn is not None and not self._turn.done():
+                    wait = self.server.idle_timeout  # a running turn keeps the connection
+                else:
+                    wait = self._last_activity + self.server.idle_timeout - time.monotonic()
+                    if wait <= 0:
+                        _LOGGER.info("closing idle Wyoming connection from %s", self._peer_host())
+                        return None
+                done, _ = await asyncio.wait({read}, timeout=wait)
+                if done:
+                    self._last_activity = time.monotonic()
+                    return read.result()
+        finally:
+            read.cancel()
 
     async def disconnect(self) -> None:
         self._connected = False
@@ -200,7 +260,9 @@ class WyomingTurnHandler(AsyncEventHandler):
         elif Ping.is_type(event.type):
             await self.send(Pong(text=Ping.from_event(event).text).event())
         else:
-            _LOGGER.debug("ignoring Wyoming event %r", event.type)
+            _LOGGER.info("Wyoming client sent an event the hub does not serve: %r", event.type[:64])
+            await self.send(Error(text=f"unknown event type {event.type[:64]!r}: this is a conversation "
+                                       "agent (describe, transcript, ping)", code="unknown_event").event())
         return True
 
     async def send(self, event: Event) -> None:
@@ -274,6 +336,7 @@ class WyomingTurnHandler(AsyncEventHandler):
             result = _failure(request, language, "generic")
         finally:
             await turn.aclose()
+            self._last_activity = time.monotonic()
         if result is None:
             _LOGGER.error("agent ended a turn without TurnDone")
             result = _failure(request, language, "generic")
@@ -297,17 +360,18 @@ async def read_event_checked(reader: asyncio.StreamReader) -> Event | ProtocolPr
         line = err.partial
     except asyncio.LimitOverrunError:  # header line longer than the reader's limit
         await _skip_line(reader)
-        return ProtocolProblem("too_large", "event header line is too long")
+        return ProtocolProblem("too_large", "event header line is too long", not_an_event=True)
     if not line:
         return None
     if not line.strip():
-        return ProtocolProblem("bad_event", "empty event header line")
+        return ProtocolProblem("bad_event", "empty event header line", not_an_event=True)
     try:
-        header = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return ProtocolProblem("bad_json", "event header is not valid JSON")
+        header = json_input.loads(line)
+    except json_input.BadJson as err:
+        return ProtocolProblem("bad_json", f"event header is not valid JSON: {err}", not_an_event=True)
     if not isinstance(header, dict) or not isinstance(header.get("type"), str):
-        return ProtocolProblem("bad_event", "event header must be a JSON object with a string 'type'")
+        return ProtocolProblem("bad_event", "event header must be a JSON object with a string 'type'",
+                               not_an_event=True)
     data = header.get("data") or {}
     data_length = header.get("data_length") or 0
     payload_length = header.get("payload_length") or 0
@@ -322,13 +386,13 @@ async def read_event_checked(reader: asyncio.StreamReader) -> Event | ProtocolPr
     elif data_length:
         block = await reader.readexactly(data_length)
         try:
-            extra = json.loads(block)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            extra = json_input.loads(block)
+        except json_input.BadJson:
             extra = None
         if isinstance(extra, dict):
             data = {**data, **extra}
         else:
-            problem = ProtocolProblem("bad_json", "event data block is not a JSON object")
+            problem = ProtocolProblem("bad_json", "event data block is not a JSON object of Unicode text")
     payload = None
     if payload_length > MAX_PAYLOAD_BYTES:
         await _skip_bytes(reader, payload_length)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 
 import pytest
 
-from hub.config import validate
+from hub.config import ConfigError, validate
 from hub.home.entities import EntityStore
+from hub.interfaces import embedded_broker
 from hub.interfaces.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
@@ -54,19 +56,37 @@ async def test_bare_hub_serves_mqtt_and_drives_the_demo_home_end_to_end(tmp_path
         sock.bind(("127.0.0.1", port))
 
 
-async def test_taken_port_is_a_clear_error_and_the_hub_goes_on_without_mqtt(tmp_path, caplog):
+async def test_a_port_held_by_another_program_is_waited_for_then_a_clear_error(tmp_path, monkeypatch):
+    """The hub never goes on with another home than the one asked for (issue #17 point 11)."""
+    monkeypatch.setattr(embedded_broker, "BIND_WAIT_S", 1.0)
     with socket.socket() as blocker:
         blocker.bind(("127.0.0.1", 0))
         blocker.listen()
         port = blocker.getsockname()[1]
+        started = time.monotonic()
         with pytest.raises(EmbeddedBrokerError, match="taken"):
             await EmbeddedBroker(port).start()
+        assert time.monotonic() - started >= 1.0, "it waited for the port first"
         config = validate({"mqtt_port": port})
         stack = MqttStack(config, store=EntityStore(), settings=RuntimeSettings(config), agent=FakeAgent())
-        await stack.start()
-        assert not stack.enabled
-        assert "MQTT is off" in caplog.text
+        with pytest.raises(ConfigError, match=f"mqtt_port: the embedded MQTT broker cannot start: port 127.0.0.1:{port} is taken"):
+            await stack.start()
         await stack.stop()
+
+
+async def test_a_port_freed_while_waiting_is_taken(tmp_path, monkeypatch):
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    port = blocker.getsockname()[1]
+    asyncio.get_running_loop().call_later(0.8, blocker.close)  # a previous hub that finishes stopping
+    broker = EmbeddedBroker(port, bind_wait_s=10)
+    await broker.start()
+    try:
+        sniffer = await asyncio.to_thread(Sniffer, port, ["x/#"])
+        await asyncio.to_thread(sniffer.close)
+    finally:
+        await broker.stop()
 
 
 async def test_with_home_assistant_but_no_broker_mqtt_is_off(tmp_path):

@@ -179,12 +179,16 @@ async def test_failed_turn_speaks_the_agents_error(server: WyomingServer) -> Non
     assert not_handled.context == {"conversation_id": "c8", "error": "model"}
 
 
-async def test_unknown_event_is_ignored(server: WyomingServer, agent: ScriptedAgent) -> None:
+async def test_unknown_event_gets_an_error_event(server: WyomingServer, agent: ScriptedAgent) -> None:
     async with client_for(server) as client:
         await client.write_event(Event(type="run-satellite", data={"x": 1}))
         await client.write_event(Event(type="audio-chunk", data={"rate": 16000}, payload=b"\0" * 3200))
         await client.write_event(Describe().event())
-        assert Info.is_type((await read(client)).type), "no reply to unknown events, then info"
+        errors = [await read(client), await read(client)]
+        assert [(e.type, e.data["code"]) for e in errors] == [("error", "unknown_event")] * 2
+        assert "run-satellite" in errors[0].data["text"] and "audio-chunk" in errors[1].data["text"]
+        assert Info.is_type((await read(client)).type), "the connection goes on: describe is answered"
+    assert agent.requests == []
 
 
 @pytest.mark.parametrize("data", [{}, {"text": ""}, {"text": "   "}, {"text": 42}, {"text": None}])
@@ -241,13 +245,17 @@ async def test_second_transcript_while_a_turn_runs_is_refused(server: WyomingSer
     ids=["bad-json", "not-object", "data-not-object", "negative-length", "bad-data-block", "huge-data", "huge-line"],
 )
 async def test_malformed_event_gets_an_error_and_the_connection_survives(server: WyomingServer, raw: bytes, code: str) -> None:
+    """After a first good event (a first line that is no event drops the connection: see
+    test_wyoming_hardening)."""
     reader, writer = await raw_connection(server)
     try:
+        writer.write(b'{"type": "ping", "data": {"text": "first"}}\n')
         writer.write(raw)
         writer.write(b'{"type": "describe"}\n')
         await writer.drain()
         client = AsyncTcpClient("127.0.0.1", server.port)
         client._reader, client._writer = reader, writer  # reuse the wyoming reader on the raw socket
+        assert Pong.is_type((await read(client)).type)
         error = await read(client)
         assert error.type == "error" and error.data["code"] == code and error.data["text"]
         assert Info.is_type((await read(client)).type)
