@@ -1,8 +1,9 @@
 """The in-process model engine: a GGUF model run by llama-cpp-python, streamed as typed deltas.
 
 One generation runs at a time, in a worker thread; requests wait in a bounded queue
-(`EngineBusy` when it is full). Tokens go to the event loop as they come; a consumer that stops
-iterating stops the worker at the next token (or the next prompt batch).
+(`EngineBusy` when it is full, or when the queue says a request's deadline cannot be met:
+`admission`). Tokens go to the event loop as they come; a consumer that stops iterating stops
+the worker at the next token (or the next prompt batch).
 
 Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
 longest common token prefix with what is already in the KV cache: keep the stable part of the
@@ -24,6 +25,7 @@ import asyncio
 import codecs
 import ctypes
 import logging
+import math
 import os
 import random
 import threading
@@ -37,6 +39,7 @@ import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
 
 from hub.config import HubConfig
+from hub.llm.admission import QueueEstimate
 from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
 from hub.llm.grammar import parse_constrained_call, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
@@ -63,6 +66,7 @@ _LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
 
 SMALL_MODEL_PARAMS = 2_000_000_000  # below this, `constrained_tools: auto` means on
 _KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
+_RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that it still fits
 _SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
 
@@ -187,6 +191,7 @@ class LlamaEngine:
         )
         self._queue_size = queue_size
         self._waiting = 0
+        self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
         self._gate: asyncio.Lock | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
@@ -254,17 +259,22 @@ class LlamaEngine:
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         """Text/thinking/tool-call deltas, then one Done. EngineError (EngineBusy when the queue
-        is full, PromptTooLong) is raised from the iteration."""
+        is full or would not be done by `request.deadline`, PromptTooLong) is raised from the
+        iteration."""
         self._validate(request)
         gate = self._gate_for_running_loop()
         # priming gives way at once, so the request that interrupts it is next, not waiting
         if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
+        ahead = self._waiting + (gate.locked() and self._priming is None)  # 0: it starts now
+        seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
+        if ahead and not self.queue.fits(ahead, seconds_left):
+            raise EngineBusy(f"the model is busy: {ahead} requests ahead would not be done in time")
         self._waiting += 1
         if self._priming is not None:
             self._priming.set()  # a request goes first; it reuses what priming evaluated so far
         try:
-            await gate.acquire()
+            await self._acquire(gate, request.deadline if ahead else None)
         finally:
             self._waiting -= 1
         if self._closed:
@@ -285,7 +295,14 @@ class LlamaEngine:
         except BaseException:
             gate.release()
             raise
-        worker.add_done_callback(lambda _: gate.release())
+        started = time.monotonic()
+
+        def release(_: Any) -> None:
+            # however it ended (done, cut, failed), that is how long the queue waited for it
+            self.queue.record(time.monotonic() - started)
+            gate.release()
+
+        worker.add_done_callback(release)
         try:
             while True:
                 item = await deltas.get()
@@ -296,6 +313,26 @@ class LlamaEngine:
                     return
         finally:
             cancelled.set()
+
+    async def _acquire(self, gate: asyncio.Lock, deadline: float | None) -> None:
+        """Take the model in arrival order. With a deadline, leave the queue (EngineBusy) once
+        even an immediate start would no longer be done by then, re-estimated while waiting."""
+        if deadline is None:
+            await gate.acquire()
+            return
+        acquire = asyncio.ensure_future(gate.acquire())
+        try:
+            while not acquire.done():
+                left = deadline - time.monotonic()
+                if not self.queue.fits(0, left):
+                    raise EngineBusy("the model is busy: this request would not be done in time")
+                await asyncio.wait({acquire}, timeout=_RECHECK_S)
+        except BaseException:
+            if acquire.done() and not acquire.cancelled():
+                gate.release()  # it got the model just as the wait ended
+            else:
+                acquire.cancel()
+            raise
 
     async def prime(self, request: GenerationRequest) -> bool:
         """Evaluate the stable start of `request` (its messages, no generation prompt) while the
