@@ -266,7 +266,7 @@ class LlamaEngine:
         # priming gives way at once, so the request that interrupts it is next, not waiting
         if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
-        ahead = self._waiting + (gate.locked() and self._priming is None)  # 0: it starts now
+        ahead = self._waiting + self._generating(gate)  # 0: it starts now
         seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
         if ahead and not self.queue.fits(ahead, seconds_left):
             raise EngineBusy(f"the model is busy: {ahead} requests ahead would not be done in time")
@@ -313,6 +313,13 @@ class LlamaEngine:
                     return
         finally:
             cancelled.set()
+
+    def _generating(self, gate: asyncio.Lock) -> bool:
+        """Whether a generation holds the model and goes on: priming gives way at once, and a
+        generation whose consumer left ends at its next token."""
+        if not gate.locked() or self._priming is not None:
+            return False
+        return self._cancel_current is None or not self._cancel_current.is_set()
 
     async def _acquire(self, gate: asyncio.Lock, deadline: float | None) -> None:
         """Take the model in arrival order. With a deadline, leave the queue (EngineBusy) once
