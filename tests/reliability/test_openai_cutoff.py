@@ -33,7 +33,7 @@ async def complete(session: aiohttp.ClientSession, url: str, max_tokens: int) ->
 
 async def test_chat_completions_are_cut_at_turn_timeout_freed_on_disconnect_and_refused_when_late(
         tmp_path: Path, gemma_path: Path) -> None:
-    hub = ServedHub(tmp_path, gemma_path, {"api_token": TOKEN, "turn_timeout": TURN_TIMEOUT,
+    hub = ServedHub(tmp_path, gemma_path, {"api_token": TOKEN, "turn_timeout": TURN_TIMEOUT, "threads": 1,
                                            "n_ctx": 4096}).start()
     url = f"http://127.0.0.1:{hub.ports['http_port']}/v1/chat/completions"
     headers = {"Authorization": f"Bearer {TOKEN}"}
