@@ -6,7 +6,8 @@ left to time out. So the queue keeps a moving average of how long recent generat
 model, and of how much they varied (as TCP estimates round trips), and admits a request only if
 the generations ahead of it and its own fit before its deadline; a request that finds the model
 free always starts (nothing could serve it sooner). A waiting request re-checks as the estimate
-moves, and leaves (busy) once even an immediate start would not be done in time.
+moves, and leaves (busy) once even an immediate start would not be done in time. Before any
+generation has finished (a cold start), the running one's time so far stands in for the mean.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class QueueEstimate:
         self.deviation_s += SMOOTHING * (abs(seconds - self.mean_s) - self.deviation_s)
         self.mean_s += SMOOTHING * (seconds - self.mean_s)
 
-    def fits(self, ahead: int, seconds_left: float) -> bool:
+    def fits(self, ahead: int, seconds_left: float, running_s: float = 0.0) -> bool:
         """Whether a generation with `ahead` generations before it (running or waiting) would
-        most likely be done within `seconds_left`."""
-        return (ahead + 1) * self.mean_s + SPREAD * self.deviation_s <= seconds_left
+        most likely be done within `seconds_left`; `running_s`: how long the running one has
+        held the model so far."""
+        mean = self.mean_s or running_s
+        return (ahead + 1) * mean + SPREAD * self.deviation_s <= seconds_left

@@ -192,6 +192,7 @@ class LlamaEngine:
         self._queue_size = queue_size
         self._waiting = 0
         self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
+        self._running_since: float | None = None  # when the running generation got the model
         self._gate: asyncio.Lock | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
@@ -268,7 +269,7 @@ class LlamaEngine:
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
         ahead = self._waiting + self._generating(gate)  # 0: it starts now
         seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
-        if ahead and not self.queue.fits(ahead, seconds_left):
+        if ahead and not self.queue.fits(ahead, seconds_left, self._running_s()):
             raise EngineBusy(f"the model is busy: {ahead} requests ahead would not be done in time")
         self._waiting += 1
         if self._priming is not None:
@@ -295,11 +296,12 @@ class LlamaEngine:
         except BaseException:
             gate.release()
             raise
-        started = time.monotonic()
+        started = self._running_since = time.monotonic()
 
         def release(_: Any) -> None:
             # however it ended (done, cut, failed), that is how long the queue waited for it
             self.queue.record(time.monotonic() - started)
+            self._running_since = None
             gate.release()
 
         worker.add_done_callback(release)
@@ -313,6 +315,9 @@ class LlamaEngine:
                     return
         finally:
             cancelled.set()
+
+    def _running_s(self) -> float:
+        return 0.0 if self._running_since is None else time.monotonic() - self._running_since
 
     def _generating(self, gate: asyncio.Lock) -> bool:
         """Whether a generation holds the model and goes on: priming gives way at once, and a
@@ -331,7 +336,7 @@ class LlamaEngine:
         try:
             while not acquire.done():
                 left = deadline - time.monotonic()
-                if not self.queue.fits(0, left):
+                if not self.queue.fits(0, left, self._running_s()):
                     raise EngineBusy("the model is busy: this request would not be done in time")
                 await asyncio.wait({acquire}, timeout=_RECHECK_S)
         except BaseException:

@@ -30,7 +30,8 @@ async def collect(stream: AsyncIterator[Delta]) -> list[Delta]:
 
 def test_the_estimate_follows_recent_durations_and_counts_what_is_ahead() -> None:
     estimate = QueueEstimate()
-    assert estimate.fits(100, 0.001)  # nothing measured yet: everything fits
+    assert estimate.fits(100, 0.001)  # nothing measured yet: everything fits...
+    assert not estimate.fits(1, 10.0, running_s=6.0)  # ...unless the running one already took long
     for seconds in (2.0, 2.0, 2.0, 2.0):
         estimate.record(seconds)
     assert 1.9 < estimate.mean_s <= 2.0 and estimate.deviation_s < 0.5
