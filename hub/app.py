@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Awaitable, Callable, Protocol
 
 from hub.agent.agent import Agent
 from hub.agent.async_tools import AsyncTools
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from hub.agent.voice import VoicePipeline
 
 _LOGGER = logging.getLogger(__name__)
-SHUTDOWN_DRAIN_S = 8.0  # within the usual 10 s between SIGTERM and SIGKILL (docker, Supervisor)
+# Docker and the Supervisor SIGKILL 10 s after SIGTERM: the hub is gone well before that
+SHUTDOWN_GRACE_S = 2.0  # running turns may still finish on their own
+SHUTDOWN_S = 6.0  # everything, from the stop request to the last part stopped
 
 
 class Component(Protocol):
@@ -138,20 +140,34 @@ class HubApp:
         await component.start()
         self._started.append(component)
 
-    async def stop(self) -> None:
-        """Let running turns finish (bounded by SHUTDOWN_DRAIN_S), then stop the parts in reverse."""
-        if self.agent is not None and not await self.agent.wait_idle(SHUTDOWN_DRAIN_S):
-            _LOGGER.warning("turns still running after %.0f s are cancelled", SHUTDOWN_DRAIN_S)
-        while self._started:
-            component = self._started.pop()
-            try:
-                await component.stop()
-            except Exception:
-                _LOGGER.exception("stopping %s failed", type(component).__name__)
+    async def stop(self) -> bool:
+        """Let running turns finish for SHUTDOWN_GRACE_S, end the rest with the spoken "stopping"
+        reply, then stop the parts in reverse; each part gets what is left of SHUTDOWN_S.
+        False when a part was left behind (e.g. the model still inside a long prompt batch)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SHUTDOWN_S
+        stopped = True
+        if self.agent is not None and not await self.agent.wait_idle(SHUTDOWN_GRACE_S):
+            _LOGGER.warning("turns still running after %.0f s end with 'stopping'", SHUTDOWN_GRACE_S)
+            self.agent.stop_turns()
+            await self.agent.wait_idle(1.0)
+        parts: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+            (type(c).__name__, c.stop) for c in reversed(self._started)]
+        self._started.clear()
         if self.custom is not None:
-            await self.custom.close()
+            parts.append(("custom tools", self.custom.close))
         if self._engine is not None:
-            await self._engine.close()
+            parts.append(("model engine", self._engine.close))
+        for name, stop in parts:
+            try:
+                async with asyncio.timeout(max(0.1, deadline - loop.time())):
+                    await stop()
+            except TimeoutError:
+                _LOGGER.error("stopping %s took too long: left behind", name)
+                stopped = False
+            except Exception:
+                _LOGGER.exception("stopping %s failed", name)
+        return stopped
 
     def _listeners(self) -> list[Component]:
         from hub.agent.voice import VoicePipeline

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -168,7 +169,13 @@ async def _serve_async(config: HubConfig) -> int:
         await stop.wait()
         _LOGGER.info("stopping")
     finally:
-        await app.stop()
+        stopped = await app.stop()
+    if not stopped:
+        # the model's thread is still inside llama.cpp, and the interpreter would wait for it at
+        # exit: everything else has stopped (replies sent, offline published), so leave now
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -63,6 +63,7 @@ from hub.settings import RuntimeSettings
 _LOGGER = logging.getLogger(__name__)
 MAX_REQUEST_CHARS = 4000
 READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
+_STOPPING = object()  # put in a running turn's events by stop_turns()
 
 
 class FastPathLike(Protocol):
@@ -109,6 +110,7 @@ class _TurnState:
     language: str
     ctx: ToolContext
     persona: Persona
+    deadline: float  # time.monotonic() at which the turn times out
     timings: TurnTimings = field(default_factory=TurnTimings)
     started: float = field(default_factory=time.monotonic)
     finished_calls: list[ToolFinished] = field(default_factory=list)
@@ -149,6 +151,8 @@ class Agent:
         self.primer = PrefixPrimer(engine, self.stable_request)
         self.persona_primers: list[PrefixPrimer] = []  # the other personas' prefixes (from start())
         self._priming: set[asyncio.Task[bool]] = set()
+        self._open_turns: set[asyncio.Queue[Any]] = set()  # each running turn's events
+        self._stopping = False
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -165,6 +169,8 @@ class Agent:
             _LOGGER.warning("%s", err)
             persona, error = self.personas.get(None), error or "unknown_persona"
         language = normalize_language(request.language or persona.language, default=self._config.language)
+        if self._stopping:
+            error = "stopping"
         if error:
             yield TurnDone(self._failure(request.conversation_id or "", language, error))
             return
@@ -173,9 +179,10 @@ class Agent:
         conversation.persona = persona.key
         if request.client is not None:
             self._remember_client(request.client, conversation.id)
-        events: asyncio.Queue[TurnEvent] = asyncio.Queue()
-        task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, events))
+        events: asyncio.Queue[Any] = asyncio.Queue()
         deadline = time.monotonic() + self._config.turn_timeout
+        task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, deadline, events))
+        self._open_turns.add(events)
         try:
             while True:
                 try:
@@ -184,10 +191,15 @@ class Agent:
                     _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._config.turn_timeout)
                     yield TurnDone(self._failure(conversation.id, language, "timeout"))
                     return
+                if event is _STOPPING:
+                    _LOGGER.info("turn in %s cut short: the hub is stopping", conversation.id)
+                    yield TurnDone(self._failure(conversation.id, language, "stopping"))
+                    return
                 yield event
                 if isinstance(event, TurnDone):
                     return
         finally:
+            self._open_turns.discard(events)
             if not task.done():
                 task.cancel()
 
@@ -251,6 +263,13 @@ class Agent:
         while self._priming:
             await asyncio.gather(*self._priming, return_exceptions=True)
 
+    def stop_turns(self) -> None:
+        """Shutdown: end every running turn now with the spoken "stopping" reply (their tasks are
+        cancelled), and refuse new turns with it."""
+        self._stopping = True
+        for events in self._open_turns:
+            events.put_nowait(_STOPPING)
+
     async def stop(self) -> None:
         for primer in (self.primer, *self.persona_primers):
             await primer.stop()
@@ -270,12 +289,12 @@ class Agent:
 
     async def _locked_turn(
         self, request: TurnRequest, conversation: Conversation, language: str, persona: Persona,
-        events: asyncio.Queue[TurnEvent],
+        deadline: float, events: asyncio.Queue[Any],
     ) -> None:
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
                               persona.key, request.client)
-            state = _TurnState(request, conversation, language, ctx, persona)
+            state = _TurnState(request, conversation, language, ctx, persona, deadline)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
             except asyncio.CancelledError:
@@ -385,6 +404,9 @@ class Agent:
                 reasoning=reasoning, conversational=conversational,
                 max_tokens=self._config.max_tokens, temperature=self._config.temperature,
                 constraint=constraint,
+                # refused at once (busy) if the queue says it cannot be done in time; once a tool
+                # ran, the turn goes on, so its reply can say what happened
+                deadline=None if state.finished_calls else state.deadline,
             )
             raw_text, calls, stop_reason = await self._generate(generation, state, reply, allowed)
             if not calls:

@@ -19,7 +19,7 @@ import json
 import logging
 import re
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
@@ -35,6 +35,7 @@ from hub.home.tool_base import ToolRegistry
 from hub.interfaces import direct_tools, json_input, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
+from hub.interfaces.http_cutoff import Cutoff
 from hub.interfaces.openai_compat import ChatRequestError, Completion, generation_request
 from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode
 from hub.metrics import METRICS, Gauge, HubMetrics, model_gauges
@@ -98,6 +99,7 @@ class RestApi:
         self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css")}
         self.token = ""
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
+        self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http_cutoff)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -140,6 +142,7 @@ class RestApi:
         _LOGGER.info("HTTP API and web page on http://%s:%s/", self._host, self.port)
 
     async def stop(self) -> None:
+        self._stopping.set()
         if self._stop_observing is not None:
             self._stop_observing()
             self._stop_observing = None
@@ -380,40 +383,58 @@ class RestApi:
                 default_temperature=self._config.temperature, context_tokens=engine.info.n_ctx)
         except ChatRequestError as err:
             raise ClientError(400, "invalid_body", str(err)) from None
+        # like a turn: admitted only if the model's queue lets it be done within turn_timeout,
+        # and cut at turn_timeout, when the client leaves or when the hub stops
+        timeout = self._config.turn_timeout
+        generation = replace(generation, deadline=time.monotonic() + timeout)
+        cutoff = Cutoff(request, timeout, self._stopping)
         completion = Completion(model=engine.info.name)
         deltas = engine.stream(generation)
         try:
-            # the first delta comes before any header: a busy or failing engine gets a real status
-            first = await _first_delta(deltas)
-            if not body.get("stream"):
-                completion.add(first)
-                async for delta in deltas:
-                    completion.add(delta)
-                    if completion.looping:
-                        break
-                return web.json_response(completion.response())
-            return await self._stream_completion(request, completion, first, deltas,
+            try:
+                async with cutoff:
+                    # the first delta comes before any header: a busy or failing engine gets a real status
+                    first = await _first_delta(deltas)
+                    if not body.get("stream"):
+                        completion.add(first)
+                        async for delta in deltas:
+                            completion.add(delta)
+                            if completion.looping:
+                                break
+                        return web.json_response(completion.response())
+            except TimeoutError:
+                raise _cut_error(cutoff.reason, timeout) from None
+            return await self._stream_completion(request, completion, first, deltas, cutoff,
                                                  bool(body.get("stream_options", {}).get("include_usage")))
         finally:
             await deltas.aclose()
 
     async def _stream_completion(self, request: web.Request, completion: Completion, first: Any,
-                                 deltas: AsyncIterator[Any], include_usage: bool) -> web.StreamResponse:
+                                 deltas: AsyncIterator[Any], cutoff: Cutoff,
+                                 include_usage: bool) -> web.StreamResponse:
         response = await _start_sse(request)
         connected = await _send_data(response, completion.chunk({"role": "assistant", "content": ""}))
         pending = [first]
         try:
-            while connected:
-                delta = pending.pop() if pending else await anext(deltas, None)
-                if delta is None:
-                    break
-                out = completion.add(delta)
-                if out is not None:
-                    connected = await _send_data(response, completion.chunk(out))
-                if completion.looping:
-                    break
+            async with cutoff:
+                while connected:
+                    delta = pending.pop() if pending else await anext(deltas, None)
+                    if delta is None:
+                        break
+                    out = completion.add(delta)
+                    if out is not None:
+                        connected = await _send_data(response, completion.chunk(out))
+                    if completion.looping:
+                        break
         except EngineError as err:
             await _send_data(response, {"error": {"message": str(err), "type": "engine_error"}})
+        except TimeoutError:
+            cut = _cut_error(cutoff.reason, self._config.turn_timeout)
+            if connected:
+                await _send_data(response, {"error": {"message": cut.message, "type": cut.code}})
+                if await _send_raw(response, b"data: [DONE]\n\n"):
+                    await _finish(response)
+            return response
         if connected:
             await _send_data(response, completion.chunk({}, completion.finish_reason))
             if include_usage:
@@ -481,6 +502,15 @@ def _is_public(request: web.Request) -> bool:
 
 def _read_web_file(name: str) -> str:
     return resources.files("hub.interfaces").joinpath("web", name).read_text(encoding="utf-8")
+
+
+def _cut_error(reason: str | None, timeout: float) -> ClientError:
+    """What a chat completion cut short by its Cutoff answers."""
+    if reason == "stopping":
+        return ClientError(503, "stopping", "The hub is shutting down.")
+    if reason == "disconnected":  # nobody reads it
+        return ClientError(499, "client_closed_request", "The client closed the connection.")
+    return ClientError(504, "timeout", f"The model did not finish within turn_timeout ({timeout:g} s).")
 
 
 async def _first_delta(deltas: AsyncIterator[Any]) -> Any:

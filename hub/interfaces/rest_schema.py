@@ -258,7 +258,8 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _errors(*codes: int) -> dict[str, Any]:
     words = {400: "Invalid request body or parameters.", 401: "Missing or wrong API token.",
-             403: "Not allowed for this persona.", 404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later."}
+             403: "Not allowed for this persona.", 404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later.",
+             504: "Not done within turn_timeout."}
     return {str(code): {"description": words[code], "content": _json(ERROR)} for code in codes}
 
 
@@ -362,6 +363,6 @@ def openapi_document() -> dict[str, Any]:
                 "requestBody": _body(CHAT_REQUEST),
                 "responses": {"200": {"description": "chat.completion, or chat.completion.chunk events when stream is true.",
                                       "content": {**_json({"type": "object", "required": ["object", "choices"]}), **sse}},
-                              **_errors(400, 401, 413, 503)}}},
+                              **_errors(400, 401, 413, 503, 504)}}},
         },
     }

@@ -66,6 +66,7 @@ DESCRIPTION = "Local voice assistant for smart homes (Nemotron Bolt, llama.cpp)"
 MAX_TRANSCRIPT_CHARS = 4000
 MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are skipped unread
 MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
+REPLY_DRAIN_S = 1.0  # at stop, for the last events of turns that are ending
 TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
 MAX_REASONING_BUDGET = 8192
 
@@ -168,6 +169,8 @@ class WyomingServer:
     async def stop(self) -> None:
         if self.discovery is not None:
             await self.discovery.stop()
+        if self.turns:  # turns the shutdown just ended still send their reply
+            await asyncio.wait(self.turns, timeout=REPLY_DRAIN_S)
         if self._server is not None:
             await self._server.stop()
             self._server = None

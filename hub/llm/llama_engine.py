@@ -1,11 +1,12 @@
 """The in-process model engine: a GGUF model run by llama-cpp-python, streamed as typed deltas.
 
 One generation runs at a time, in the engine's one worker thread; requests wait in a bounded
-queue (`EngineBusy` when it is full). Tokens go to the event loop as they come; a consumer that
-stops iterating stops the worker at the next token (or the next prompt batch). Nothing else
-touches the llama context: llama.cpp aborts the process when two threads use one context at
-once, so benches and tools that need the raw model go through `exclusive`, and tokenizing
-outside the worker (`count_tokens`) uses only the vocabulary.
+queue (`EngineBusy` when it is full, or when the queue says a request's deadline cannot be met:
+`admission`). Tokens go to the event loop as they come; a consumer that stops iterating stops
+the worker at the next token (or the next prompt batch). Nothing else touches the llama context:
+llama.cpp aborts the process when two threads use one context at once, so benches and tools
+that need the raw model go through `exclusive`, and tokenizing outside the worker
+(`count_tokens`) uses only the vocabulary.
 
 Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
 longest common token prefix with what is already in the KV cache: keep the stable part of the
@@ -30,6 +31,7 @@ import codecs
 import ctypes
 import hashlib
 import logging
+import math
 import os
 import random
 import threading
@@ -43,6 +45,7 @@ import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
 
 from hub.config import HubConfig
+from hub.llm.admission import QueueEstimate
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
 from hub.llm.control_tokens import ControlTokenGuard
@@ -71,6 +74,7 @@ _LOGGER = logging.getLogger(__name__)
 _LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
 
 _KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
+_RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that it still fits
 _SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 _CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
 T = TypeVar("T")
@@ -204,6 +208,8 @@ class LlamaEngine:
         )
         self._queue_size = queue_size
         self._waiting = 0
+        self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
+        self._running_since: float | None = None  # when the running generation got the model
         self._gate: asyncio.Lock | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
@@ -315,17 +321,22 @@ class LlamaEngine:
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         """Text/thinking/tool-call deltas, then one Done. EngineError (EngineBusy when the queue
-        is full, PromptTooLong) is raised from the iteration."""
+        is full or would not be done by `request.deadline`, PromptTooLong) is raised from the
+        iteration."""
         self._validate(request)
         gate = self._gate_for_running_loop()
         # priming gives way at once, so the request that interrupts it is next, not waiting
         if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
+        ahead = self._waiting + self._generating(gate)  # 0: it starts now
+        seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
+        if ahead and not self.queue.fits(ahead, seconds_left, self._running_s()):
+            raise EngineBusy(f"the model is busy: {ahead} requests ahead would not be done in time")
         self._waiting += 1
         if self._priming is not None:
             self._priming.set()  # a request goes first; it reuses what priming evaluated so far
         try:
-            await gate.acquire()
+            await self._acquire(gate, request.deadline if ahead else None)
         finally:
             self._waiting -= 1
         if self._closed:
@@ -346,7 +357,15 @@ class LlamaEngine:
         except BaseException:
             gate.release()
             raise
-        worker.add_done_callback(lambda _: gate.release())
+        started = self._running_since = time.monotonic()
+
+        def release(_: Any) -> None:
+            # however it ended (done, cut, failed), that is how long the queue waited for it
+            self.queue.record(time.monotonic() - started)
+            self._running_since = None
+            gate.release()
+
+        worker.add_done_callback(release)
         try:
             while True:
                 item = await deltas.get()
@@ -357,6 +376,36 @@ class LlamaEngine:
                     return
         finally:
             cancelled.set()
+
+    def _running_s(self) -> float:
+        return 0.0 if self._running_since is None else time.monotonic() - self._running_since
+
+    def _generating(self, gate: asyncio.Lock) -> bool:
+        """Whether a generation holds the model and goes on: priming gives way at once, and a
+        generation whose consumer left ends at its next token."""
+        if not gate.locked() or self._priming is not None:
+            return False
+        return self._cancel_current is None or not self._cancel_current.is_set()
+
+    async def _acquire(self, gate: asyncio.Lock, deadline: float | None) -> None:
+        """Take the model in arrival order. With a deadline, leave the queue (EngineBusy) once
+        even an immediate start would no longer be done by then, re-estimated while waiting."""
+        if deadline is None:
+            await gate.acquire()
+            return
+        acquire = asyncio.ensure_future(gate.acquire())
+        try:
+            while not acquire.done():
+                left = deadline - time.monotonic()
+                if not self.queue.fits(0, left, self._running_s()):
+                    raise EngineBusy("the model is busy: this request would not be done in time")
+                await asyncio.wait({acquire}, timeout=_RECHECK_S)
+        except BaseException:
+            if acquire.done() and not acquire.cancelled():
+                gate.release()  # it got the model just as the wait ended
+            else:
+                acquire.cancel()
+            raise
 
     async def prime(self, request: GenerationRequest, *, keep_as: str | None = None) -> bool:
         """Evaluate the stable start of `request` (its messages, no generation prompt) while the

@@ -76,6 +76,9 @@ class GenerationRequest:
     max_tokens: int = 512
     temperature: float = 0.2
     constraint: ToolConstraint | None = None
+    # time.monotonic() by which the caller needs the generation done (its turn timeout); an
+    # engine whose queue says it would not be refuses it with EngineBusy instead of starting it
+    deadline: float | None = None
 
 
 # --- stream deltas -------------------------------------------------------------------------

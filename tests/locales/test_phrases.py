@@ -32,7 +32,8 @@ COUNTED_UNITS = ("hour", "minute", "second")
 EXTRA_FORMS = ("zero", "two", "few", "many")
 # The keys the team brief promises, with their placeholders.
 PROMISED_KEYS = {
-    "error.generic": set(), "error.timeout": set(), "error.busy": set(), "error.model": set(),
+    "error.generic": set(), "error.timeout": set(), "error.busy": set(), "error.stopping": set(),
+    "error.model": set(),
     "error.empty": set(), "error.too_long": set(), "error.ha_unavailable": set(),
     "error.ha_auth": set(), "error.speech_unavailable": set(), "error.unknown_persona": set(),
     "entity.not_found": {"name"}, "entity.ambiguous": {"options"},

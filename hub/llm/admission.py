@@ -1,0 +1,39 @@
+"""Admission to the model's queue: can a generation still be done by its caller's deadline?
+
+Every generation waits for the one model in arrival order. A request that would only get the
+model after its caller gave up (the turn timeout) is better refused at once with "busy" than
+left to time out. So the queue keeps a moving average of how long recent generations held the
+model, and of how much they varied (as TCP estimates round trips), and admits a request only if
+the generations ahead of it and its own fit before its deadline; a request that finds the model
+free always starts (nothing could serve it sooner). A waiting request re-checks as the estimate
+moves, and leaves (busy) once even an immediate start would not be done in time. Before any
+generation has finished (a cold start), the running one's time so far stands in for the mean.
+"""
+
+from __future__ import annotations
+
+SMOOTHING = 0.3  # weight of the newest duration in the averages
+SPREAD = 2.0  # a request's own generation counts as its mean plus this many mean deviations
+
+
+class QueueEstimate:
+    """Moving averages of generation durations, and whether a request still fits its deadline."""
+
+    def __init__(self) -> None:
+        self.mean_s = 0.0  # 0 until a first generation finished: everything fits
+        self.deviation_s = 0.0
+
+    def record(self, seconds: float) -> None:
+        """One finished generation held the model for `seconds`."""
+        if self.mean_s == 0.0:
+            self.mean_s, self.deviation_s = seconds, seconds / 2
+            return
+        self.deviation_s += SMOOTHING * (abs(seconds - self.mean_s) - self.deviation_s)
+        self.mean_s += SMOOTHING * (seconds - self.mean_s)
+
+    def fits(self, ahead: int, seconds_left: float, running_s: float = 0.0) -> bool:
+        """Whether a generation with `ahead` generations before it (running or waiting) would
+        most likely be done within `seconds_left`; `running_s`: how long the running one has
+        held the model so far."""
+        mean = self.mean_s or running_s
+        return (ahead + 1) * mean + SPREAD * self.deviation_s <= seconds_left

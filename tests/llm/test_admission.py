@@ -1,0 +1,76 @@
+"""Admission by deadline in the real engine's queue (hub.llm.admission), with Gemma 3 270M: a
+request that cannot be done in time behind a running generation is refused at once, one that
+waits leaves (busy) before its deadline, and a request that finds the model free always starts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from hub.llm.admission import QueueEstimate
+from hub.llm.llama_engine import LlamaEngine
+from hub.llm.types import Delta, Done, EngineBusy, GenerationRequest, Message
+
+pytestmark = pytest.mark.slow
+
+COUNTING = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,"  # the base model goes on counting
+
+
+def counting(max_tokens: int, deadline: float | None = None) -> GenerationRequest:
+    return GenerationRequest([Message("user", COUNTING)], max_tokens=max_tokens, deadline=deadline)
+
+
+async def collect(stream: AsyncIterator[Delta]) -> list[Delta]:
+    return [delta async for delta in stream]
+
+
+def test_the_estimate_follows_recent_durations_and_counts_what_is_ahead() -> None:
+    estimate = QueueEstimate()
+    assert estimate.fits(100, 0.001)  # nothing measured yet: everything fits...
+    assert not estimate.fits(1, 10.0, running_s=6.0)  # ...unless the running one already took long
+    for seconds in (2.0, 2.0, 2.0, 2.0):
+        estimate.record(seconds)
+    assert 1.9 < estimate.mean_s <= 2.0 and estimate.deviation_s < 0.5
+    assert estimate.fits(0, 3.0) and not estimate.fits(0, 1.5)
+    assert estimate.fits(2, 7.0) and not estimate.fits(3, 7.0)
+    for _ in range(6):  # generations got slower: the estimate follows
+        estimate.record(6.0)
+    assert not estimate.fits(1, 7.0)
+    assert not estimate.fits(0, -1.0)  # a deadline that has passed
+
+
+async def test_admission_refuses_at_once_leaves_before_the_deadline_and_starts_when_free(gemma_path: Path) -> None:
+    engine = LlamaEngine(gemma_path, n_ctx=1024, threads=1, seed=5)
+    try:
+        done = await collect(engine.stream(counting(8)))
+        assert isinstance(done[-1], Done)
+        await engine.wait_idle()  # its time is recorded as the model is released
+        mean, spread = engine.queue.mean_s, 2 * engine.queue.deviation_s
+        assert mean > 0
+
+        running = engine.stream(counting(2000))  # holds the model for minutes
+        await running.__anext__()
+
+        started = time.monotonic()
+        with pytest.raises(EngineBusy):  # it could not even start before its deadline
+            await collect(engine.stream(counting(8, deadline=started + mean)))
+        assert time.monotonic() - started < 0.2, "not refused at once"
+
+        # room for the one ahead and itself at arrival: admitted, waits, and leaves once an
+        # immediate start would no longer be done in time, before its deadline
+        room = 2 * mean + spread + 1.0
+        started = time.monotonic()
+        with pytest.raises(EngineBusy):
+            await asyncio.wait_for(collect(engine.stream(counting(8, deadline=started + room))), room + 30)
+        assert time.monotonic() - started < room, "it waited past its deadline"
+
+        await running.aclose()
+        # the model is free: a request starts now, however short its deadline looks
+        done = await asyncio.wait_for(collect(engine.stream(counting(4, deadline=time.monotonic() + 0.01))), 60)
+        assert isinstance(done[-1], Done)
+    finally:
+        await engine.close()
