@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
@@ -48,6 +48,7 @@ from hub.home.catalogue import build_home_tools
 from hub.home.colors import COLORS, color_key
 from hub.home.demo import DemoBackend
 from hub.home.entities import BackendError, Entity, EntityStore
+from hub.home import language as language_id
 from hub.home.fast_path import FastPath
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
@@ -477,7 +478,18 @@ class SilentEngine:
 
 
 class RecordingBackend(DemoBackend):
-    """The demo home's backend, with vacuums and valves too; `calls` records every service call."""
+    """The demo home's backend, with vacuums too; `calls` records every service call.
+
+    Every call echoes a state change (`last_service`), as a device reporting back would, so a
+    call that changes nothing is not timed as the tools' wait for an echo that never comes.
+    """
+
+    async def call_service(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
+        await super().call_service(entity, service, data)
+        current = self._store.get(entity.entity_id)
+        if current is not None:
+            self._store.update_state(entity.entity_id, current.state,
+                                     {**current.attributes, "last_service": f"{service}#{len(self.calls)}"})
 
     def _vacuum(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
         states = {"start": "cleaning", "return_to_base": "returning", "stop": "idle", "pause": "paused"}
@@ -498,7 +510,8 @@ class Outcome:
 class Rig:
     """One hub (the composition root's parts, minus the network) over one test home."""
 
-    def __init__(self, home: SampleHome, *, language_option: str | None = None, fast_path: bool = True) -> None:
+    def __init__(self, home: SampleHome, *, language_option: str | None = None, fast_path: bool = True,
+                 extra_entities: Iterable[Entity] = (), engine: Any = None) -> None:
         self.home = home
         self._state_dir = tempfile.TemporaryDirectory(prefix="understanding-")
         config = validate({"language": language_option or home.language, "rate_limit_per_minute": 0,
@@ -506,14 +519,15 @@ class Rig:
         self.store = EntityStore()
         self.backend = RecordingBackend(self.store)
         self.store.register_backend(SOURCE, self.backend)
-        self.store.replace_all(home.entities, source=SOURCE)
+        self.store.replace_all([*home.entities, *(replace(e, source=SOURCE) for e in extra_entities)],
+                               source=SOURCE)
         resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
         policy = ActionPolicy.from_config(config)
         self.later = AsyncTools(config, self.store)
         for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
             self.registry.register(tool)
-        self.engine = SilentEngine()
+        self.engine = engine or SilentEngine()
         self.fast_path = FastPath(self.store, self.registry, resolver)
         self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(config),
                            config=config, home=StoreHomeView(self.store, resolver), fast_path=self.fast_path,
@@ -521,6 +535,7 @@ class Rig:
 
     async def __aenter__(self) -> "Rig":
         await self.later.start()
+        await language_id.prepare()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
