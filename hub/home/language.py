@@ -30,9 +30,11 @@ MAX_CANDIDATES = 3
 # a candidate below this share of the best one's confidence is not worth a try
 _KEEP_RATIO = 0.15
 # the preferred language goes first when its confidence is at least this share of the best one's
-_TIE_RATIO = 0.5
-# the named language is plainly wrong when another holds this much and it this little
-_PLAINLY, _HARDLY = 0.6, 0.05
+_TIE_RATIO = 0.7
+# the named language is plainly wrong when another holds this much and it less than this share of it
+_PLAINLY, _HARDLY = 0.4, 0.2
+# below this the text says too little ("ok", "Radio"): the named or preferred language stands
+_UNSURE = 0.15
 
 # scripts that only one of the 35 languages writes (first word of the Unicode character name)
 _SCRIPT_LANGUAGE = {"GREEK": "el", "HEBREW": "he", "THAI": "th", "HANGUL": "ko", "HIRAGANA": "ja",
@@ -114,13 +116,18 @@ def candidates(text: str, given: str | None = None, preferred: str | None = "en"
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     best = scores[ranked[0]]
     ranked = [code for code in ranked if scores[code] >= _KEEP_RATIO * best]
-    if named and not (best >= _PLAINLY and scores.get(named, 0.0) < _HARDLY):
+    if best < _UNSURE and (named or preferred):
+        first = named or preferred
+    elif named and not (best >= _PLAINLY and scores.get(named, 0.0) < _HARDLY * best):
         first = named  # the client's word, unless the text is plainly another language
     elif preferred and scores.get(preferred, 0.0) >= _TIE_RATIO * best:
         first = preferred
     else:
         first = ranked[0]
-    return [first, *(code for code in ranked if code != first)][:limit]
+    ordered = [first, *(code for code in ranked if code != first)][:limit]
+    if named and named not in ordered:  # still worth a try, last
+        ordered = [*ordered[:limit - 1], named]
+    return ordered
 
 
 def identify(text: str) -> list[str]:

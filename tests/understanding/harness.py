@@ -463,10 +463,10 @@ class SilentEngine:
     uses_constrained_tools = False
 
     def __init__(self) -> None:
-        self.requests = 0
+        self.requests: list[GenerationRequest] = []
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
-        self.requests += 1
+        self.requests.append(request)
         yield TextDelta(_SILENT_REPLY)
         yield Done(Usage(prompt_tokens=1, evaluated_prompt_tokens=1, completion_tokens=1))
 

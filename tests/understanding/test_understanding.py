@@ -137,4 +137,4 @@ async def test_the_model_path_carries_nothing_out() -> None:
     async with Rig(home, fast_path=False) as rig:
         outcomes = [await rig.run(case) for case in cases]
     assert outcomes and not any(o.ok for o in outcomes)
-    assert rig.engine.requests == len(cases)
+    assert len(rig.engine.requests) == len(cases)
