@@ -184,14 +184,13 @@ class Case:
 
     @property
     def words(self) -> int:
+        """Words said; languages written without spaces count as long enough (3)."""
         return len(self.text.split()) if self.language not in ("ja", "zh", "th") else 3
 
 
 @lru_cache(maxsize=None)
 def _intents(language: str) -> Intents:
-    from hub.home.fast_path import FastPath as _FastPath  # the same code mapping as the hub's
-
-    code = _FastPath.intents_language(language)
+    code = FastPath.intents_language(language)  # the same code mapping as the hub's
     assert code is not None, f"home-assistant-intents has no {language}"
     return Intents.from_dict(get_intents(code))
 
