@@ -129,7 +129,7 @@ class Agent:
         except UnknownPersona as err:
             _LOGGER.warning("%s", err)
             persona, error = self.personas.get(None), error or "unknown_persona"
-        languages = await self._languages(request, persona) if not error else []
+        languages = await self._languages(request, persona, known) if not error else []
         language = languages[0] if languages else normalize_language(
             request.language or persona.language, default=self._config.language)
         if error:
@@ -293,11 +293,13 @@ class Agent:
                 return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1], path, emit)
         return await self._model_turn(state, text, emit)
 
-    async def _languages(self, request: TurnRequest, persona: Persona) -> list[str]:
+    async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
         """The request's candidate languages, most likely first: its text decides, the named
-        language stands unless the text is plainly another, the persona's or the home's
-        language breaks ties. Waits for identification still loading from start()."""
-        preferred = normalize_language(persona.language, default=self._config.language)
+        language stands unless the text is plainly another; the conversation's language so far
+        (else the persona's or the home's) breaks ties, so a short "ja" stays German. Waits for
+        identification still loading from start()."""
+        preferred = known.language if known is not None else normalize_language(
+            persona.language, default=self._config.language)
         loading = self._language_loading
         if request.language is None and loading is not None and not loading.done():
             await asyncio.shield(loading)

@@ -122,3 +122,14 @@ async def test_a_bilingual_home_follows_each_request() -> None:
         rig.backend.calls.clear()
         german = await rig.agent.ask(TurnRequest("Schalte den Fan ein", conversation_id=english.conversation_id))
         assert german.language == "de" and rig.backend.calls == [("fan.bedroom", "turn_on", {})]
+
+
+async def test_a_short_answer_keeps_the_conversations_language() -> None:
+    home = home_for("de")
+    async with Rig(home, language_option="en") as rig:
+        first = await rig.agent.ask(TurnRequest("Schalte die Deckenlampe ein"))
+        assert first.language == "de"
+        short = await rig.agent.ask(TurnRequest("ok", conversation_id=first.conversation_id))
+        assert short.language == "de"
+        fresh = await rig.agent.ask(TurnRequest("ok"))
+        assert fresh.language == "en", "a new conversation starts from the home's language"
