@@ -133,3 +133,27 @@ async def test_a_short_answer_keeps_the_conversations_language() -> None:
         assert short.language == "de"
         fresh = await rig.agent.ask(TurnRequest("ok"))
         assert fresh.language == "en", "a new conversation starts from the home's language"
+
+
+async def test_wyoming_as_home_assistant_2025_4_sends_it_in_german() -> None:
+    """Only the text over a real Wyoming socket, to a hub whose home prefers English."""
+    from wyoming.client import AsyncTcpClient
+    from wyoming.event import Event
+    from wyoming.handle import Handled
+
+    from hub.config import validate
+    from hub.interfaces.wyoming_server import WyomingServer
+
+    async with Rig(home_for("de"), language_option="en") as rig:
+        server = WyomingServer(rig.agent, validate({"language": "en"}), host="127.0.0.1", port=0,
+                               discovery=False, turn_timeout=30.0)
+        await server.start()
+        try:
+            async with AsyncTcpClient("127.0.0.1", server.port) as client:
+                await client.write_event(Event(type="transcript", data={"text": "Schalte die Deckenlampe ein"}))
+                while not Handled.is_type((event := await asyncio.wait_for(client.read_event(), 30)).type):
+                    pass
+        finally:
+            await server.stop()
+        assert Handled.from_event(event).text == phrase("de", "action.turned_on", name="Deckenlampe")
+        assert rig.backend.calls == [("light.ceiling", "turn_on", {})]
