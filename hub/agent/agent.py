@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
@@ -35,6 +35,7 @@ from hub.agent.types import (
     TurnTimings,
 )
 from hub.config import HubConfig
+from hub.home import language as language_id
 from hub.home.entities import Entity
 from hub.home.resolve import Fit
 from hub.home.policy import CONFIRMATION_REQUIRED
@@ -111,6 +112,7 @@ class _TurnState:
     ctx: ToolContext
     persona: Persona
     deadline: float  # time.monotonic() at which the turn times out
+    languages: list[str] = field(default_factory=list)  # the text's candidate languages, in order
     timings: TurnTimings = field(default_factory=TurnTimings)
     started: float = field(default_factory=time.monotonic)
     finished_calls: list[ToolFinished] = field(default_factory=list)
@@ -153,6 +155,7 @@ class Agent:
         self._priming: set[asyncio.Task[bool]] = set()
         self._open_turns: set[asyncio.Queue[Any]] = set()  # each running turn's events
         self._stopping = False
+        self._language_loading: asyncio.Task[bool] | None = None  # from start()
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -168,9 +171,11 @@ class Agent:
         except UnknownPersona as err:
             _LOGGER.warning("%s", err)
             persona, error = self.personas.get(None), error or "unknown_persona"
-        language = normalize_language(request.language or persona.language, default=self._config.language)
         if self._stopping:
             error = "stopping"
+        languages = await self._languages(request, persona, known) if not error else []
+        language = languages[0] if languages else normalize_language(
+            request.language or persona.language, default=self._config.language)
         if error:
             yield TurnDone(self._failure(request.conversation_id or "", language, error))
             return
@@ -181,7 +186,7 @@ class Agent:
             self._remember_client(request.client, conversation.id)
         events: asyncio.Queue[Any] = asyncio.Queue()
         deadline = time.monotonic() + self._config.turn_timeout
-        task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, deadline, events))
+        task = asyncio.create_task(self._locked_turn(request, conversation, languages, persona, deadline, events))
         self._open_turns.add(events)
         try:
             while True:
@@ -245,7 +250,8 @@ class Agent:
 
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
-        persona's first turn only pays for its own message."""
+        persona's first turn only pays for its own message; load language identification."""
+        self._language_loading = asyncio.create_task(language_id.prepare())
         if not self.model_acts:
             _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
                          "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
@@ -275,6 +281,8 @@ class Agent:
             await primer.stop()
         for task in list(self._priming):
             task.cancel()
+        if self._language_loading is not None:
+            self._language_loading.cancel()
 
     async def report(self, conversation_id: str, text: str) -> None:
         """Add an outcome that arrived after its turn ended, as something the hub said."""
@@ -288,13 +296,14 @@ class Agent:
     # --- one turn -----------------------------------------------------------------------------
 
     async def _locked_turn(
-        self, request: TurnRequest, conversation: Conversation, language: str, persona: Persona,
+        self, request: TurnRequest, conversation: Conversation, languages: list[str], persona: Persona,
         deadline: float, events: asyncio.Queue[Any],
     ) -> None:
+        language = languages[0]
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
                               persona.key, request.client)
-            state = _TurnState(request, conversation, language, ctx, persona, deadline)
+            state = _TurnState(request, conversation, language, ctx, persona, deadline, languages)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
             except asyncio.CancelledError:
@@ -341,11 +350,41 @@ class Agent:
         if self._config.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
         for handler, path in direct:
-            if handler is not None:
-                outcome = await handler.try_handle(text, state.language, state.ctx)
-                if outcome is not None:
-                    return self._direct_answer(state, text, outcome, path, emit)
+            if handler is None:
+                continue
+            # the fast path tries the text's candidate languages: the first whose templates match
+            # decides; "no such device" only when no language understood it better
+            not_found: tuple[str, Any] | None = None
+            for language in state.languages if path == "fast_path" else [state.language]:
+                ctx = replace(state.ctx, language=language)
+                outcome = await handler.try_handle(text, language, ctx)
+                if outcome is not None and getattr(outcome, "intent", None) == "not_found":
+                    not_found = not_found or (language, outcome)
+                elif outcome is not None:
+                    return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
+            if not_found is not None:
+                return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1], path, emit)
         return await self._model_turn(state, text, emit)
+
+    async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
+        """The request's candidate languages, most likely first: its text decides, the named
+        language stands unless the text is plainly another; the conversation's language so far
+        (else the persona's or the home's) breaks ties, so a short "ja" stays German. Waits for
+        identification still loading from start()."""
+        preferred = known.language if known is not None else normalize_language(
+            persona.language, default=self._config.language)
+        loading = self._language_loading
+        if request.language is None and loading is not None and not loading.done():
+            await asyncio.shield(loading)
+        return language_id.candidates(request.text, request.language, preferred)
+
+    @staticmethod
+    def _speaking(state: _TurnState, language: str) -> _TurnState:
+        """The turn goes on in `language` (a later candidate's templates matched)."""
+        state.language = language
+        state.ctx = replace(state.ctx, language=language)
+        state.conversation.language = language
+        return state
 
     def _direct_answer(
         self, state: _TurnState, text: str, outcome: Any, path: str, emit: Callable[[TurnEvent], None]

@@ -1,0 +1,159 @@
+"""The language of each request: identified from the text, through the real agent and fast path."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hub.agent.types import TurnRequest
+from hub.home import language
+from hub.locales import phrase
+from tests.understanding.harness import (
+    MAIN_LANGUAGES,
+    Rig,
+    home_for,
+    languages,
+    preferred_other,
+    sample_cases,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+# share of sampled sentences of 3+ words whose text alone gets the right first candidate
+# (ratchet: the measured floor), with the home preferring another language
+TEXT_FLOOR = {
+    "ar": 1.0, "bg": 0.86, "ca": 0.85, "cs": 0.88, "da": 0.94, "de": 0.97, "el": 1.0, "en": 0.95,
+    "es": 0.89, "fi": 1.0, "fr": 1.0, "he": 1.0, "hi": 1.0, "hr": 0.94, "hu": 1.0, "id": 0.62,
+    "it": 1.0, "ja": 0.91, "ko": 1.0, "ms": 0.57, "nb": 0.81, "nl": 0.98, "pl": 1.0, "pt": 0.9,
+    "ro": 1.0, "ru": 1.0, "sk": 0.87, "sl": 0.84, "sr": 0.97, "sv": 0.98, "th": 1.0, "tr": 1.0,
+    "uk": 0.94, "vi": 1.0, "zh": 1.0,
+}
+
+
+# sampled sentences of 3+ words the turn answered in another language than the text's (ratchet)
+TURN_WRONG_AT_MOST = {"en": 1, "de": 0, "fr": 1, "es": 1, "nl": 1, "it": 1, "pl": 2, "pt": 1}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def loaded() -> None:
+    assert asyncio.run(language.prepare()), "lingua-language-detector is installed"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Άναψε το φως στην κουζίνα", "el"), ("הדלק את האור", "he"), ("เปิดไฟในห้องครัว", "th"),
+    ("거실 불 켜줘", "ko"), ("キッチンの電気をつけて", "ja"), ("रसोई की बत्ती जलाओ", "hi"),
+    ("أشعل الضوء", "ar"), ("打开厨房的灯", None), ("Включи свет", None), ("turn on the light", None),
+])
+def test_a_script_only_one_language_writes_settles_it(text: str, expected: str | None) -> None:
+    assert language.script_language(text) == expected
+
+
+@pytest.mark.parametrize("text, given, preferred, first", [
+    ("Schalte das Licht in der Küche ein", None, "en", "de"),
+    ("Allume la lumière de la cuisine", None, "de", "fr"),
+    ("打开厨房的灯", None, "en", "zh"),
+    ("Выключи свет в спальне", None, "en", "ru"),
+    ("turn on the kitchen light please", "de", "de", "en"),  # named German, plainly English
+    ("set the heat pump to 21 degrees", "fr", "fr", "en"),
+    ("Licht an", "de", "en", "de"),  # German or Dutch: the client's word stands
+    ("Licht an", None, "nl", "nl"),  # and without one, the home's language breaks the tie
+    ("ok", None, "fr", "fr"),  # too short to tell
+    ("21", "pl", "en", "pl"),  # no letters at all
+    ("21", None, "it", "it"),
+])
+def test_candidates(text: str, given: str | None, preferred: str, first: str) -> None:
+    found = language.candidates(text, given, preferred)
+    assert found[0] == first, found
+    assert len(found) <= language.MAX_CANDIDATES and len(set(found)) == len(found)
+    if given:
+        assert given in found, "the named language is always tried"
+
+
+def test_text_identification_of_sampled_commands_per_language() -> None:
+    shares = {}
+    for code in languages():
+        texts = [c.text for c in sample_cases(code, 3, seed=3) if c.words >= 3]
+        right = sum(language.candidates(t, None, preferred_other(code))[0] == code for t in texts)
+        shares[code] = right / len(texts)
+    print({code: round(share, 3) for code, share in shares.items()})
+    assert {c: s for c, s in shares.items() if s < TEXT_FLOOR[c]} == {}
+
+
+@pytest.mark.parametrize("code", MAIN_LANGUAGES)
+async def test_the_turn_speaks_the_language_of_the_text(code: str) -> None:
+    """Language left out, the home preferring another: the turn's language is the text's on
+    sampled sentences of 3+ words (the templates' say included). The goal is ≥ 97%; the
+    floors are what holds while questions, timers and dates are not on the fast path yet."""
+    home = home_for(code)
+    cases = [c for c in sample_cases(code, 3, seed=5, home=home) if c.words >= 3]
+    async with Rig(home, language_option=preferred_other(code)) as rig:
+        found = [(await rig.run(case, give_language=False)).result.language for case in cases]
+    wrong = [(c.text, f) for c, f in zip(cases, found) if f != code]
+    print(f"{code}: {len(cases) - len(wrong)}/{len(cases)} turns in the text's language")
+    assert len(wrong) <= TURN_WRONG_AT_MOST[code], wrong
+
+
+@pytest.mark.parametrize("given", [None, "en"])
+async def test_a_german_command_with_no_or_the_wrong_language_is_carried_out_in_german(given) -> None:
+    home = home_for("de")
+    async with Rig(home, language_option="en") as rig:
+        result = await rig.agent.ask(TurnRequest("Schalte die Deckenlampe ein", language=given, source="rest"))
+        assert result.path == "fast_path" and result.language == "de"
+        assert rig.backend.calls == [("light.ceiling", "turn_on", {})]
+        assert result.reply == phrase("de", "action.turned_on", name="Deckenlampe")
+        conversation = rig.agent.conversations.get(result.conversation_id)
+        assert conversation is not None and conversation.language == "de"
+
+
+async def test_the_model_is_told_the_language_of_the_text() -> None:
+    home = home_for("fr")
+    async with Rig(home, language_option="en") as rig:
+        result = await rig.agent.ask(TurnRequest("Raconte-moi une blague sur les lampes", source="mqtt"))
+    assert result.path == "model" and result.language == "fr"
+    assert "reply in French" in rig.engine.requests[0].messages[-1].content
+
+
+async def test_a_bilingual_home_follows_each_request() -> None:
+    home = home_for("en")
+    async with Rig(home, language_option="de") as rig:
+        english = await rig.agent.ask(TurnRequest("turn on the Ceiling light", language="de"))
+        assert english.language == "en" and rig.backend.calls == [("light.ceiling", "turn_on", {})]
+        rig.backend.calls.clear()
+        german = await rig.agent.ask(TurnRequest("Schalte den Fan ein", conversation_id=english.conversation_id))
+        assert german.language == "de" and rig.backend.calls == [("fan.bedroom", "turn_on", {})]
+
+
+async def test_a_short_answer_keeps_the_conversations_language() -> None:
+    home = home_for("de")
+    async with Rig(home, language_option="en") as rig:
+        first = await rig.agent.ask(TurnRequest("Schalte die Deckenlampe ein"))
+        assert first.language == "de"
+        short = await rig.agent.ask(TurnRequest("ok", conversation_id=first.conversation_id))
+        assert short.language == "de"
+        fresh = await rig.agent.ask(TurnRequest("ok"))
+        assert fresh.language == "en", "a new conversation starts from the home's language"
+
+
+async def test_wyoming_as_home_assistant_2025_4_sends_it_in_german() -> None:
+    """Only the text over a real Wyoming socket, to a hub whose home prefers English."""
+    from wyoming.client import AsyncTcpClient
+    from wyoming.event import Event
+    from wyoming.handle import Handled
+
+    from hub.config import validate
+    from hub.interfaces.wyoming_server import WyomingServer
+
+    async with Rig(home_for("de"), language_option="en") as rig:
+        server = WyomingServer(rig.agent, validate({"language": "en"}), host="127.0.0.1", port=0,
+                               discovery=False, turn_timeout=30.0)
+        await server.start()
+        try:
+            async with AsyncTcpClient("127.0.0.1", server.port) as client:
+                await client.write_event(Event(type="transcript", data={"text": "Schalte die Deckenlampe ein"}))
+                while not Handled.is_type((event := await asyncio.wait_for(client.read_event(), 30)).type):
+                    pass
+        finally:
+            await server.stop()
+        assert Handled.from_event(event).text == phrase("de", "action.turned_on", name="Deckenlampe")
+        assert rig.backend.calls == [("light.ceiling", "turn_on", {})]
