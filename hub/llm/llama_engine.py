@@ -107,10 +107,13 @@ class _Job:
 
 
 def _auto_threads() -> int:
+    """One thread per core but one: llama.cpp's threads wait for each other by spinning, so with
+    every core taken a turn crawls as soon as anything else (a test, the event loop, HA) runs."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
 
 
 class LlamaEngine:
