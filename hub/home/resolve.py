@@ -13,6 +13,7 @@ from typing import Iterable
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
+from hub.home.spoken_names import split_camel
 from hub.home.vocabulary import domain_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
@@ -116,6 +117,14 @@ class EntityResolver:
         if not partial:
             return self._entities(pool.intersection(index.names.get(fold(name, language), ())))
         return self._entities(self._match_name(name, pool, index, language))
+
+    def is_group_phrase(self, name: str, language: str = "en") -> bool:
+        """Whether `name` only says places and kinds of device ("the kitchen lights"), so it
+        means every such device rather than one."""
+        language = base_language(language)
+        said = fold(name, language).split()
+        index = self._index(language)
+        return bool(said) and not self._content_words(said, index, language, drop_places=True)
 
     def candidates(
         self, text: str, language: str = "en", limit: int = 8, *, focused: bool = False
@@ -317,8 +326,8 @@ class EntityResolver:
             if entity.area:
                 index.by_area[entity.area].append(entity.entity_id)
                 index.areas.setdefault(fold(entity.area, language), entity.area)
-            for name in (entity.name, *entity.aliases):
-                key = fold(name, language)
+            written = (entity.name, *entity.aliases)
+            for key in dict.fromkeys(fold(n, language) for name in written for n in (name, split_camel(name))):
                 if not key:
                     continue
                 if entity.entity_id not in index.names[key]:
