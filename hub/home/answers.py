@@ -20,6 +20,11 @@ _NOT_ON = frozenset({"off", "unavailable", "unknown", "standby"})
 
 
 def answer(question: Question, language: str, now: datetime) -> str:
+    text = _answer(question, language, now)
+    return text[:1].upper() + text[1:]  # "On: Desk lamp." when the state comes first
+
+
+def _answer(question: Question, language: str, now: datetime) -> str:
     if question.intent == "HassGetCurrentTime":
         return phrase(language, "answer.time", time=f"{now.hour}:{now.minute:02d}")
     if question.intent == "HassGetCurrentDate":

@@ -2,8 +2,8 @@
 
 The language's word for "and" comes from its `list.and` phrase ("{items} and {last}" → "and"),
 so every language the hub speaks splits without a table of its own; commas split too. A part
-that is no command alone ("… and the kitchen lights") borrows the words before the first part's
-target ("turn on the ") as its verb.
+that is no command alone ("… and the kitchen lights") borrows the words another part has around
+its target ("turn on the …"; German's verb-final "… aus").
 """
 
 from __future__ import annotations
@@ -34,19 +34,25 @@ def split_parts(text: str, language: str) -> list[str]:
     return parts if 1 < len(parts) <= _MAX_PARTS else [text]
 
 
-def with_shared_verb(part: str, first: str, target_start: int) -> list[str]:
-    """A verbless part completed with the first part's words before its target: for
-    "turn on the ceiling lights" (target at 12) and "the kitchen lights", "turn on the kitchen
-    lights" and "turn on the the kitchen lights" (whichever the templates accept)."""
-    verb = first[:target_start].rstrip()
-    if not verb:
-        return []
+def with_shared_words(part: str, before: str, after: str) -> list[str]:
+    """A part completed with the words another part has around its target, most likely first.
+
+    `before`: the earlier part's words before its target ("turn on the" of "turn on the ceiling
+    lights"); `after`: the later part's words after it ("aus" of "im Büro aus"). Each may carry
+    an article or preposition the part has already, so forms with those dropped come too:
+    "the kitchen lights" → "turn on the kitchen lights"; "Schalte das Licht in der Küche" →
+    "… Küche aus"; "im Büro aus" → "Schalte das Licht im Büro aus".
+    """
     words = part.split()
-    forms = [f"{verb} {part}"]
-    if len(words) > 1:
-        forms.insert(0, f"{verb} {' '.join(words[1:])}")
-    # "lights off in the kitchen and the office": the verb's own last word is an article
-    head = verb.rsplit(" ", 1)[0] if " " in verb else ""
-    if head:
-        forms.append(f"{head} {part}")
-    return forms
+    heads = [" ".join(words[drop:]) for drop in range(min(2, len(words)))]
+    verb = before.split()
+    verbs = [" ".join(verb[:len(verb) - drop]) for drop in range(min(3, len(verb)))] or [""]
+    tail = after.strip()
+    forms: dict[str, None] = {}
+    for head in heads:
+        for start in verbs:
+            for end in ([tail, ""] if tail else [""]):
+                form = " ".join(w for w in (start, head, end) if w)
+                if form != part:
+                    forms[form] = None
+    return list(forms)

@@ -20,7 +20,7 @@ from hassil.intents import Intents
 from hassil.recognize import RecognizeResult
 
 from hub.home.answers import answer
-from hub.home.compound import split_parts, with_shared_verb
+from hub.home.compound import split_parts, with_shared_words
 from hub.home.entities import Entity, EntityStore
 from hub.home.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
 from hub.home.recognition import (
@@ -97,6 +97,7 @@ class FastPath:
             return None
         if not plans:
             return None
+        plans = _merged(plans)
         if len(plans) == 1:
             return await self._carry_out(plans[0], ctx, alone=True)
         outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
@@ -120,36 +121,54 @@ class FastPath:
         if whole:
             return []  # understood, but nothing in the home fits: the model may know better
         unmatched = recognize_unmatched(text, intents, home, code)
-        plan = self._planner.plan_unmatched(unmatched, home, language, len(text.split()))
+        plan = self._planner.plan_unmatched(unmatched, home, language, text)
         return [plan] if plan is not None else []
 
     def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
                code: str, language: str) -> list[Plan]:
-        plans: list[Plan] = []
-        first: tuple[str, RecognizeResult] | None = None
-        for part in parts:
-            plan, result = self._one_part(part, intents, loaded, home, code, language)
-            if plan is None and first is not None:
-                start = _target_start(*first)
-                for form in with_shared_verb(part, first[0], start) if start is not None else ():
-                    plan, result = self._one_part(form, intents, loaded, home, code, language)
-                    if plan is not None:
+        """Each part's plan; a part borrows the words around another part's target (its verb,
+        before or after) when it needs them; any part still no command: not a list of commands.
+
+        A later part tries the borrowed verb first ("… and the kitchen lights" alone could read
+        as a bare name), the first part itself first.
+        """
+        found: list[tuple[Plan | None, RecognizeResult | None]] = [(None, None)] * len(parts)
+        said = list(parts)  # each part as recognized, with the words it borrowed
+        for _ in range(2):  # a part completed in the first round may lend its verb in the second
+            for number, part in enumerate(parts):
+                if found[number][0] is not None:
+                    continue
+                before = next((_around(said[i], found[i][1])[0] for i in range(number - 1, -1, -1)
+                               if found[i][1] is not None), "")
+                afters = [next((_around(said[i], found[i][1])[1] for i in range(number + 1, len(parts))
+                                if found[i][1] is not None), "")]
+                if not afters[0] and number < len(parts) - 1:  # German: "… und im Büro aus"
+                    last = parts[-1].split()
+                    afters = [" ".join(last[-k:]) for k in (1, 2) if len(last) > k]
+                forms = [f for after in afters for f in with_shared_words(part, before, after)
+                         if before or after]
+                tries = [(part, False)] + [(f, True) for f in forms]
+                if number > 0 and before:
+                    tries = tries[1:] + tries[:1]
+                for text, strict in tries:
+                    found[number] = self._one_part(text, intents, loaded, home, code, language, strict)
+                    if found[number][0] is not None:
+                        said[number] = text
                         break
-            if plan is None:
-                return []  # a part that is no command: the sentence is not a list of commands
-            if first is None and result is not None:
-                first = (part, result)
-            plans.append(plan)
-        return plans
+        plans = [plan for plan, _ in found]
+        return plans if all(p is not None for p in plans) else []  # type: ignore[return-value]
 
     def _one_part(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
-                  code: str, language: str) -> tuple[Plan | None, RecognizeResult | None]:
+                  code: str, language: str, strict: bool = False,
+                  ) -> tuple[Plan | None, RecognizeResult | None]:
         for result in recognize(text, intents, loaded, home, code):
             plan = self._planner.plan_one(result, home, language)
             if plan is not None:
                 return plan, result
+        if strict:
+            return None, None
         unmatched = recognize_unmatched(text, intents, home, code)
-        plan = self._planner.plan_unmatched(unmatched, home, language, len(text.split()))
+        plan = self._planner.plan_unmatched(unmatched, home, language, text)
         return plan, unmatched[0] if plan is not None and unmatched else None
 
     # --- recognition data ------------------------------------------------------------------
@@ -209,14 +228,35 @@ class FastPath:
         return FastPathResult(_reply(plan, results, ctx.language), plan.intent, calls, results)
 
 
-def _target_start(text: str, result: RecognizeResult) -> int | None:
-    """Where the first part's target (its name, area or floor) begins, for a shared verb."""
-    spans = [text.casefold().find(str(result.entities[key].text).casefold())
-             for key in ("name", "area", "floor") if key in result.entities]
-    if not spans and result.unmatched_entities.get("name") is not None:
-        spans = [text.casefold().find(str(result.unmatched_entities["name"].text).casefold())]
-    spans = [s for s in spans if s > 0]
-    return min(spans) if spans else None
+def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:
+    """The words of `text` before and after its target (name, area or floor), for a shared verb."""
+    if result is None:
+        return "", ""
+    said = [str(result.entities[key].text) for key in ("name", "area", "floor") if key in result.entities]
+    if not said and result.unmatched_entities.get("name") is not None:
+        said = [str(result.unmatched_entities["name"].text)]
+    folded = text.casefold()
+    spans = [(folded.find(t.strip().casefold()), len(t.strip())) for t in said if t.strip()]
+    spans = [(start, length) for start, length in spans if start >= 0]
+    if not spans:
+        return "", ""
+    start = min(s for s, _ in spans)
+    end = max(s + n for s, n in spans)
+    return text[:start].strip(), text[end:].strip(" .!?")
+
+
+def _merged(plans: list[Plan]) -> list[Plan]:
+    """Parts that do the same to different devices become one action, answered in one sentence."""
+    merged: list[Plan] = []
+    for plan in plans:
+        last = merged[-1] if merged else None
+        if isinstance(plan, Action) and isinstance(last, Action) and plan.targets and last.targets \
+                and (plan.tool, plan.args) == (last.tool, last.args):
+            extra = [e for e in plan.targets if e not in last.targets]
+            merged[-1] = Action(last.intent, last.tool, last.args, [*last.targets, *extra])
+        else:
+            merged.append(plan)
+    return merged
 
 
 def _joined(outcomes: list[FastPathResult]) -> FastPathResult:

@@ -16,6 +16,7 @@ from hassil.recognize import RecognizeResult
 
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.entities import Entity, EntityStore
+from hub.home.normalize import fold
 from hub.home.recognition import HomeData, QUESTION_INTENTS
 from hub.home.resolve import EntityResolver
 
@@ -39,7 +40,7 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
                    **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
 _COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
-_MAX_COMMAND_WORDS = 4  # words around an unknown name for the sentence to count as a command
+_MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
 
 
 @dataclass
@@ -97,10 +98,12 @@ class Planner:
         return None
 
     def plan_unmatched(self, results: list[RecognizeResult], home: HomeData, language: str,
-                       said_words: int) -> Plan | None:
+                       text: str) -> Plan | None:
         """Matches whose name is no slot value: the resolver reads the name; a command about a
-        device the home lacks is NotFound (only a short command, not a remark a wildcard
-        swallowed: "it's too dark", "I want to read in bed, do something")."""
+        device the home lacks is NotFound. Only a short command counts, with its name said in
+        one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do").
+        """
+        said = f" {fold(text, language)} "
         not_found: NotFound | None = None
         for result in results:
             unmatched = result.unmatched_entities
@@ -108,15 +111,17 @@ class Planner:
                     or result.intent.name in QUESTION_INTENTS | set(_TIMER_TOOLS):
                 continue
             name = str(unmatched["name"].text).strip(" .,!?")
-            words = len(name.split())
-            if not name or words > _MAX_NAME_WORDS:
+            folded = fold(name, language)
+            words = len(folded.split())
+            leftover = len(said.split()) - words
+            if not folded or words > _MAX_NAME_WORDS or f" {folded} " not in said \
+                    or not _MIN_COMMAND_WORDS <= leftover <= _MAX_COMMAND_WORDS:
                 continue
             plan = self.plan_one(result, home, language, name_text=name)
             if plan is not None:
                 return plan
-            leftover = said_words - words
             if not_found is None and result.intent.name in ("HassTurnOn", "HassTurnOff") \
-                    and 0 < leftover <= _MAX_COMMAND_WORDS and set(result.entities) <= {"domain"} \
+                    and set(result.entities) <= {"domain"} \
                     and not self._resolver.resolve(name=name, language=language):
                 not_found = NotFound(result.intent.name, name)
         return not_found
@@ -134,7 +139,11 @@ class Planner:
         tool, args = _tool_for(intent, slots)
         if tool is None and intent not in QUESTION_INTENTS:
             return None
+        required = result.intent_data.requires_context.get("domain") if result.intent_data else None
         found = self._targets(intent, slots, home, language, name_text)
+        if found is not None and required:  # "[scene] {name}": a bare name is a scene's
+            allowed = {required} if isinstance(required, str) else set(required)
+            found = [e for e in found[0] if e.domain in allowed], found[1]
         if found is None:
             return None
         targets, named = found
