@@ -34,25 +34,28 @@ def split_parts(text: str, language: str) -> list[str]:
     return parts if 1 < len(parts) <= _MAX_PARTS else [text]
 
 
-def with_shared_words(part: str, before: str, after: str) -> list[str]:
-    """A part completed with the words another part has around its target, most likely first.
+def with_shared_words(part: str, befores: list[str], afters: list[str]) -> list[str]:
+    """A part completed with words another part has around its target, most likely first.
 
-    `before`: the earlier part's words before its target ("turn on the" of "turn on the ceiling
-    lights"); `after`: the later part's words after it ("aus" of "im Büro aus"). Each may carry
-    an article or preposition the part has already, so forms with those dropped come too:
-    "the kitchen lights" → "turn on the kitchen lights"; "Schalte das Licht in der Küche" →
-    "… Küche aus"; "im Büro aus" → "Schalte das Licht im Büro aus".
+    `befores`: an earlier part's words before its target ("turn on the" of "turn on the ceiling
+    lights"), or its first words ("Allume"); `afters`: a part's words after it ("aus" of "im Büro
+    aus"). Each may carry an article or preposition the part has already, so forms with those
+    dropped come too: "the kitchen lights" → "turn on the kitchen lights"; "Schalte das Licht in
+    der Küche" → "… Küche aus"; "im Büro aus" → "Schalte das Licht im Büro aus".
     """
     words = part.split()
     heads = [" ".join(words[drop:]) for drop in range(min(2, len(words)))]
-    verb = before.split()
-    verbs = [" ".join(verb[:len(verb) - drop]) for drop in range(min(3, len(verb)))] or [""]
-    tail = after.strip()
+    starts: dict[str, None] = {}
+    for before in befores:
+        verb = before.split()
+        for drop in range(min(3, len(verb))):
+            starts[" ".join(verb[:len(verb) - drop])] = None
+    ends = [a.strip() for a in afters if a.strip()]
     forms: dict[str, None] = {}
-    for head in heads:
-        for start in verbs:
-            for end in ([tail, ""] if tail else [""]):
+    for start in [*starts, ""]:
+        for head in heads:
+            for end in [*ends, ""]:
                 form = " ".join(w for w in (start, head, end) if w)
-                if form != part:
+                if form != part and (start or end):
                     forms[form] = None
     return list(forms)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable
@@ -129,8 +130,8 @@ class FastPath:
         """Each part's plan; a part borrows the words around another part's target (its verb,
         before or after) when it needs them; any part still no command: not a list of commands.
 
-        A later part tries the borrowed verb first ("… and the kitchen lights" alone could read
-        as a bare name), the first part itself first.
+        Borrowed words come before reading an unknown name ("… and the kitchen lights" alone
+        would read as a bare name).
         """
         found: list[tuple[Plan | None, RecognizeResult | None]] = [(None, None)] * len(parts)
         said = list(parts)  # each part as recognized, with the words it borrowed
@@ -138,20 +139,21 @@ class FastPath:
             for number, part in enumerate(parts):
                 if found[number][0] is not None:
                     continue
-                before = next((_around(said[i], found[i][1])[0] for i in range(number - 1, -1, -1)
-                               if found[i][1] is not None), "")
-                afters = [next((_around(said[i], found[i][1])[1] for i in range(number + 1, len(parts))
-                                if found[i][1] is not None), "")]
-                if not afters[0] and number < len(parts) - 1:  # German: "… und im Büro aus"
+                earlier = [i for i in range(number - 1, -1, -1) if found[i][1] is not None]
+                later = [i for i in range(number + 1, len(parts)) if found[i][1] is not None]
+                befores = [_around(said[i], found[i][1])[0] for i in earlier[:1]]
+                befores += [" ".join(said[i].split()[:k]) for i in earlier[:1] for k in (2, 1)]
+                afters = [_around(said[i], found[i][1])[1] for i in (later + earlier)[:1]]
+                if not later and number < len(parts) - 1:  # German: "… und im Büro aus"
                     last = parts[-1].split()
-                    afters = [" ".join(last[-k:]) for k in (1, 2) if len(last) > k]
-                forms = [f for after in afters for f in with_shared_words(part, before, after)
-                         if before or after]
-                tries = [(part, False)] + [(f, True) for f in forms]
-                if number > 0 and before:
-                    tries = tries[1:] + tries[:1]
+                    afters += [" ".join(last[-k:]) for k in (1, 2) if len(last) > k]
+                forms = with_shared_words(part, [b for b in befores if b], [a for a in afters if a])
+                # the part alone, strictly; with borrowed words; alone with a name the resolver reads
+                tries = [(part, True), *((f, True) for f in forms), (part, False)]
                 for text, strict in tries:
-                    found[number] = self._one_part(text, intents, loaded, home, code, language, strict)
+                    # "… and the kitchen light": a bare name is a command alone, not after a verb
+                    found[number] = self._one_part(text, intents, loaded, home, code, language, strict,
+                                                   bare=not earlier or text is not part)
                     if found[number][0] is not None:
                         said[number] = text
                         break
@@ -159,9 +161,11 @@ class FastPath:
         return plans if all(p is not None for p in plans) else []  # type: ignore[return-value]
 
     def _one_part(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
-                  code: str, language: str, strict: bool = False,
+                  code: str, language: str, strict: bool = False, bare: bool = True,
                   ) -> tuple[Plan | None, RecognizeResult | None]:
         for result in recognize(text, intents, loaded, home, code):
+            if not bare and _bare_template(result):
+                continue
             plan = self._planner.plan_one(result, home, language)
             if plan is not None:
                 return plan, result
@@ -226,6 +230,18 @@ class FastPath:
                 r.data.get("error") in _FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
         return FastPathResult(_reply(plan, results, ctx.language), plan.intent, calls, results)
+
+
+_OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
+
+
+def _bare_template(result: RecognizeResult) -> bool:
+    """Whether the sentence template matched says nothing but its slots ("[<the>] {name}")."""
+    template = result.intent_sentence.text if result.intent_sentence is not None else ""
+    previous = None
+    while previous != template:
+        previous, template = template, _OPTIONAL_OR_SLOT.sub("", template)
+    return not template.strip(" ()|")
 
 
 def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:

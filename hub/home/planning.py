@@ -103,6 +103,9 @@ class Planner:
         device the home lacks is NotFound. Only a short command counts, with its name said in
         one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do").
         """
+        if text.rstrip().endswith(("?", "？", ";", "؟")) or any(
+                r.intent.name in QUESTION_INTENTS for r in results):
+            return None  # a question's words read as a name must not become an action
         said = f" {fold(text, language)} "
         not_found: NotFound | None = None
         for result in results:
