@@ -14,6 +14,7 @@ from functools import lru_cache
 from hub.locales import template
 
 _MAX_PARTS = 4
+_MAX_FORMS = 12  # borrowed-word forms tried per part (each is a recognition)
 
 
 @lru_cache(maxsize=64)
@@ -50,12 +51,12 @@ def with_shared_words(part: str, befores: list[str], afters: list[str]) -> list[
         verb = before.split()
         for drop in range(min(3, len(verb))):
             starts[" ".join(verb[:len(verb) - drop])] = None
-    ends = [a.strip() for a in afters if a.strip()]
+    ends = [a.strip() for a in afters if a.strip() and not part.casefold().endswith(a.strip().casefold())]
     forms: dict[str, None] = {}
-    for start in [*starts, ""]:
-        for head in heads:
-            for end in [*ends, ""]:
+    for end in [*ends, ""]:
+        for start in [*starts, ""]:
+            for head in heads:
                 form = " ".join(w for w in (start, head, end) if w)
                 if form != part and (start or end):
                     forms[form] = None
-    return list(forms)
+    return list(forms)[:_MAX_FORMS]

@@ -135,12 +135,14 @@ class FastPath:
         """
         found: list[tuple[Plan | None, RecognizeResult | None]] = [(None, None)] * len(parts)
         said = list(parts)  # each part as recognized, with the words it borrowed
+        lenders: list[tuple[list[int], list[int]] | None] = [None] * len(parts)
         for _ in range(2):  # a part completed in the first round may lend its verb in the second
             for number, part in enumerate(parts):
-                if found[number][0] is not None:
-                    continue
                 earlier = [i for i in range(number - 1, -1, -1) if found[i][1] is not None]
                 later = [i for i in range(number + 1, len(parts)) if found[i][1] is not None]
+                if found[number][0] is not None or lenders[number] == (earlier, later):
+                    continue  # done, or nothing new to borrow from
+                lenders[number] = (earlier, later)
                 befores = [_around(said[i], found[i][1])[0] for i in earlier[:1]]
                 befores += [" ".join(said[i].split()[:k]) for i in earlier[:1] for k in (2, 1)]
                 afters = [_around(said[i], found[i][1])[1] for i in (later + earlier)[:1]]

@@ -76,8 +76,9 @@ def name_variants(name: str, area_keys: frozenset[str] = frozenset()) -> list[st
 
 
 def _is_code(word: str) -> bool:
-    """"RGBW", "LED", "2": a technical label rather than a spoken word (a device word is kept: "TV")."""
+    """"RGBW", "LED", "E27": a technical label rather than a spoken word. A device word ("TV")
+    and a number ("Lamp 2" is not "Lamp 1") are kept."""
     letters = re.sub(r"[^A-Za-z0-9]", "", word)
-    if not letters or word.lower() in domain_words("en"):
+    if len(letters) < 2 or word.lower() in domain_words("en") or letters.isdigit():
         return False
-    return letters.isdigit() or (len(letters) >= 2 and letters.isupper())
+    return letters.isupper()
