@@ -23,6 +23,7 @@ from hassil.recognize import RecognizeResult
 from hub.home.answers import answer
 from hub.home.compound import split_parts, with_shared_words
 from hub.home.entities import Entity, EntityStore
+from hub.home.normalize import base_language
 from hub.home.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
 from hub.home.recognition import (
     HomeData,
@@ -65,7 +66,7 @@ class FastPath:
         self._clock = clock
         self._loaded: dict[str, LanguageIntents | None] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._home: HomeData | None = None
+        self._homes: dict[str, HomeData] = {}
         self._narrowed: dict[tuple[str, int], Intents] = {}
 
     # --- public API ------------------------------------------------------------------------
@@ -78,7 +79,7 @@ class FastPath:
         loaded = await self._intents(code)
         if code is None or loaded is None:
             return False
-        home = await self._home_data()
+        home = await self._home_data(base_language(language))
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
         return True
 
@@ -89,7 +90,7 @@ class FastPath:
         loaded = await self._intents(code)
         if code is None or loaded is None:
             return None
-        home = await self._home_data()
+        home = await self._home_data(base_language(language))
         try:
             plans = await asyncio.to_thread(self._understand, text, self._narrow(code, loaded, home),
                                             loaded, home, code, language)
@@ -196,12 +197,16 @@ class FastPath:
             self._narrowed[key] = narrow(loaded, home)
         return self._narrowed[key]
 
-    async def _home_data(self) -> HomeData:
+    async def _home_data(self, language: str) -> HomeData:
+        """The slot lists for one language (its words for the home's rooms), per store version."""
         version = self._store.version
-        if self._home is None or self._home.version != version:
-            entities, areas, floors = self._store.all(), self._resolver.areas(), self._store.floors()
-            self._home = await asyncio.to_thread(build_home_data, version, entities, areas, floors)
-        return self._home
+        home = self._homes.get(language)
+        if home is None or home.version != version:
+            self._homes = {k: v for k, v in self._homes.items() if v.version == version}
+            entities, areas = self._store.all(), self._resolver.areas(language)
+            home = await asyncio.to_thread(build_home_data, version, entities, areas, self._store.floors())
+            self._homes[language] = home
+        return home
 
     # --- carrying out ----------------------------------------------------------------------
 

@@ -125,6 +125,7 @@ class Planner:
                 return plan
             if not_found is None and result.intent.name in ("HassTurnOn", "HassTurnOff") \
                     and set(result.entities) <= {"domain"} \
+                    and not self._resolver.group_phrase(name, language)[0] \
                     and not self._resolver.resolve(name=name, language=language):
                 not_found = NotFound(result.intent.name, name)
         return not_found
@@ -179,8 +180,11 @@ class Planner:
             pool = [e for e in map(self._store.get, sorted(slots["name"])) if e is not None]
             named = True
         elif name_text is not None:
+            group, placed = self._resolver.group_phrase(name_text, language)
+            if group and not placed:
+                return None  # "the lamps" with no room said: not every lamp in the home
             pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
-            named = not self._resolver.is_group_phrase(name_text, language)
+            named = not group
         elif areas is not None or "domain" in slots or device_class:
             pool = self._store.all()
         elif intent == "HassClimateGetTemperature":
