@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
@@ -31,6 +31,7 @@ from hub.agent.types import (
     TurnTimings,
 )
 from hub.config import HubConfig
+from hub.home import language as language_id
 from hub.home.entities import Entity
 from hub.home.policy import CONFIRMATION_REQUIRED, SPOKEN_ERRORS
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
@@ -76,6 +77,7 @@ class _TurnState:
     language: str
     ctx: ToolContext
     persona: Persona
+    languages: list[str] = field(default_factory=list)  # the text's candidate languages, in order
     timings: TurnTimings = field(default_factory=TurnTimings)
     started: float = field(default_factory=time.monotonic)
     finished_calls: list[ToolFinished] = field(default_factory=list)
@@ -113,6 +115,7 @@ class Agent:
         self.primer = PrefixPrimer(engine, self.stable_request)
         self.persona_primers: list[PrefixPrimer] = []  # the other personas' prefixes (from start())
         self._priming: set[asyncio.Task[bool]] = set()
+        self._language_loading: asyncio.Task[bool] | None = None  # from start()
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -126,7 +129,9 @@ class Agent:
         except UnknownPersona as err:
             _LOGGER.warning("%s", err)
             persona, error = self.personas.get(None), error or "unknown_persona"
-        language = normalize_language(request.language or persona.language, default=self._config.language)
+        languages = await self._languages(request, persona) if not error else []
+        language = languages[0] if languages else normalize_language(
+            request.language or persona.language, default=self._config.language)
         if error:
             yield TurnDone(self._failure(request.conversation_id or "", language, error))
             return
@@ -134,7 +139,7 @@ class Agent:
         conversation.language = language
         conversation.persona = persona.key
         events: asyncio.Queue[TurnEvent] = asyncio.Queue()
-        task = asyncio.create_task(self._locked_turn(request, conversation, language, persona, events))
+        task = asyncio.create_task(self._locked_turn(request, conversation, languages, persona, events))
         deadline = time.monotonic() + self._config.turn_timeout
         try:
             while True:
@@ -194,7 +199,8 @@ class Agent:
 
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
-        persona's first turn only pays for its own message."""
+        persona's first turn only pays for its own message; load language identification."""
+        self._language_loading = asyncio.create_task(language_id.prepare())
         self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona))
                                 for persona in self.personas.all() if persona.key != self.personas.default]
         for primer in (self.primer, *self.persona_primers):
@@ -210,6 +216,8 @@ class Agent:
             await primer.stop()
         for task in list(self._priming):
             task.cancel()
+        if self._language_loading is not None:
+            self._language_loading.cancel()
 
     async def report(self, conversation_id: str, text: str) -> None:
         """Add an outcome that arrived after its turn ended, as something the hub said."""
@@ -223,13 +231,14 @@ class Agent:
     # --- one turn -----------------------------------------------------------------------------
 
     async def _locked_turn(
-        self, request: TurnRequest, conversation: Conversation, language: str, persona: Persona,
+        self, request: TurnRequest, conversation: Conversation, languages: list[str], persona: Persona,
         events: asyncio.Queue[TurnEvent],
     ) -> None:
+        language = languages[0]
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
                               persona.key)
-            state = _TurnState(request, conversation, language, ctx, persona)
+            state = _TurnState(request, conversation, language, ctx, persona, languages)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
             except asyncio.CancelledError:
@@ -268,11 +277,39 @@ class Agent:
         if self._config.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
         for handler, path in direct:
-            if handler is not None:
-                outcome = await handler.try_handle(text, state.language, state.ctx)
-                if outcome is not None:
-                    return self._direct_answer(state, text, outcome, path, emit)
+            if handler is None:
+                continue
+            # the fast path tries the text's candidate languages: the first whose templates match
+            # decides; "no such device" only when no language understood it better
+            not_found: tuple[str, Any] | None = None
+            for language in state.languages if path == "fast_path" else [state.language]:
+                ctx = replace(state.ctx, language=language)
+                outcome = await handler.try_handle(text, language, ctx)
+                if outcome is not None and getattr(outcome, "intent", None) == "not_found":
+                    not_found = not_found or (language, outcome)
+                elif outcome is not None:
+                    return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
+            if not_found is not None:
+                return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1], path, emit)
         return await self._model_turn(state, text, emit)
+
+    async def _languages(self, request: TurnRequest, persona: Persona) -> list[str]:
+        """The request's candidate languages, most likely first: its text decides, the named
+        language stands unless the text is plainly another, the persona's or the home's
+        language breaks ties. Waits for identification still loading from start()."""
+        preferred = normalize_language(persona.language, default=self._config.language)
+        loading = self._language_loading
+        if request.language is None and loading is not None and not loading.done():
+            await asyncio.shield(loading)
+        return language_id.candidates(request.text, request.language, preferred)
+
+    @staticmethod
+    def _speaking(state: _TurnState, language: str) -> _TurnState:
+        """The turn goes on in `language` (a later candidate's templates matched)."""
+        state.language = language
+        state.ctx = replace(state.ctx, language=language)
+        state.conversation.language = language
+        return state
 
     def _direct_answer(
         self, state: _TurnState, text: str, outcome: Any, path: str, emit: Callable[[TurnEvent], None]
