@@ -7,7 +7,8 @@ the fast path carry these variants so a strict match finds them:
 - technical capitals dropped ("Office RGBW Lights" → "Office Lights"), unless that is all there is;
 - the last word's singular or plural when it is a device word ("lights" ↔ "light");
 - the name without its device word ("Office Lights" → "Office"), unless that leaves only an area's
-  name or nothing (the area would then mean one device).
+  name or nothing (the area would then mean one device), and without a trailing word for
+  "device" in any language ("Ceiling light device" → "Ceiling light").
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from typing import Iterable
 
 from hub.home.normalize import fold
-from hub.home.vocabulary import domain_words
+from hub.home.vocabulary import domain_words, generic_device_words
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"})
@@ -62,8 +63,12 @@ def name_variants(name: str, area_keys: frozenset[str] = frozenset()) -> list[st
     if plain and len(plain) < len(words):
         forms[" ".join(plain)] = None
     devices = domain_words("en")
+    generic = generic_device_words()
     for form in list(forms):
         form_words = form.split()
+        if len(form_words) > 1 and fold(form_words[-1]) in generic:  # "Ceiling light device"
+            form_words = form_words[:-1]
+            forms[" ".join(form_words)] = None
         last = form_words[-1].lower()
         other = _PLURALS.get(last) or _SINGULARS.get(last)
         if other and len(form_words) > 1:

@@ -71,6 +71,13 @@ def domain_words(language: str) -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
+def generic_device_words() -> frozenset[str]:
+    """Folded words for "device" in every language ("Gerät", "appareil"): a name may end with one
+    that people leave out when they say it."""
+    return frozenset(fold(w) for lang in SUPPORTED_LANGUAGES for w in _words(lang).get("word.device", ()))
+
+
+@lru_cache(maxsize=1)
 def _area_concepts() -> dict[str, frozenset[str]]:
     """Folded area word in any language → the keys of the kinds of room it names."""
     found: dict[str, set[str]] = {}
