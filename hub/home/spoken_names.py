@@ -19,7 +19,6 @@ from typing import Iterable
 from hub.home.normalize import fold
 from hub.home.vocabulary import domain_words, generic_device_words
 
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"})
 # English number of a device word: the only inflection common enough in names to generate
 _PLURALS = {"light": "lights", "lamp": "lamps", "fan": "fans", "blind": "blinds", "shade": "shades",
@@ -43,8 +42,15 @@ def spellings(texts: Iterable[str]) -> list[str]:
 
 
 def split_camel(text: str) -> str:
-    """"HeatPump" → "Heat Pump"."""
-    return _CAMEL.sub(" ", text)
+    """"HeatPump" → "Heat Pump", "MachineÀCafé" → "Machine À Café"."""
+    out = []
+    for number, char in enumerate(text):
+        before, after = text[number - 1] if number else "", text[number + 1:number + 2]
+        # "HeatPump" → "Heat Pump"; "RGBWLights" → "RGBW Lights", "MachineÀCafé" → "… À Café"
+        if char.isupper() and (before.islower() or (before.isupper() and after.islower())):
+            out.append(" ")
+        out.append(char)
+    return "".join(out)
 
 
 def name_variants(name: str, area_keys: frozenset[str] = frozenset()) -> list[str]:
