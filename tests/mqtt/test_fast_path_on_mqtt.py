@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from hub.home.catalogue import build_home_tools
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.mqtt_demo import MqttDemoHome
-from hub.home.mqtt_devices import MqttDevices
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolContext, ToolRegistry
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
+from hub.home.tool_base import ToolContext
 from mqtt.mqtt_helpers import eventually
+from mqtt.test_tools_on_mqtt import home as mqtt_home  # noqa: F401  (the MQTT demo home, tools on it)
 
 pytestmark = pytest.mark.timeout(90)
 LIGHTS = ("light.desk_lamp", "light.kitchen_light", "light.living_room_lamp")
@@ -33,25 +31,10 @@ class MqttHome:
 
 
 @pytest.fixture
-async def home(mosquitto):
-    broker = BrokerSettings("127.0.0.1", mosquitto.port)
-    client = MqttClient(broker)
-    store = EntityStore()
-    devices = MqttDevices(client, store)
-    await devices.start()
-    await client.start()
-    demo = MqttDemoHome.on_broker(broker, travel_seconds=1.0)
-    await demo.start()
-    resolver = EntityResolver(store)
-    registry = ToolRegistry()
-    for tool in build_home_tools(store, resolver):
-        registry.register(tool)
-    await eventually(lambda: (e := store.get("climate.thermostat")) and e.state == "heat")
+async def home(mqtt_home) -> MqttHome:
+    store, registry, demo = mqtt_home
     await eventually(lambda: all(store.get(i) is not None and store.get(i).state == "off" for i in LIGHTS))
-    yield MqttHome(store, FastPath(store, registry, resolver), demo)
-    await demo.stop()
-    await devices.stop()
-    await client.stop()
+    return MqttHome(store, FastPath(store, registry, EntityResolver(store)), demo)
 
 
 @pytest.mark.parametrize("text, language", [
