@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Iterator
 
 import pytest
 
 from ha.ha_harness import HomeAssistantInstance
-from ha.test_e2e_wyoming import (  # noqa: F401  (module fixtures)
+from ha.ha_harness import free_port
+from ha.test_e2e_wyoming import (  # noqa: F401  (ha_module: a module fixture)
     CONTROLLABLE,
+    HubProcess,
+    add_hub_to_home_assistant,
     controllable_states,
     converse,
     ha_module,
-    hub_en,
     hub_turn_lines,
     speech,
 )
@@ -23,6 +26,20 @@ from hub.locales import template
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 LIGHTS = ("light.kitchen_light", "light.bedroom_lamp")
+
+
+@pytest.fixture(scope="module")
+def hub_en(ha_module: HomeAssistantInstance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HubProcess, str]]:
+    """A hub whose home language is English, with a model server that is down (nothing listens
+    on its port): what the fast path leaves to the model gets the hub's spoken "model not
+    available", so routing is tested without a model's own answers (or its CPU time)."""
+    hub = HubProcess(tmp_path_factory.mktemp("hub-understanding"), ha_module, language="en",
+                     engine="openai", remote_url=f"http://127.0.0.1:{free_port()}/v1", remote_model="none")
+    hub.start()
+    try:
+        yield hub, asyncio.run(add_hub_to_home_assistant(ha_module, hub))
+    finally:
+        hub.stop()
 
 
 async def lights_off(ha: HomeAssistantInstance) -> None:
