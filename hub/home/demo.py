@@ -183,6 +183,12 @@ class DemoBackend:
             raise _unsupported(entity, service)
         return states[service], attrs
 
+    def _vacuum(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+        states = {"start": "cleaning", "return_to_base": "docked"}
+        if service not in states:
+            raise _unsupported(entity, service)
+        return states[service], attrs
+
     def _scene(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
         if service != "turn_on":
             raise _unsupported(entity, service)

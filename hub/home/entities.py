@@ -34,6 +34,12 @@ class Entity:
         return self.entity_id.split(".", 1)[0]
 
 
+@dataclass(frozen=True)
+class Floor:
+    aliases: tuple[str, ...]
+    areas: tuple[str, ...]
+
+
 StateListener = Callable[[Entity | None, Entity], Awaitable[None] | None]
 
 
@@ -77,6 +83,7 @@ class EntityStore:
         self._listeners: list[StateListener] = []
         self._area_aliases: dict[str, tuple[str, ...]] = {}
         self._capped: set[str] = set()  # entity ids whose texts were cut (warned once)
+        self._floors: dict[str, Floor] = {}
         self.version = 0  # bumps when the set of entities, their names or area aliases change
 
     def register_backend(self, source: str, backend: EntityBackend) -> None:
@@ -129,6 +136,16 @@ class EntityStore:
     def area_aliases(self) -> dict[str, tuple[str, ...]]:
         """Area → its aliases, for areas that have any."""
         return {area: aliases for area, aliases in self._area_aliases.items() if aliases}
+
+    def set_floor(self, floor: str, areas: Iterable[str], aliases: Iterable[str] = ()) -> None:
+        """A floor ("First floor", aliases "upstairs") and the areas on it, as HA's floor registry has."""
+        new = Floor(tuple(a.strip() for a in aliases if a.strip()), tuple(areas))
+        if self._floors.get(floor) != new:
+            self._floors[floor] = new
+            self.version += 1
+
+    def floors(self) -> dict[str, Floor]:
+        return dict(self._floors)
 
     def upsert(self, entity: Entity) -> None:
         capped = bounded(entity)

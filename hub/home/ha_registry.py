@@ -18,7 +18,7 @@ import asyncio
 import fnmatch
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hub.config import ConfigError, HubConfig
@@ -33,7 +33,8 @@ RECONNECT_DELAYS_S = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 AUTH_RETRY_S = 60.0  # a refused token rarely fixes itself; do not hammer HA
 RELOAD_DEBOUNCE_S = 1.0
 STARTUP_POLL_S = 1.0
-REGISTRY_EVENTS = ("entity_registry_updated", "device_registry_updated", "area_registry_updated")
+REGISTRY_EVENTS = ("entity_registry_updated", "device_registry_updated", "area_registry_updated",
+                   "floor_registry_updated")
 
 
 class HomeAssistantAuthError(BackendError):
@@ -81,6 +82,7 @@ class Snapshot:
     devices: list[dict[str, Any]]
     areas: list[dict[str, Any]]
     exposed: dict[str, dict[str, bool]]  # homeassistant/expose_entity/list
+    floors: list[dict[str, Any]] = field(default_factory=list)  # config/floor_registry/list
 
 
 def build_entities(snapshot: Snapshot, entity_filter: EntityFilter) -> list[Entity]:
@@ -284,6 +286,10 @@ class HomeAssistantBackend:
         if set_area_aliases is not None:
             for area in snapshot.areas:
                 set_area_aliases(area["name"], [a for a in area.get("aliases") or () if isinstance(a, str)])
+        set_floor = getattr(self.store, "set_floor", None)
+        for floor in snapshot.floors if set_floor is not None else ():
+            areas = [a["name"] for a in snapshot.areas if a.get("floor_id") == floor.get("floor_id")]
+            set_floor(floor["name"], areas, [a for a in floor.get("aliases") or () if isinstance(a, str)])
         buffered, self._buffered_events = self._buffered_events or [], None
         for event in buffered:
             self._apply_state_changed(event)
@@ -335,6 +341,11 @@ async def read_snapshot(ws: HAWebSocket, entity_filter: EntityFilter) -> Snapsho
     """Registries, exposure settings and states, read over one websocket (aliases only for the
     entities the filter allows)."""
     areas = await ws.command("config/area_registry/list")
+    try:
+        floors = await ws.command("config/floor_registry/list")
+    except HARequestError as err:  # an HA older than floors (2024.4)
+        _LOGGER.info("Home Assistant has no floor registry (%s)", err)
+        floors = []
     devices = await ws.command("config/device_registry/list")
     registry = await ws.command("config/entity_registry/list")
     try:
@@ -350,7 +361,8 @@ async def read_snapshot(ws: HAWebSocket, entity_filter: EntityFilter) -> Snapsho
         and entity_filter.allows(s["entity_id"], bool(exposed.get(s["entity_id"], {}).get(ASSISTANT)), known[s["entity_id"]])
     ]
     await _merge_aliases(ws, known, wanted)
-    return Snapshot(states=states, entity_registry=registry, devices=devices, areas=areas, exposed=exposed)
+    return Snapshot(states=states, entity_registry=registry, devices=devices, areas=areas, exposed=exposed,
+                    floors=floors)
 
 
 async def _merge_aliases(ws: HAWebSocket, known: dict[str, dict[str, Any]], entity_ids: list[str]) -> None:

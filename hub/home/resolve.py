@@ -13,7 +13,8 @@ from typing import Iterable
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
-from hub.home.vocabulary import domain_words, has_stop_words, stop_words
+from hub.home.spoken_names import split_camel
+from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
 _TIER_NAME, _TIER_PARTIAL, _TIER_AREA_DOMAIN, _TIER_AREA, _TIER_DOMAIN = range(5)
@@ -133,6 +134,15 @@ class EntityResolver:
             return self._entities(pool.intersection(index.names.get(fold(name, language), ())))
         return self._entities(self._match_name(name, pool, index, language))
 
+    def group_phrase(self, name: str, language: str = "en") -> tuple[bool, bool]:
+        """Whether `name` only says places and kinds of device ("the kitchen lights"), so it
+        means every such device rather than one; and whether it says a place."""
+        language = base_language(language)
+        said = fold(name, language).split()
+        index = self._index(language)
+        group = bool(said) and not self._content_words(said, index, language, drop_places=True)
+        return group, bool(self._read(said, index, language).areas)
+
     def candidates(
         self, text: str, language: str = "en", limit: int = 8, *, focused: bool = False
     ) -> list[Entity]:
@@ -247,11 +257,16 @@ class EntityResolver:
                 ranked.setdefault(entity_id, (tier,))
         return ranked, reading
 
-    def areas(self) -> dict[str, tuple[str, ...]]:
-        """Every area with its aliases (areas without aliases map to ())."""
+    def areas(self, language: str | None = None) -> dict[str, tuple[str, ...]]:
+        """Every area with its aliases; with a language, also its name in that language (and
+        English) when it is a common room ("Kitchen" is also "Küche" in German)."""
         aliases = self._store.area_aliases()
         known = {e.area for e in self._store.all() if e.area}
-        return {area: aliases.get(area, ()) for area in sorted(known | set(aliases))}
+        found = {}
+        for area in sorted(known | set(aliases)):
+            own = aliases.get(area, ())
+            found[area] = (*own, *area_translations((area, *own), language)) if language else own
+        return found
 
     def area_of(self, area: str, language: str = "en") -> str | None:
         """The area an area name or alias means ("Küche" → "Kitchen"), if exactly one."""
@@ -399,8 +414,8 @@ class EntityResolver:
             if entity.area:
                 index.by_area[entity.area].append(entity.entity_id)
                 index.areas.setdefault(fold(entity.area, language), entity.area)
-            for name in (entity.name, *entity.aliases):
-                key = fold(name, language)
+            written = (entity.name, *entity.aliases)
+            for key in dict.fromkeys(fold(n, language) for name in written for n in (name, split_camel(name))):
                 if not key:
                     continue
                 if entity.entity_id not in index.names[key]:
@@ -409,7 +424,10 @@ class EntityResolver:
                 for word in key.split():
                     if word not in stops and len(word) >= _MIN_PARTIAL_WORD:
                         index.name_words[word].add(entity.entity_id)
-        for area, aliases in self._store.area_aliases().items():
+                        # "Office Lamp" is the "lampe du bureau" too: a room word in any language
+                        for other in area_translations((word,), language):
+                            index.name_words[fold(other, language)].add(entity.entity_id)
+        for area, aliases in self.areas(language).items():
             for name in (area, *aliases):
                 key = fold(name, language)
                 if key:

@@ -1,112 +1,33 @@
-"""Small per-language word tables: which words point at a kind of device, which never do.
+"""Per-language words: which point at a kind of device or a kind of room, which never do.
 
 Kept deliberately short: they narrow the entities an utterance may be about, they do not
 understand it. Words are written naturally and folded (see `normalize.fold`) when loaded.
+Device and room words live as data beside the phrases (`hub/locales/words/<language>.yaml`);
+the room words let a home named in one language be addressed in another.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import resources
+
+import yaml
 
 from hub.home.normalize import fold
-
-# domain → language → words that name (or strongly hint at) that kind of device.
-# English "switch" is left out on purpose: "switch off the lamp" is a verb.
-_DOMAIN_WORDS: dict[str, dict[str, str]] = {
-    "light": {
-        "en": "light lights lamp lamps lighting bulb bulbs dark bright",
-        "de": "licht lichter lampe lampen leuchte leuchten beleuchtung birne dunkel hell",
-        "fr": "lumière lumières lampe lampes éclairage ampoule lampadaire sombre",
-        "es": "luz luces lámpara lámparas iluminación bombilla oscuro",
-        "it": "luce luci lampada lampade illuminazione lampadina buio",
-        "nl": "licht lichten lamp lampen verlichting donker",
-        "pt": "luz luzes lâmpada lâmpadas iluminação escuro",
-        "pl": "światło światła lampa lampy lampę oświetlenie żarówka ciemno",
-    },
-    "switch": {
-        "en": "switches plug plugs socket outlet",
-        "de": "schalter steckdose steckdosen",
-        "fr": "interrupteur prise prises",
-        "es": "interruptor enchufe enchufes",
-        "it": "interruttore presa prese",
-        "nl": "schakelaar stekker stopcontact",
-        "pt": "interruptor tomada",
-        "pl": "przełącznik gniazdko",
-    },
-    "cover": {
-        "en": "blind blinds shade shades shutter shutters curtain curtains awning cover covers",
-        "de": "rollo rollos rollladen rolladen jalousie jalousien vorhang vorhänge markise",
-        "fr": "volet volets store stores rideau rideaux",
-        "es": "persiana persianas cortina cortinas toldo",
-        "it": "tapparella tapparelle tenda tende persiana persiane",
-        "nl": "rolluik rolluiken gordijn gordijnen zonwering jaloezie",
-        "pt": "persiana persianas cortina cortinas estore",
-        "pl": "roleta rolety zasłona zasłony żaluzje",
-    },
-    "climate": {
-        "en": "thermostat heating heater temperature climate cold warm hot",
-        "de": "thermostat heizung temperatur klima klimaanlage kalt warm",
-        "fr": "thermostat chauffage température climatisation froid chaud",
-        "es": "termostato calefacción temperatura clima frío calor",
-        "it": "termostato riscaldamento temperatura climatizzatore freddo caldo",
-        "nl": "thermostaat verwarming temperatuur airco koud warm",
-        "pt": "termostato aquecimento temperatura frio calor",
-        "pl": "termostat ogrzewanie temperatura klimatyzacja zimno ciepło",
-    },
-    "fan": {
-        "en": "fan fans",
-        "de": "ventilator ventilatoren lüfter",
-        "fr": "ventilateur ventilateurs",
-        "es": "ventilador ventiladores",
-        "it": "ventilatore ventilatori",
-        "nl": "ventilator ventilatoren",
-        "pt": "ventilador ventoinha",
-        "pl": "wentylator",
-    },
-    "media_player": {
-        "en": "tv television speaker music radio player volume song",
-        "de": "fernseher tv lautsprecher musik radio lautstärke lied",
-        "fr": "télé télévision enceinte musique radio volume chanson",
-        "es": "tele televisión altavoz música radio volumen canción",
-        "it": "tv televisione altoparlante musica radio volume canzone",
-        "nl": "tv televisie speaker luidspreker muziek radio volume liedje",
-        "pt": "tv televisão coluna música rádio volume",
-        "pl": "telewizor głośnik muzyka radio głośność",
-    },
-    "lock": {
-        "en": "lock locks",
-        "de": "schloss türschloss",
-        "fr": "serrure verrou",
-        "es": "cerradura",
-        "it": "serratura",
-        "nl": "slot deurslot",
-        "pt": "fechadura",
-        "pl": "zamek",
-    },
-    "scene": {
-        "en": "scene scenes",
-        "de": "szene szenen",
-        "fr": "scène scènes ambiance",
-        "es": "escena escenas",
-        "it": "scena scene",
-        "nl": "scène scènes",
-        "pt": "cena cenas",
-        "pl": "scena sceny",
-    },
-}
+from hub.locales import SUPPORTED_LANGUAGES
 
 # Words that never point at an entity by themselves: articles, prepositions, pronouns, fillers
 # and the verbs for on/off/open/close/set. Used to keep partial name matching honest.
 _STOP_WORDS: dict[str, str] = {
     "en": "the a an in on off of to at for and or all my our your it its is are be please "
           "turn switch set make put open close start stop can could would you me i this that "
-          "there here what whats how too very some up down",
+          "there here what whats how too very some up down every everywhere everything house home",
     "de": "der die das den dem des ein eine einen einem einer im in am an auf aus von zu zum "
           "zur und oder alle bitte mach mache schalte schalt stell stelle setze setz öffne "
-          "schließe kannst du mir mal es ist sind hier da ganz sehr zu",
+          "schließe kannst du mir mal es ist sind hier da ganz sehr zu überall jede jedes haus",
     "fr": "le la les l un une des du de d au aux dans en sur et ou tous toutes tout s il "
           "te plait plaît allume allumer éteins éteindre ouvre ouvrir ferme fermer mets règle "
-          "peux tu me moi est ici trop très",
+          "peux tu me moi est ici trop très partout maison",
     "es": "el la los las lo un una unos unas del de al en y o todo todos todas por favor "
           "enciende encender apaga apagar abre abrir cierra cerrar pon poner ajusta puedes "
           "me mi es aquí muy demasiado",
@@ -123,18 +44,60 @@ _STOP_WORDS: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=None)
+def _words(language: str) -> dict[str, tuple[str, ...]]:
+    """One language's `hub/locales/words/<language>.yaml`: key → its words ({} if none)."""
+    resource = resources.files("hub.locales").joinpath("words", f"{language}.yaml")
+    if not resource.is_file():
+        return {}
+    data = yaml.safe_load(resource.read_text(encoding="utf-8")) or {}
+    return {key: tuple(w.strip() for w in str(text).split("|") if w.strip()) for key, text in data.items()}
+
+
 @lru_cache(maxsize=64)
 def domain_words(language: str) -> dict[str, str]:
     """Folded word or two-word phrase → domain, for `language` plus English.
 
     English words are always included: device words like "TV" or "spot" are often borrowed.
+    English "switch" is left out on purpose: "switch off the lamp" is a verb.
     """
     table: dict[str, str] = {}
     for lang in ("en", language):
-        for domain, per_language in _DOMAIN_WORDS.items():
-            for word in per_language.get(lang, "").split():
-                table.setdefault(fold(word, language), domain)
+        for key, words in _words(lang).items():
+            if key.startswith("device."):
+                for word in words:
+                    table.setdefault(fold(word, language), key.removeprefix("device."))
     return table
+
+
+@lru_cache(maxsize=1)
+def generic_device_words() -> frozenset[str]:
+    """Folded words for "device" in every language ("Gerät", "appareil"): a name may end with one
+    that people leave out when they say it."""
+    return frozenset(fold(w) for lang in SUPPORTED_LANGUAGES for w in _words(lang).get("word.device", ()))
+
+
+@lru_cache(maxsize=1)
+def _area_concepts() -> dict[str, frozenset[str]]:
+    """Folded area word in any language → the keys of the kinds of room it names."""
+    found: dict[str, set[str]] = {}
+    for language in SUPPORTED_LANGUAGES:
+        for key, words in _words(language).items():
+            if key.startswith("area."):
+                for word in words:
+                    found.setdefault(fold(word), set()).add(key)
+    return {word: frozenset(keys) for word, keys in found.items()}
+
+
+@lru_cache(maxsize=4096)
+def area_translations(names: tuple[str, ...], language: str) -> tuple[str, ...]:
+    """An area's name in `language` and English when its name or an alias is a common room in
+    any language ("Kitchen" → "Küche" for German, "Küche" → "kitchen"); () for one that is not
+    ("Ana's den")."""
+    keys = {key for name in names for key in _area_concepts().get(fold(name), ())}
+    known = {fold(n) for n in names}
+    words = {w for lang in (language, "en") for key in keys for w in _words(lang).get(key, ())}
+    return tuple(sorted(w for w in words if fold(w) not in known))
 
 
 @lru_cache(maxsize=64)

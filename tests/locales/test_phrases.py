@@ -59,6 +59,10 @@ PROMISED_KEYS = {
     "action.claim_words": set(), "action.nothing_done": set(), "error.unsupported": {"name"},
     "error.invalid_value": {"name"}, "error.not_understood": set(), "error.action_failed": set(),
     "choice.ordinal_words": set(),
+    "answer.yes": set(), "answer.no": set(), "answer.which": {"state", "items"},
+    "answer.which_none": {"state"}, "answer.count": {"state", "count", "total"},
+    "answer.time": {"time"}, "answer.date": {"date"}, "date.pattern": {"day", "month", "year"},
+    "date.months": set(),
 }
 # Keys whose text is a "|"-separated list of words, not a sentence.
 WORD_LISTS = ("policy.yes_words", "policy.no_words", "question.start_words", "question.end_words",
@@ -128,7 +132,7 @@ def test_language_has_every_key_with_the_english_placeholders(language: str) -> 
         assert len(names) == len(set(names)), f"{language} {key}: a placeholder repeats"
         for name, spec, conversion in fields(text):
             assert name.isidentifier() and not spec and conversion is None, f"{language} {key}: {{{name}}}"
-        if key not in (*WORD_LISTS, "number.decimal_separator"):
+        if key not in (*WORD_LISTS, "number.decimal_separator", "date.months"):
             assert not UNSPEAKABLE.search(text), f"{language} {key}: unspeakable characters in {text!r}"
 
 
@@ -151,6 +155,9 @@ def test_language_specific_values_are_well_formed(language: str) -> None:
         # replies are compared with their punctuation (but the apostrophe) dropped
         assert not any(unicodedata.category(ch).startswith("P") and ch != "'" for ch in word), word
         assert word == word.strip() and not UNSPEAKABLE.search(word), f"{language}: no word {word!r}"
+    months = data["date.months"].split("|")
+    assert len(months) == 12 and all(m.strip() == m and m and not UNSPEAKABLE.search(m) for m in months), \
+        f"{language}: date.months must be 12 month names separated by |"
     if language != "en":
         english = raw_file("en")
         translated = [k for k in english if data[k] != english[k]]

@@ -520,6 +520,8 @@ class Rig:
         self.store.register_backend(SOURCE, self.backend)
         self.store.replace_all([*home.entities, *(replace(e, source=SOURCE) for e in extra_entities)],
                                source=SOURCE)
+        for floor in home.floors:  # the floor registry, as HA's has it
+            self.store.set_floor(floor, [a for a, f in home.area_floor.items() if f == floor])
         resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
         policy = ActionPolicy.from_config(config)

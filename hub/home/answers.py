@@ -1,0 +1,81 @@
+"""Answers to questions, from the entities' current state, in the request's language. Never acts.
+
+The forms are those of HA's HassGetState responses: one ("what is …"), one_yesno ("is the front
+door locked"), any ("are any windows open"), all ("are all the lights off"), which ("which lights
+are on") and how_many ("how many lights are on"); plus a thermostat's temperature and the time
+and date.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from hub.home.catalogue import spoken_state
+from hub.home.entities import Entity
+from hub.home.planning import Question
+from hub.locales import join_list, phrase, phrase_keys, template
+
+_MAX_LISTED = 8  # entities named in one answer; more would not be listened to
+_NOT_ON = frozenset({"off", "unavailable", "unknown", "standby"})
+
+
+def answer(question: Question, language: str, now: datetime) -> str:
+    text = _answer(question, language, now)
+    return text[:1].upper() + text[1:]  # "On: Desk lamp." when the state comes first
+
+
+def _answer(question: Question, language: str, now: datetime) -> str:
+    if question.intent == "HassGetCurrentTime":
+        return phrase(language, "answer.time", time=f"{now.hour}:{now.minute:02d}")
+    if question.intent == "HassGetCurrentDate":
+        return phrase(language, "answer.date", date=spoken_date(now, language))
+    targets = question.targets
+    if question.state is None or question.response == "one":
+        return " ".join(spoken_state(e, language) for e in targets[:_MAX_LISTED])
+    matching = [e for e in targets if in_state(e, question.state)]
+    state = _spoken_word(question, language)
+    if question.response == "how_many":
+        return phrase(language, "answer.count", state=state, count=len(matching), total=len(targets))
+    if question.response == "which":
+        if not matching:
+            return phrase(language, "answer.which_none", state=state)
+        return phrase(language, "answer.which", state=state, items=_names(matching, language))
+    if question.response == "all":
+        others = [e for e in targets if e not in matching]
+        if not others:
+            return phrase(language, "answer.yes")
+        return f"{phrase(language, 'answer.no')} {_states(others, language)}"
+    # one_yesno, any
+    if matching:
+        return f"{phrase(language, 'answer.yes')} {_states(matching, language)}"
+    return f"{phrase(language, 'answer.no')} {_states(targets, language)}" if len(targets) == 1 \
+        else phrase(language, "answer.which_none", state=state)
+
+
+def in_state(entity: Entity, state: str) -> bool:
+    """Whether the entity is in the state asked about ("on" for a heating thermostat too)."""
+    if state == "on" and entity.domain in ("climate", "media_player", "vacuum", "humidifier"):
+        return entity.state not in _NOT_ON
+    return entity.state == state
+
+
+def spoken_date(now: datetime, language: str) -> str:
+    """"December 1, 2026" / "1. Dezember 2026" from the language's month names and pattern."""
+    months = template(language, "date.months").split("|")
+    month = months[now.month - 1] if len(months) == 12 else str(now.month)
+    return phrase(language, "date.pattern", day=now.day, month=month, year=now.year)
+
+
+def _spoken_word(question: Question, language: str) -> str:
+    key = f"state.{question.state}"
+    if key in phrase_keys():
+        return phrase(language, key)
+    return question.state_text or str(question.state)
+
+
+def _names(entities: list[Entity], language: str) -> str:
+    return join_list([e.name for e in entities[:_MAX_LISTED]], language)
+
+
+def _states(entities: list[Entity], language: str) -> str:
+    return " ".join(spoken_state(e, language) for e in entities[:_MAX_LISTED])

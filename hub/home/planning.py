@@ -1,0 +1,256 @@
+"""From a recognized intent to what the fast path does: tool calls, a question, or nothing.
+
+Targets are found as Home Assistant's intent handlers find them: a name (a slot value, or words
+the resolver reads when the name is no slot value), narrowed by area, floor, domain and device
+class; with no name, every device of the kind said in the area or floor said, or in the whole
+home ("all the lights", "everywhere"). When a name fits several entities, the ones that support
+what was asked are preferred (a color → the light that shows colors); still several: Ambiguous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hassil.recognize import RecognizeResult
+
+from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
+from hub.home.entities import Entity, EntityStore
+from hub.home.normalize import fold
+from hub.home.recognition import HomeData, QUESTION_INTENTS
+from hub.home.resolve import EntityResolver
+
+_MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
+                  "HassMediaNext": "next", "HassMediaPrevious": "previous"}
+_TIMER_TOOLS = {"HassStartTimer": "start_timer", "HassCancelTimer": "cancel_timer",
+                "HassTimerStatus": "timer_status"}
+_TOOL_DOMAINS = {
+    "turn_on": set(TURN_ON_SERVICES) | {"lock"},  # the tool itself refuses locks, and says so
+    "turn_off": set(TURN_OFF_SERVICES) | {"lock"},
+    "set_light": {"light"},
+    "set_temperature": {"climate"},
+    "set_position": {"cover", "valve"},
+    "media_control": {"media_player"},
+    "set_volume": {"media_player"},
+}
+# The kind of device an intent means when the sentence does not say ("set the temperature").
+_IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climate",
+                   "HassClimateGetTemperature": "climate", "HassSetVolume": "media_player",
+                   "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",
+                   **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
+_COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
+_MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
+_MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
+
+
+@dataclass
+class Action:
+    """Tool calls: one per target with `args` (and its entity id), or one call without targets."""
+
+    intent: str
+    tool: str
+    args: dict[str, Any]
+    targets: list[Entity] = field(default_factory=list)
+
+
+@dataclass
+class Question:
+    """A question answered from state (`response` is the template's: one, which, how_many, …)."""
+
+    intent: str
+    response: str
+    targets: list[Entity]
+    state: str | None = None  # the state asked about ("locked"), and how it was said
+    state_text: str | None = None
+
+
+@dataclass
+class Ambiguous:
+    intent: str
+    candidates: list[Entity]
+
+
+@dataclass
+class NotFound:
+    intent: str
+    name: str
+
+
+@dataclass
+class Nevermind:
+    intent: str = "HassNevermind"
+
+
+Plan = Action | Question | Ambiguous | NotFound | Nevermind
+
+
+class Planner:
+    def __init__(self, store: EntityStore, resolver: EntityResolver) -> None:
+        self._store = store
+        self._resolver = resolver
+
+    def plan(self, results: list[RecognizeResult], home: HomeData, language: str) -> Plan | None:
+        """The first result that makes a plan; a name fitting several entities stops the search."""
+        for result in results:
+            plan = self.plan_one(result, home, language)
+            if plan is not None:
+                return plan
+        return None
+
+    def plan_unmatched(self, results: list[RecognizeResult], home: HomeData, language: str,
+                       text: str) -> Plan | None:
+        """Matches whose name is no slot value: the resolver reads the name; a command about a
+        device the home lacks is NotFound. Only a short command counts, with its name said in
+        one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do").
+        """
+        if text.rstrip().endswith(("?", "？", ";", "؟")) or any(
+                r.intent.name in QUESTION_INTENTS for r in results):
+            return None  # a question's words read as a name must not become an action
+        said = f" {fold(text, language)} "
+        not_found: NotFound | None = None
+        for result in results:
+            unmatched = result.unmatched_entities
+            if set(unmatched) - {"name", "domain"} or "name" not in unmatched \
+                    or result.intent.name in QUESTION_INTENTS | set(_TIMER_TOOLS):
+                continue
+            name = str(unmatched["name"].text).strip(" .,!?")
+            folded = fold(name, language)
+            words = len(folded.split())
+            leftover = len(said.split()) - words
+            if not folded or words > _MAX_NAME_WORDS or f" {folded} " not in said \
+                    or not _MIN_COMMAND_WORDS <= leftover <= _MAX_COMMAND_WORDS:
+                continue
+            plan = self.plan_one(result, home, language, name_text=name)
+            if plan is not None:
+                return plan
+            if not_found is None and result.intent.name in ("HassTurnOn", "HassTurnOff") \
+                    and set(result.entities) <= {"domain"} \
+                    and not self._resolver.group_phrase(name, language)[0] \
+                    and not self._resolver.resolve(name=name, language=language):
+                not_found = NotFound(result.intent.name, name)
+        return not_found
+
+    def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
+                 name_text: str | None = None) -> Plan | None:
+        slots = {key: entity.value for key, entity in result.entities.items()}
+        intent = result.intent.name
+        if intent == "HassNevermind":
+            return Nevermind()
+        if intent in ("HassGetCurrentTime", "HassGetCurrentDate"):
+            return Question(intent, result.response or "default", [])
+        if intent in _TIMER_TOOLS:
+            return _timer_action(intent, slots, result)
+        tool, args = _tool_for(intent, slots)
+        if tool is None and intent not in QUESTION_INTENTS:
+            return None
+        required = result.intent_data.requires_context.get("domain") if result.intent_data else None
+        found = self._targets(intent, slots, home, language, name_text)
+        if found is not None and required:  # "[scene] {name}": a bare name is a scene's
+            allowed = {required} if isinstance(required, str) else set(required)
+            found = [e for e in found[0] if e.domain in allowed], found[1]
+        if found is None:
+            return None
+        targets, named = found
+        if tool is None:  # a question
+            state = slots.get("state")
+            state_text = result.entities["state"].text if "state" in result.entities else None
+            return Question(intent, result.response or "default", targets,
+                            str(state) if state is not None else None, state_text) if targets else None
+        targets = [e for e in targets if e.domain in _TOOL_DOMAINS.get(tool, ())]
+        if named and len(targets) > 1:
+            targets = _supporting(tool, args, targets)
+            if len(targets) > 1:
+                return Ambiguous(intent, targets)
+        return Action(intent, tool, args, targets) if targets else None
+
+    def _targets(self, intent: str, slots: dict[str, Any], home: HomeData, language: str,
+                 name_text: str | None) -> tuple[list[Entity], bool] | None:
+        """The entities the slots mean, and whether a name picked them (else a group)."""
+        domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
+        device_class = slots.get("device_class")
+        areas: set[str] | None = None
+        if isinstance(slots.get("area"), str):
+            areas = {slots["area"]}
+        if isinstance(slots.get("floor"), str):
+            floor = home.floors.get(slots["floor"])
+            on_floor = set(floor.areas) if floor else set()
+            areas = on_floor if areas is None else areas & on_floor
+        named = False
+        if isinstance(slots.get("name"), frozenset):
+            pool = [e for e in map(self._store.get, sorted(slots["name"])) if e is not None]
+            named = True
+        elif name_text is not None:
+            group, placed = self._resolver.group_phrase(name_text, language)
+            if group and not placed:
+                return None  # "the lamps" with no room said: not every lamp in the home
+            pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
+            named = not group
+        elif areas is not None or "domain" in slots or device_class:
+            pool = self._store.all()
+        elif intent == "HassClimateGetTemperature":
+            pool = self._store.all()  # "what is the temperature": the thermostats
+        else:
+            return None
+        if areas is not None:
+            pool = [e for e in pool if e.area in areas]
+        if domain:
+            # "are any windows open": covers and window sensors alike
+            pool = [e for e in pool if e.domain == domain or (
+                device_class and intent == "HassGetState" and e.domain == "binary_sensor")]
+        if device_class:
+            pool = [e for e in pool if e.device_class == device_class]
+        return pool, named
+
+
+def _supporting(tool: str, args: dict[str, Any], targets: list[Entity]) -> list[Entity]:
+    """Of several entities a name fits, those that can do what was asked, if that narrows it."""
+    def supports(entity: Entity) -> bool:
+        modes = set(entity.attributes.get("supported_color_modes") or ())
+        if tool == "set_light" and "color" in args:
+            return bool(modes & _COLOR_MODES)
+        if tool == "set_light" and "brightness" in args:
+            return bool(modes - {"onoff"})
+        return True
+
+    able = [e for e in targets if supports(e)]
+    return able or targets
+
+
+def _timer_action(intent: str, slots: dict[str, Any], result: RecognizeResult) -> Action | None:
+    args: dict[str, Any] = {}
+    if intent == "HassStartTimer":
+        seconds = sum(float(slots.get(unit) or 0) * factor
+                      for unit, factor in (("hours", 3600), ("minutes", 60), ("seconds", 1)))
+        if seconds < 1:
+            return None
+        hours, rest = divmod(round(seconds), 3600)
+        minutes, secs = divmod(rest, 60)
+        args = {k: v for k, v in (("hours", hours), ("minutes", minutes), ("seconds", secs)) if v}
+    name = result.entities.get("name")
+    if name is not None and len(str(name.text).split()) <= 3:
+        args["name"] = str(name.text).strip()
+    return Action(intent, _TIMER_TOOLS[intent], args)
+
+
+def _tool_for(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    if intent in ("HassTurnOn", "HassVacuumStart"):
+        return "turn_on", {}
+    if intent in ("HassTurnOff", "HassVacuumReturnToBase"):
+        return "turn_off", {}
+    if intent == "HassLightSet":
+        args: dict[str, Any] = {}
+        if isinstance(slots.get("brightness"), (int, float)):
+            args["brightness"] = int(round(slots["brightness"]))
+        if isinstance(slots.get("color"), str):
+            args["color"] = slots["color"]
+        return ("set_light", args) if args else (None, {})
+    if intent == "HassClimateSetTemperature" and isinstance(slots.get("temperature"), (int, float)):
+        return "set_temperature", {"temperature": float(slots["temperature"])}
+    if intent == "HassSetPosition" and isinstance(slots.get("position"), (int, float)):
+        return "set_position", {"position": int(round(slots["position"]))}
+    if intent in _MEDIA_ACTIONS:
+        return "media_control", {"action": _MEDIA_ACTIONS[intent]}
+    volume = slots.get("volume_level", slots.get("volume"))
+    if intent == "HassSetVolume" and isinstance(volume, (int, float)):
+        return "set_volume", {"volume": int(round(volume))}
+    return None, {}

@@ -1,0 +1,162 @@
+"""Recognition for the fast path: HA's sentence templates matched by hassil against the home.
+
+Like Home Assistant's default agent, the home's entity names (with their domain and device class
+as context), areas and floors are slot lists, and the intents package's templates do the
+matching. Names carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the
+set of entity ids it stands for. Only the intents the hub can carry out or answer are loaded
+(once per language, cached for the process), narrowed to the domains the home has.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from hassil.filter import filter_intents
+from hassil.intents import Intents, SlotList, TextSlotList
+from hassil.recognize import RecognizeResult, recognize_all
+from home_assistant_intents import get_intents, get_languages
+
+from hub.home.entities import Entity, Floor
+from hub.home.normalize import fold
+from hub.home.spoken_names import name_variants, spellings
+
+ACTION_INTENTS = frozenset({
+    "HassTurnOn", "HassTurnOff", "HassLightSet", "HassClimateSetTemperature", "HassSetPosition",
+    "HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume",
+    "HassVacuumStart", "HassVacuumReturnToBase",
+    "HassStartTimer", "HassCancelTimer", "HassTimerStatus",
+})
+QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "HassGetCurrentTime",
+                              "HassGetCurrentDate"})
+HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
+MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
+_NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
+
+
+@dataclass
+class HomeData:
+    """What recognition needs from the store, built once per store version (off the loop)."""
+
+    version: int
+    slot_lists: dict[str, SlotList]
+    domains: frozenset[str]
+    climate_context: dict[str, Any] | None  # the area of the only thermostat, if just one
+    floors: dict[str, Floor]
+
+
+@dataclass
+class LanguageIntents:
+    intents: Intents  # handled intents only
+    climate_only: Intents  # HassClimateSetTemperature alone, for the single-thermostat case
+
+
+def intents_language(language: str) -> str | None:
+    """The intents package's code for `language` ("de-DE" → "de", "pt-BR" kept), if any."""
+    available = get_languages()
+    code = language.replace("_", "-")
+    if code in available:
+        return code
+    base = code.split("-", 1)[0].lower()
+    if base in available:
+        return base
+    return next((lang for lang in available if lang.split("-", 1)[0] == base), None)
+
+
+def build_home_data(version: int, entities: list[Entity], areas: dict[str, tuple[str, ...]],
+                    floors: dict[str, Floor]) -> HomeData:
+    """Slot lists as HA's default agent makes them: `name` (with domain context), `area`, `floor`."""
+    area_keys = frozenset(fold(text) for area, aliases in areas.items() for text in (area, *aliases))
+    # one slot value per spoken form and kind of device: every entity it may mean
+    ids: dict[tuple[str, str, str | None], set[str]] = defaultdict(set)
+    spoken: dict[tuple[str, str, str | None], str] = {}
+    for entity in entities:
+        for written in (entity.name, *entity.aliases):
+            for text in name_variants(written, area_keys):
+                key = (text.casefold(), entity.domain, entity.device_class)
+                ids[key].add(entity.entity_id)
+                spoken.setdefault(key, text)
+    names = []
+    for key, entity_ids in ids.items():
+        _, domain, device_class = key
+        context: dict[str, Any] = {"domain": domain}
+        if device_class:
+            context["device_class"] = device_class
+        names.append((spoken[key], frozenset(entity_ids), context))
+    area_names = [(text, area) for area, aliases in areas.items() for text in spellings((area, *aliases))]
+    floor_names = [(text, floor) for floor, info in floors.items()
+                   for text in spellings((floor, *info.aliases))]
+    slot_lists: dict[str, SlotList] = {
+        "name": TextSlotList.from_tuples(names, allow_template=False),
+        "area": TextSlotList.from_tuples(area_names, allow_template=False),
+        "floor": TextSlotList.from_tuples(floor_names, allow_template=False),
+    }
+    thermostats = [e for e in entities if e.domain == "climate"]
+    climate_context = None
+    if len(thermostats) == 1 and thermostats[0].area:
+        # with one thermostat, "set the temperature to 21" can only mean that one
+        climate_context = {"area": {"value": thermostats[0].area, "text": thermostats[0].area}}
+    return HomeData(version, slot_lists, frozenset(e.domain for e in entities), climate_context,
+                    dict(floors))
+
+
+@lru_cache(maxsize=None)
+def load_intents(code: str) -> LanguageIntents | None:
+    """Parse the handled intents of one language and warm their templates up (in a thread).
+
+    Cached for the process: the parsed templates do not depend on the home.
+    """
+    data = get_intents(code)
+    if not data:
+        return None
+    intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
+    climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
+    empty = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
+             "floor": TextSlotList.from_tuples([])}
+    for _ in recognize_all("warm up", intents, slot_lists=empty, language=code):
+        pass
+    return LanguageIntents(intents, climate_only)
+
+
+def narrow(loaded: LanguageIntents, home: HomeData) -> Intents:
+    """Only the sentence blocks for domains the home has (cheap, shares parsed templates)."""
+    return filter_intents(loaded.intents, domains=home.domains)
+
+
+def recognize(text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
+              language: str) -> list[RecognizeResult]:
+    """All strict matches, best first (names said outright, then the most literal text)."""
+    results = []
+    for result in recognize_all(text, intents, slot_lists=home.slot_lists, language=language):
+        results.append(result)
+        if len(results) >= MAX_RESULTS:
+            break
+    if not results and home.climate_context is not None:
+        results = list(recognize_all(text, loaded.climate_only, slot_lists=home.slot_lists,
+                                     intent_context=home.climate_context, language=language))
+    return sorted(results, key=_best_first)
+
+
+def recognize_unmatched(text: str, intents: Intents, home: HomeData,
+                        language: str) -> list[RecognizeResult]:
+    """Matches whose name (or area) is no slot value: the words said there are in
+    `unmatched_entities`, for the resolver to read."""
+    # a name in the list would have matched strictly: without the list the wildcard is much faster
+    slot_lists = {**home.slot_lists, "name": _NO_NAMES}
+    results = []
+    for number, result in enumerate(recognize_all(text, intents, slot_lists=slot_lists,
+                                                  allow_unmatched_entities=True, language=language)):
+        if number >= MAX_RESULTS:
+            break
+        if result.unmatched_entities:
+            results.append(result)
+    return results
+
+
+def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
+    wildcard = any(e.is_wildcard for e in result.entities.values())
+    name = result.entities.get("name")
+    return (wildcard, name is None, -len(str(name.text)) if name is not None else 0,
+            -result.text_chunks_matched)

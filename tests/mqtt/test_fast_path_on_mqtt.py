@@ -1,0 +1,87 @@
+"""The fast path driving real MQTT devices (the demo home's devices as separate MQTT clients on a
+real mosquitto): several commands in one sentence, rooms named in English asked for in other
+languages, questions answered from the devices' reported state, chit-chat left to the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from hub.home.entities import EntityStore
+from hub.home.fast_path import FastPath
+from hub.home.mqtt_demo import MqttDemoHome
+from hub.home.resolve import EntityResolver
+from hub.home.tool_base import ToolContext
+from mqtt.mqtt_helpers import eventually
+from mqtt.test_tools_on_mqtt import home as mqtt_home  # noqa: F401  (the MQTT demo home, tools on it)
+
+pytestmark = pytest.mark.timeout(90)
+LIGHTS = ("light.desk_lamp", "light.kitchen_light", "light.living_room_lamp")
+
+
+class MqttHome:
+    def __init__(self, store: EntityStore, fast_path: FastPath, demo: MqttDemoHome) -> None:
+        self.store, self.fast_path, self.demo = store, fast_path, demo
+
+    async def say(self, text: str, language: str):
+        return await self.fast_path.try_handle(text, language, ToolContext("t", language=language))
+
+    def states(self) -> dict[str, str]:
+        """The controllable devices' states (the weather station reports on its own)."""
+        return {e.entity_id: e.state for e in self.store.all() if "sensor" not in e.domain}
+
+
+@pytest.fixture
+async def home(mqtt_home) -> MqttHome:
+    store, registry, demo = mqtt_home
+    await eventually(lambda: all(store.get(i) is not None and store.get(i).state == "off" for i in LIGHTS))
+    return MqttHome(store, FastPath(store, registry, EntityResolver(store)), demo)
+
+
+@pytest.mark.parametrize("text, language", [
+    ("turn on the desk lamp and the kitchen light", "en"),
+    ("Schalte das Licht in der Küche und im Büro ein", "de"),
+    ("Allume la lumière de la cuisine et la lumière du bureau", "fr"),
+    ("Enciende la luz de la cocina y la luz de la oficina", "es"),
+    ("Zet het licht in de keuken aan en het licht in het kantoor", "nl"),
+])
+async def test_several_commands_switch_real_mqtt_devices(home: MqttHome, sniffer_factory, text,
+                                                         language) -> None:
+    sniffer = sniffer_factory(["bolt_demo/#"])
+    outcome = await home.say(text, language)
+    assert outcome is not None, text
+    assert sorted(c.arguments["entity_id"] for c in outcome.calls) == ["light.desk_lamp", "light.kitchen_light"]
+    assert all(r.ok for r in outcome.results), [r.data for r in outcome.results]
+    assert await sniffer.wait_for("bolt_demo/desk_lamp/set") == b"ON"
+    assert b'"ON"' in await sniffer.wait_for("bolt_demo/kitchen_light/set")
+    await eventually(lambda: home.store.get("light.desk_lamp").state == "on"
+                     and home.store.get("light.kitchen_light").state == "on")
+    assert home.demo.device("desk_lamp").on
+    assert home.store.get("light.living_room_lamp").state == "off"  # nothing else switched
+    assert "Desk Lamp" in outcome.reply and "Kitchen Light" in outcome.reply
+
+
+@pytest.mark.parametrize("text, language, answer", [
+    ("is the front door locked", "en", "Yes."),
+    ("Welche Lichter sind an?", "de", "Nichts ist an."),
+    ("Combien de lumières sont allumées ?", "fr", "En marche : 0 sur 3."),
+    ("¿Qué luces están encendidas?", "es", "Nada está encendido."),
+    ("Hoeveel lampen zijn aan?", "nl", "Aan: 0 van 3."),
+])
+async def test_questions_are_answered_from_the_devices_state(home: MqttHome, sniffer_factory, text,
+                                                             language, answer) -> None:
+    sniffer = sniffer_factory(["bolt_demo/+/set", "bolt_demo/+/+/set"])
+    before = home.states()
+    outcome = await home.say(text, language)
+    assert outcome is not None and outcome.calls == [], text
+    assert outcome.reply.startswith(answer), outcome.reply
+    assert home.states() == before and not sniffer.messages
+
+
+@pytest.mark.parametrize("text, language", [
+    ("Hey, what can you do for me?", "en"), ("Was kannst du für mich tun?", "de"),
+    ("Raconte-moi une blague", "fr"), ("¿Qué puedes hacer por mí?", "es"), ("Vertel me een mop", "nl"),
+])
+async def test_chit_chat_sends_nothing_to_the_devices(home: MqttHome, sniffer_factory, text, language) -> None:
+    sniffer = sniffer_factory(["bolt_demo/+/set", "bolt_demo/+/+/set"])
+    assert await home.say(text, language) is None
+    assert not sniffer.messages
