@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import requests
+
+from reliability.served_hub import ServedHub, free_port
 
 import pytest
 
@@ -26,11 +27,6 @@ def run_cli(*args: str, tmp_path: Path, timeout: float = 300, **options: str) ->
     return subprocess.run([sys.executable, "-m", "hub", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=tmp_path)
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_ask_turns_on_a_demo_light_through_the_fast_path(tmp_path: Path) -> None:
@@ -178,36 +174,22 @@ def test_unknown_variable_warns_with_the_closest_option(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def served(tmp_path: Path):
-    """`bolt-hub serve` on free loopback ports, ready (its /health says ok)."""
-    ports = {"wyoming_port": str(free_port()), "http_port": str(free_port()), "mqtt_port": str(free_port())}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BOLT_HUB_") and k != "SUPERVISOR_TOKEN"}
-    env.update({f"BOLT_HUB_{k.upper()}": v for k, v in ports.items()})
-    env.update(BOLT_HUB_DATA_DIR=str(tmp_path / "state"), BOLT_HUB_ZEROCONF="false", BOLT_HUB_TURN_TIMEOUT="240")
-    log = open(tmp_path / "serve.log", "wb")
-    process = subprocess.Popen([sys.executable, "-m", "hub", "serve"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{ports['http_port']}"
+def served(tmp_path: Path, smollm_path: Path):
+    """`bolt-hub serve` on free loopback ports, warm (its /health says ok)."""
+    (tmp_path / "served").mkdir()
+    hub = ServedHub(tmp_path / "served", smollm_path).start()
+    url = f"http://127.0.0.1:{hub.ports['http_port']}"
     deadline = time.monotonic() + 180
-    while True:
-        assert process.poll() is None, (tmp_path / "serve.log").read_text()
-        assert time.monotonic() < deadline, "the hub did not get ready"
-        try:
-            if requests.get(f"{url}/health", timeout=2).json()["status"] == "ok":
-                break
-        except requests.RequestException:
-            pass
+    while requests.get(f"{url}/health", timeout=10).json()["status"] != "ok":
+        assert time.monotonic() < deadline and hub.process.poll() is None, hub.log()
         time.sleep(0.3)
-    yield process, ports, url
-    if process.poll() is None:
-        process.terminate()
-        process.wait(30)
-    log.close()
+    yield hub, {k: str(v) for k, v in hub.ports.items()}, url
+    hub.stop()
 
 
 def test_ask_talks_to_the_running_hub_and_changes_its_home(served, tmp_path: Path) -> None:
-    process, ports, url = served
-    token = (tmp_path / "state" / "api_token").read_text().strip()  # the token serve saved
+    hub, ports, url = served
+    token = (tmp_path / "served" / "state" / "api_token").read_text().strip()  # the token serve saved
     auth = {"Authorization": f"Bearer {token}"}
 
     def kitchen() -> str:
@@ -218,7 +200,7 @@ def test_ask_talks_to_the_running_hub_and_changes_its_home(served, tmp_path: Pat
                   headers=auth, timeout=30).raise_for_status()
     assert kitchen() == "off"
     done = run_cli("ask", "turn on the kitchen light", "--json", tmp_path=tmp_path,
-                   http_port=ports["http_port"], mqtt_port=str(free_port()))
+                   data_dir=str(tmp_path / "served" / "state"), http_port=ports["http_port"])
     assert done.returncode == 0, done.stderr
     assert f"asking the hub running at {url}" in done.stderr
     assert "starting one in this process" not in done.stderr
@@ -228,7 +210,7 @@ def test_ask_talks_to_the_running_hub_and_changes_its_home(served, tmp_path: Pat
 
 
 def test_health_asks_http_and_wyoming_of_the_running_hub(served, tmp_path: Path) -> None:
-    process, ports, url = served
+    hub, ports, url = served
     options = {"http_port": ports["http_port"], "wyoming_port": ports["wyoming_port"]}
     healthy = run_cli("health", tmp_path=tmp_path, timeout=60, **options)
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
@@ -237,7 +219,6 @@ def test_health_asks_http_and_wyoming_of_the_running_hub(served, tmp_path: Path)
     wrong_wyoming = run_cli("health", tmp_path=tmp_path, timeout=60,
                             **{**options, "wyoming_port": str(free_port())})
     assert wrong_wyoming.returncode == 1 and "Wyoming" in wrong_wyoming.stdout
-    process.terminate()
-    process.wait(30)
+    hub.stop()
     stopped = run_cli("health", tmp_path=tmp_path, timeout=60, **options)
     assert stopped.returncode == 1 and "unhealthy" in stopped.stdout
