@@ -242,8 +242,11 @@ class Completion:
             return "length"
         return "stop"
 
-    def usage_json(self) -> dict[str, int]:
-        usage = self.usage or Usage()
+    def usage_json(self) -> dict[str, Any] | None:
+        """None when a stop sequence ended the generation before the engine counted it."""
+        usage = self.usage
+        if usage is None:
+            return None
         return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
                 "total_tokens": usage.prompt_tokens + usage.completion_tokens,
                 "prompt_tokens_details": {"cached_tokens": usage.reused_prompt_tokens}}

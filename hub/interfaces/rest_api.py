@@ -476,7 +476,7 @@ class RestApi:
             await _send_data(response, error_body(503, "engine_error", str(err)))
         if connected:
             await _send_data(response, completion.chunk({}, completion.finish_reason))
-            if include_usage:
+            if include_usage and completion.usage is not None:
                 await _send_data(response, completion.usage_chunk())
             if await _send_raw(response, b"data: [DONE]\n\n"):
                 await _finish(response)
