@@ -12,8 +12,7 @@ added so the page can offer the microphone.
 
 The API starts before the model is loaded: until the hub calls `attach()`, `/health` and the
 page report the warm-up, and a request to any other route waits for it (up to `turn_timeout`,
-then 503 `warming`). The OpenAI-compatible
-routes (`/v1/…`) answer errors in OpenAI's shape.
+then 503 `warming`). The OpenAI-compatible routes (`/v1/…`) answer errors in OpenAI's shape.
 """
 
 from __future__ import annotations
@@ -158,9 +157,11 @@ class RestApi:
             self._attached.set()
 
     def ready_link(self) -> str:
-        """The page's address with the token, for a browser on this machine (as Jupyter prints it)."""
+        """The page's address for a browser on this machine, with the token the hub generated
+        (as Jupyter prints it); a token the user set as `api_token` is never printed."""
         host = "127.0.0.1" if self._host in ("0.0.0.0", "::", "") else self._host
-        return f"http://{host}:{self.port}/?token={self.token}"
+        page = f"http://{host}:{self.port}/"
+        return f"{page} (token: the api_token option)" if self._config.api_token else f"{page}?token={self.token}"
 
     def log_ready_link(self) -> None:
         if not self._config.in_addon:  # in the add-on the page is behind Home Assistant's ingress

@@ -86,6 +86,11 @@ def test_a_tokenized_link_signs_in_once_and_the_token_is_kept(live_hub, browser)
     assert "<svg" in response.text
 
 
+def test_a_token_set_as_an_option_is_never_printed(live_hub):
+    link = live_hub.api.ready_link()  # live_hub's token is its api_token option
+    assert TOKEN not in link and link.startswith(f"{live_hub.url}/") and "api_token option" in link
+
+
 @pytest.fixture
 def served(tmp_path: Path, smollm_path: Path) -> Iterator[ServedHub]:
     (tmp_path / "served").mkdir()
