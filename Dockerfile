@@ -35,6 +35,11 @@ ENV PATH="/opt/venv/bin:${PATH}" \
     PYTHONUNBUFFERED=1 \
     S6_KEEP_ENV=1
 EXPOSE 8099 10500
+# Docker restarts nothing by itself; the Supervisor's watchdog (config.yaml) restarts a hub whose
+# /health stops answering. This check also asks the Wyoming server for `describe`, as the
+# official add-ons do, once the warm-up (model load and priming) is over.
+HEALTHCHECK --interval=30s --timeout=15s --start-period=10m \
+    CMD ["/opt/venv/bin/bolt-hub", "health"]
 CMD ["/run.sh"]
 
 ARG BUILD_ARCH=amd64

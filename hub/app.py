@@ -28,14 +28,17 @@ from hub.interfaces.mqtt_stack import MqttStack
 from hub.llm.factory import create_engine
 from hub.llm.types import Engine
 from hub.settings import RuntimeSettings
+from hub.startup import StartupProgress
 
 if TYPE_CHECKING:
     from hub.agent.voice import VoicePipeline
+    from hub.interfaces.rest_api import RestApi
 
 _LOGGER = logging.getLogger(__name__)
 # Docker and the Supervisor SIGKILL 10 s after SIGTERM: the hub is gone well before that
 SHUTDOWN_GRACE_S = 2.0  # running turns may still finish on their own
 SHUTDOWN_S = 6.0  # everything, from the stop request to the last part stopped
+PRIMING_WAIT_S = 120.0  # the warm-up ends when the first prompt is primed, or after this
 
 
 class Component(Protocol):
@@ -65,7 +68,10 @@ class HubApp:
         self.mqtt: MqttStack | None = None
         self.home_assistant: HomeAssistantBackend | None = None
         self.voice: "VoicePipeline | None" = None
+        self.http: "RestApi | None" = None
+        self.startup = StartupProgress()  # the warm-up the page, /health and the log show
         self._started: list[Component] = []
+        self._warming: asyncio.Task[None] | None = None
 
     @property
     def engine(self) -> Engine:
@@ -76,8 +82,13 @@ class HubApp:
         """Load the model, fill the home (HA, MQTT), start the listeners (Wyoming, HTTP).
 
         With neither Home Assistant nor a broker configured, MQTT runs on an embedded broker
-        with a simulated demo home, so the hub works end to end with no setup.
+        with a simulated demo home, so the hub works end to end with no setup. The HTTP API starts
+        first, so that the page and `/health` show the warm-up while the model loads.
         """
+        if listeners:
+            self.http = self._http_api()
+            await self._start(self.http)
+        self.startup.advance("loading_model")
         if self._engine is None:
             self._engine = await create_engine(self.config)  # local GGUF or a remote server
         fast_path = FastPath(self.store, self.registry, self.resolver)
@@ -88,6 +99,7 @@ class HubApp:
         ))
         await self._start(self.agent.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.agent = self.agent
+        self.startup.advance("loading_home")
         if HomeAssistantBackend.configured(self.config):
             self.home_assistant = HomeAssistantBackend(self.config, self.store)
             await self._start(self.home_assistant)  # waits briefly for a first load
@@ -104,12 +116,19 @@ class HubApp:
         elif not HomeAssistantBackend.configured(self.config) and not self.mqtt.enabled:
             _LOGGER.info("no home to control could be reached: using the in-memory demo home")
             load_demo_home(self.store)
+        self.startup.advance("preparing")
         await self._start(self.later)  # after MQTT, so timers overdue at start reach it
         if self.config.fast_path:
             await fast_path.prepare(self.config.language)  # else the first request pays the load
         if listeners:
-            for component in self._listeners():
-                await self._start(component)
+            from hub.interfaces.wyoming_server import WyomingServer
+
+            assert self.voice is not None and self.http is not None
+            self.voice.agent = self.agent
+            await self._start(WyomingServer(self.agent, self.config, self.agent.languages, settings=self.settings))
+            self.http.attach()
+        self.startup.advance("priming")
+        self._warming = asyncio.create_task(self._primed(), name="warm-up")
 
     def _load_custom(self) -> CustomSetup | None:
         """The user's personas and tools (`custom_file`); a bad file stops the hub with a clear error."""
@@ -140,6 +159,17 @@ class HubApp:
         await component.start()
         self._started.append(component)
 
+    async def _primed(self) -> None:
+        """Ready once the stable prompt is primed (engines that cannot prime are ready at once)."""
+        primer = self.agent.agent.primer if self.agent is not None else None
+        deadline = asyncio.get_running_loop().time() + PRIMING_WAIT_S
+        while (primer is not None and primer.supported and not primer.primes
+               and asyncio.get_running_loop().time() < deadline):
+            await asyncio.sleep(0.2)
+        self.startup.advance("ready")
+        if self.http is not None:
+            self.http.log_ready_link()
+
     async def stop(self) -> bool:
         """Let running turns finish for SHUTDOWN_GRACE_S, end the rest with the spoken "stopping"
         reply, then stop the parts in reverse; each part gets what is left of SHUTDOWN_S.
@@ -147,6 +177,8 @@ class HubApp:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SHUTDOWN_S
         stopped = True
+        if self._warming is not None:
+            self._warming.cancel()
         if self.agent is not None and not await self.agent.wait_idle(SHUTDOWN_GRACE_S):
             _LOGGER.warning("turns still running after %.0f s end with 'stopping'", SHUTDOWN_GRACE_S)
             self.agent.stop_turns()
@@ -169,18 +201,14 @@ class HubApp:
                 _LOGGER.exception("stopping %s failed", name)
         return stopped
 
-    def _listeners(self) -> list[Component]:
+    def _http_api(self) -> "RestApi":
+        """The HTTP API with the voice routes; both get the agent once the model is loaded."""
         from hub.agent.voice import VoicePipeline
         from hub.interfaces.rest_api import RestApi
         from hub.interfaces.voice_http import add_voice_routes
-        from hub.interfaces.wyoming_server import WyomingServer
 
-        assert self.agent is not None
-        self.voice = VoicePipeline.from_config(self.config, self.agent)
-        return [
-            WyomingServer(self.agent, self.config, self.agent.languages, settings=self.settings),
-            RestApi(self, route_hooks=[lambda web_app: add_voice_routes(web_app, self.voice)]),
-        ]
+        voice = self.voice = VoicePipeline.from_config(self.config, None)
+        return RestApi(self, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])
 
 
 async def _settled(store: EntityStore, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:

@@ -1,4 +1,4 @@
-"""`bolt-hub serve | ask | check`: the hub's command line."""
+"""`bolt-hub serve | ask | check | health`: the hub's command line."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hub import __version__, config as config_module
-from hub.config import ConfigError, HubConfig
+from hub.config import ConfigError, HubConfig, shown_value
 
 _LOGGER = logging.getLogger("hub")
 
@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for chatty in ("transitions", "amqtt"):  # the embedded broker's state machine
             logging.getLogger(chatty).setLevel(logging.WARNING)
+        for warning in config_module.unknown_env_warnings():
+            _LOGGER.warning("%s", warning)
         return args.handler(args, config)
     except KeyboardInterrupt:
         return 130
@@ -56,12 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", dest="model_path", help="GGUF model file (overrides model_path)")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     commands = parser.add_subparsers(dest="command", required=True)
+    with_options = {"epilog": config_module.options_help(), "formatter_class": argparse.RawDescriptionHelpFormatter}
 
-    serve = commands.add_parser("serve", help="run the hub (Wyoming, MQTT, HTTP)")
+    serve = commands.add_parser("serve", help="run the hub (Wyoming, MQTT, HTTP)", **with_options)
     serve.set_defaults(handler=_serve)
 
-    ask = commands.add_parser("ask", help="run one turn and print the reply, tool calls and timings")
+    ask = commands.add_parser(
+        "ask", help="one turn: asks the hub running on this machine (its REST API and saved token), "
+                    "or, when none runs, a hub started in this process", **with_options)
     ask.add_argument("text")
+    ask.add_argument("--hub", metavar="URL", help="ask the hub at this address (default: "
+                                                   "http://127.0.0.1:<http_port> if one answers there)")
     ask.add_argument("--language")
     ask.add_argument("--conversation-id")
     ask.add_argument("--reasoning", choices=["on", "off", "budget"])
@@ -70,8 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the result as JSON")
     ask.set_defaults(handler=_ask)
 
-    check = commands.add_parser("check", help="check the options and the model file, estimate memory")
+    check = commands.add_parser("check", help="check everything `serve` checks (options, custom file, "
+                                              "model or remote server) and estimate memory", **with_options)
     check.set_defaults(handler=_check)
+
+    health = commands.add_parser("health", help="exit 0 when the running hub answers: HTTP /health, and "
+                                                "Wyoming describe once it is warm (the image's HEALTHCHECK)")
+    health.add_argument("--host", default="127.0.0.1")
+    health.set_defaults(handler=_health)
     return parser
 
 
@@ -94,8 +107,53 @@ def _ask(args: argparse.Namespace, config: HubConfig) -> int:
 
 
 async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
+    from hub.interfaces.hub_client import RunningHub, saved_token
+
+    url = (args.hub or f"http://127.0.0.1:{config.http_port}").rstrip("/")
+    if await RunningHub.health(url) is not None:
+        token = saved_token(config.api_token, config.state_dir)
+        if token is None:
+            raise CliError(f"a hub runs at {url}, but its API token is neither the api_token option nor in "
+                           f"{config.state_dir / 'api_token'}: pass --config with its options")
+        print(f"(asking the hub running at {url})", file=sys.stderr)
+        result = await _ask_running(RunningHub(url, token), args, config)
+    elif args.hub:
+        raise CliError(f"no hub answers at {url}")
+    else:
+        print(f"(no hub runs at {url}: starting one in this process, with its own model and home)",
+              file=sys.stderr)
+        result = await _ask_in_process(args, config)
+    _print_result(result, args.json)
+    return 0 if result["ok"] else 1
+
+
+async def _ask_running(hub, args: argparse.Namespace, config: HubConfig) -> dict:
+    body = {"text": args.text, "conversation_id": args.conversation_id, "language": args.language}
+    if args.reasoning:
+        body["reasoning"] = {"mode": args.reasoning, **({"budget": args.reasoning_budget}
+                                                        if args.reasoning_budget is not None else {})}
+    if args.no_fast_path:
+        raise CliError("--no-fast-path applies to a hub started in this process; the running hub "
+                       "uses its own fast_path option")
+    await hub.wait_ready(timeout_s=float(config.turn_timeout) * 4)
+    result = None
+    async for name, data in hub.ask({k: v for k, v in body.items() if v is not None},
+                                    timeout_s=float(config.turn_timeout) * 2):
+        if name == "chunk" and not args.json:
+            print(data["text"], end="", flush=True)
+        elif name == "tool_finished" and not args.json:
+            _print_tool(data)
+        elif name == "done":
+            result = data
+    if result is None:
+        raise CliError(f"the hub at {hub.url} ended the turn without a result")
+    return result
+
+
+async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
     from hub.agent.types import ReplyChunk, ToolFinished, TurnDone, TurnRequest
     from hub.app import HubApp
+    from hub.interfaces.rest_api import result_json, tool_finished_json
 
     if not (config.mqtt_host or config.ha_url or config.in_addon):
         # the embedded broker of a one-off turn must not collide with a running `serve`
@@ -110,42 +168,38 @@ async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
             if isinstance(event, ReplyChunk) and not args.json:
                 print(event.text, end="", flush=True)
             elif isinstance(event, ToolFinished) and not args.json:
-                print(f"\n  [tool] {event.call.name}({json.dumps(event.call.arguments, ensure_ascii=False)})"
-                      f" -> {'ok' if event.ok else 'error'} {json.dumps(event.data, ensure_ascii=False)}",
-                      file=sys.stderr)
+                _print_tool(tool_finished_json(event))
             elif isinstance(event, TurnDone):
                 result = event.result
     finally:
         await app.stop()
     assert result is not None
-    if args.json:
-        print(json.dumps(_result_json(result), ensure_ascii=False, indent=2))
-    else:
-        t = result.timings
-        print()
-        print(f"  [{result.path}] prefill {t.prefill_s:.2f}s, first reply {t.first_token_s:.2f}s, "
-              f"decode {t.completion_tokens} tok in {t.decode_s:.2f}s"
-              f" ({t.completion_tokens / t.decode_s if t.decode_s else 0:.1f} tok/s), "
-              f"prompt {t.prompt_tokens} tok ({t.evaluated_prompt_tokens} evaluated), "
-              f"tools {t.tools_s:.2f}s, total {t.total_s:.2f}s", file=sys.stderr)
-    return 0 if result.ok else 1
+    return result_json(result)
+
+
+def _print_tool(call: dict) -> None:
+    print(f"\n  [tool] {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})"
+          f" -> {'ok' if call['ok'] else 'error'} {json.dumps(call['result'], ensure_ascii=False)}",
+          file=sys.stderr)
+
+
+def _print_result(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    t = result["timings"]
+    rate = t["completion_tokens"] / t["decode_s"] if t["decode_s"] else 0
+    print()
+    print(f"  [{result['path']}] prefill {t['prefill_s']:.2f}s, first reply {t['first_token_s']:.2f}s, "
+          f"decode {t['completion_tokens']} tok in {t['decode_s']:.2f}s ({rate:.1f} tok/s), "
+          f"prompt {t['prompt_tokens']} tok ({t['evaluated_prompt_tokens']} evaluated), "
+          f"tools {t['tools_s']:.2f}s, total {t['total_s']:.2f}s", file=sys.stderr)
 
 
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _result_json(result) -> dict:
-    from dataclasses import asdict
-
-    data = asdict(result)
-    data["tool_calls"] = [
-        {"name": f.call.name, "arguments": f.call.arguments, "ok": f.ok, "result": f.data}
-        for f in result.tool_calls
-    ]
-    return data
 
 
 # --- serve ------------------------------------------------------------------------------------
@@ -183,14 +237,54 @@ async def _serve_async(config: HubConfig) -> int:
 
 
 def _check(args: argparse.Namespace, config: HubConfig) -> int:
+    print("Options: valid")
+    for name, value in sorted(config.values.items()):
+        print(f"  {name}: {shown_value(name, value)}")
+    problems = asyncio.run(_setup_problems(config))
+    problems += asyncio.run(_remote_problems(config)) if config.engine == "openai" else _model_problems(config)
+    for problem in problems:
+        print(f"Problem: {problem}")
+    print(f"{len(problems)} problem(s): `bolt-hub serve` would not start" if problems else "Ready to serve")
+    return 1 if problems else 0
+
+
+async def _setup_problems(config: HubConfig) -> list[str]:
+    """What `serve` validates before the model: the custom file, personas, policy (HubApp's own code)."""
+    from hub.app import HubApp
+
+    try:
+        app = HubApp(config)
+    except ConfigError as err:
+        return [str(err)]
+    if app.custom is not None:
+        await app.custom.close()
+    return []
+
+
+async def _remote_problems(config: HubConfig) -> list[str]:
+    """`engine: openai`: the server must be named and answer, as `serve` requires."""
+    from hub.llm.openai_engine import OpenAIEngine
+    from hub.llm.types import EngineError
+
+    try:
+        remote = OpenAIEngine.from_config(config)
+    except EngineError as err:
+        return [str(err)]
+    try:
+        info = await remote.connect()
+        print(f"Remote model: {info.name} at {config.remote_url}")
+        return []
+    except EngineError as err:
+        return [str(err)]
+    finally:
+        await remote.close()
+
+
+def _model_problems(config: HubConfig) -> list[str]:
     from hub.llm.inspect import inspect_gguf
     from hub.llm.models import STAND_IN_WARNING, resolve_model_path
     from hub.llm.types import SMALL_MODEL_PARAMS
 
-    print("Options: valid")
-    for name, value in sorted(config.values.items()):
-        shown = "***" if value and ("token" in name or "password" in name) else value
-        print(f"  {name}: {shown}")
     path, stand_in = resolve_model_path(config.model_path)
     print(f"Model file: {path}")
     if stand_in:
@@ -203,7 +297,37 @@ def _check(args: argparse.Namespace, config: HubConfig) -> int:
               else "off: a stand-in model chats and reads states; only the fast path acts"))
     else:
         print("Device control by the model: on")
-    problems = report.problems(n_ctx=config.n_ctx)
-    for problem in problems:
-        print(f"Problem: {problem}")
-    return 1 if problems else 0
+    return list(report.problems(n_ctx=config.n_ctx))
+
+
+# --- health -----------------------------------------------------------------------------------
+
+
+def _health(args: argparse.Namespace, config: HubConfig) -> int:
+    return asyncio.run(_health_async(args.host, config))
+
+
+async def _health_async(host: str, config: HubConfig) -> int:
+    """0 when healthy or still warming up (the image's start period covers the warm-up), else 1."""
+    from hub.interfaces.hub_client import RunningHub, wyoming_describe
+
+    url = f"http://{host}:{config.http_port}"
+    health = await RunningHub.health(url)
+    if health is None:
+        print(f"unhealthy: no answer from {url}/health")
+        return 1
+    if health["status"] == "warming":
+        startup = health.get("startup", {})
+        print(f"warming up: {startup.get('label')} ({round(100 * startup.get('progress', 0))}%)")
+        return 0
+    try:
+        info = await wyoming_describe(host, config.wyoming_port)
+    except (OSError, asyncio.TimeoutError) as err:
+        print(f"unhealthy: the Wyoming server on {host}:{config.wyoming_port} does not answer describe "
+              f"({err or type(err).__name__})")
+        return 1
+    if not info.handle:
+        print(f"unhealthy: the Wyoming server on {host}:{config.wyoming_port} offers no conversation agent")
+        return 1
+    print(f"healthy: HTTP {url}/health ok, Wyoming {host}:{config.wyoming_port} describes {info.handle[0].name}")
+    return 0

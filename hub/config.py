@@ -9,6 +9,7 @@ Options come from, in order of precedence: environment (`BOLT_HUB_<NAME>`), a YA
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -21,6 +22,8 @@ import yaml
 
 ADDON_OPTIONS_PATH = Path("/data/options.json")
 ENV_PREFIX = "BOLT_HUB_"
+# BOLT_HUB_* variables that are not options: read by docker/run.sh and the speech-peer installer
+NON_OPTION_ENV = frozenset({"BOLT_HUB_CONFIG", "BOLT_HUB_SPEECH_VENV"})
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,45 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
+
+
+
+def env_name(option: str) -> str:
+    return ENV_PREFIX + option.upper()
+
+
+def shown_value(name: str, value: Any) -> Any:
+    """A value as it may be printed or logged: every password-typed option is masked."""
+    option = OPTION_BY_NAME.get(name)
+    if option is not None and option.type.startswith("password") and value not in (None, ""):
+        return "***"
+    return value
+
+
+def options_help() -> str:
+    """Every option with its environment variable, type and default (for `--help`)."""
+    lines = ["hub options (from a --config file or the environment, which wins):"]
+    for option in OPTIONS:
+        default = "" if option.default is None else f" = {option.default}"
+        lines.append(f"  {option.name:<26} {env_name(option.name):<36} {option.type}{default}")
+    return "\n".join(lines)
+
+
+def unknown_env_warnings(environ: dict[str, str] | None = None) -> list[str]:
+    """One warning per BOLT_HUB_* variable that names no option (a typo is otherwise silent)."""
+    environ = dict(os.environ) if environ is None else environ
+    warnings = []
+    for key in sorted(environ):
+        if not key.startswith(ENV_PREFIX) or key in NON_OPTION_ENV:
+            continue
+        name = key[len(ENV_PREFIX):].lower()
+        if name in OPTION_BY_NAME:
+            continue
+        close = difflib.get_close_matches(name, OPTION_BY_NAME, n=1, cutoff=0.6)
+        hint = f"; did you mean {env_name(close[0])} (option {close[0]})?" if close else ""
+        warnings.append(f"{key} is not an option and is ignored{hint}")
+    return warnings
+
 
 _INT = re.compile(r"^int(?:\((-?\d*),(-?\d*)\))?$")
 _FLOAT = re.compile(r"^float(?:\((-?[\d.]*),(-?[\d.]*)\))?$")
@@ -210,7 +252,7 @@ def env_overrides(environ: dict[str, str] | None = None) -> dict[str, Any]:
     environ = dict(os.environ) if environ is None else environ
     found = {}
     for option in OPTIONS:
-        key = ENV_PREFIX + option.name.upper()
+        key = env_name(option.name)
         if key in environ:
             found[option.name] = environ[key]
     return found

@@ -184,7 +184,7 @@ class _Turn:
 class VoicePipeline:
     def __init__(
         self,
-        agent: AgentLike,
+        agent: AgentLike | None,
         *,
         stt: WyomingSTT | None,
         tts: WyomingTTS | None,
@@ -202,7 +202,9 @@ class VoicePipeline:
         self.metrics = metrics or VoiceMetrics()
 
     @classmethod
-    def from_config(cls, config: HubConfig, agent: AgentLike) -> "VoicePipeline":
+    def from_config(cls, config: HubConfig, agent: AgentLike | None) -> "VoicePipeline":
+        """`agent` may come later (`pipeline.agent = …`): the hub's HTTP API, and so this
+        pipeline's routes, start before the model is loaded and refuse requests until then."""
         stt_uri, tts_uri = speech_uris(config)
         voices = parse_voice_map(config.tts_voices)  # a mistake here is reported even without TTS
         return cls(
@@ -300,6 +302,7 @@ class VoicePipeline:
     async def _agent_events(self, request: TurnRequest, turn: _Turn) -> AsyncIterator[str | VoiceEvent]:
         """Reply text (str) as it streams, plus events to pass on; records the turn's result."""
         streamed = False
+        assert self.agent is not None, "the hub's HTTP API refuses requests until the agent is there"
         try:
             async with contextlib.aclosing(self.agent.run(request)) as events:
                 async for event in events:

@@ -78,16 +78,18 @@ class Authenticator:
         given = request.headers.get("Authorization", "").partition(" ")[2].strip()
         return "rest:token:" + hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
 
-    def middleware(self, public: Callable[[web.Request], bool]):
-        """aiohttp middleware: 401 with a JSON error unless the route is public or the caller allowed."""
+    def middleware(self, public: Callable[[web.Request], bool],
+                   body: Callable[[web.Request, str, str], object] | None = None):
+        """aiohttp middleware: 401 with a JSON error unless the route is public or the caller allowed.
+        `body(request, code, message)` shapes the error (the OpenAI routes use OpenAI's)."""
 
         @web.middleware
         async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
             if public(request) or self.allows(request):
                 return await handler(request)
+            message = "Send the hub's API token as 'Authorization: Bearer <token>'."
             return web.json_response(
-                {"error": "unauthorized",
-                 "message": "Send the hub's API token as 'Authorization: Bearer <token>'."},
+                body(request, "unauthorized", message) if body else {"error": "unauthorized", "message": message},
                 status=401, headers={"WWW-Authenticate": 'Bearer realm="bolt-hub"'},
             )
 

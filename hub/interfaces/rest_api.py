@@ -9,6 +9,10 @@ Other modules add routes through `route_hooks` (callables taking the `web.Applic
 before the app starts; their routes sit behind the same token check). The speech routes of
 `hub.interfaces.voice_http.add_voice_routes` plug in this way; `/api/status` lists what they
 added so the page can offer the microphone.
+
+The API starts before the model is loaded: until the hub calls `attach()`, `/health` and the
+page report the warm-up, and a request to any other route waits for it (up to `turn_timeout`,
+then 503 `warming`). The OpenAI-compatible routes (`/v1/…`) answer errors in OpenAI's shape.
 """
 
 from __future__ import annotations
@@ -36,15 +40,22 @@ from hub.interfaces import direct_tools, json_input, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http_cutoff import Cutoff
-from hub.interfaces.openai_compat import ChatRequestError, Completion, generation_request
+from hub.interfaces.openai_compat import (
+    ChatRequestError,
+    Completion,
+    error_body,
+    generation_request,
+    model_id,
+    stop_sequences,
+)
 from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode
 from hub.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.settings import RUNTIME_TYPES, RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/style.css"})
-STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css"}
+PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/style.css", "/favicon.svg"})
+STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css", "favicon.svg": "image/svg+xml"}
 RouteHook = Callable[[web.Application], None]
 
 
@@ -64,9 +75,9 @@ class HubAppLike(Protocol):
 class ClientError(Exception):
     """Ends a request with a 4xx JSON error."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, param: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.param = status, code, message, param
 
 
 class RestApi:
@@ -96,10 +107,11 @@ class RestApi:
                                ("greet", schema.GREET_REQUEST),
                                ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
         }
-        self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css")}
+        self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css", "favicon.svg")}
         self.token = ""
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
         self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http_cutoff)
+        self._attached = asyncio.Event()  # the agent is there (see attach())
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -114,7 +126,7 @@ class RestApi:
                                              self._config.state_dir)
         auth = self._auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
-                              middlewares=[_json_errors, auth.middleware(_is_public)])
+                              middlewares=[_json_errors, auth.middleware(_is_public, _error_body), self._warming])
         self._add_routes(app)
         self.app = app
         known = {r.resource.canonical for r in app.router.routes() if r.resource is not None}
@@ -136,10 +148,45 @@ class RestApi:
             await self._runner.cleanup()
             self._runner = None
             raise OSError(f"cannot serve HTTP on {self._host}:{self._port}: {err.strerror}") from err
-        # /metrics counts every turn, whichever interface asked
-        self._stop_observing = self._agent.add_observer(self._observe_turn)
         self._started = time.monotonic()
         _LOGGER.info("HTTP API and web page on http://%s:%s/", self._host, self.port)
+        if self._hub.agent is not None:
+            self.attach()
+
+    def attach(self) -> None:
+        """The agent is there: serve every route, and count every turn, whichever interface asked."""
+        if not self._attached.is_set():
+            self._stop_observing = self._agent.add_observer(self._observe_turn)
+            self._attached.set()
+
+    def ready_link(self) -> str:
+        """The page's address for a browser on this machine, with the token the hub generated
+        (as Jupyter prints it); a token the user set as `api_token` is never printed."""
+        host = "127.0.0.1" if self._host in ("0.0.0.0", "::", "") else self._host
+        page = f"http://{host}:{self.port}/"
+        return f"{page} (token: the api_token option)" if self._config.api_token else f"{page}?token={self.token}"
+
+    def log_ready_link(self) -> None:
+        if not self._config.in_addon:  # in the add-on the page is behind Home Assistant's ingress
+            _LOGGER.info("ready: open %s", self.ready_link())
+
+    @web.middleware
+    async def _warming(self, request: web.Request, handler: Callable) -> web.StreamResponse:
+        """During the warm-up a request waits for the agent (up to turn_timeout), then gets a 503."""
+        if not (self._attached.is_set() or _is_public(request)):
+            try:
+                await asyncio.wait_for(self._attached.wait(), self._config.turn_timeout)
+            except asyncio.TimeoutError:
+                startup = self._startup()
+                raise ClientError(503, "warming", f"The hub is warming up ({startup['label']}, "
+                                                  f"{round(startup['progress'] * 100)}%); retry shortly.") from None
+        return await handler(request)
+
+    def _startup(self) -> dict[str, Any]:
+        progress = getattr(self._hub, "startup", None)
+        if progress is None:  # a hub without a warm-up (tests that build one by hand)
+            return {"stage": "ready", "label": "ready", "progress": 1.0}
+        return progress.as_dict()
 
     async def stop(self) -> None:
         self._stopping.set()
@@ -159,6 +206,7 @@ class RestApi:
         app.router.add_get("/index.html", self._page)
         app.router.add_get("/app.js", self._static_file)
         app.router.add_get("/style.css", self._static_file)
+        app.router.add_get("/favicon.svg", self._static_file)
         app.router.add_get("/health", self._health)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api/openapi.json", self._openapi_json)
@@ -173,6 +221,7 @@ class RestApi:
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/v1/models/{model}", self._model)
         app.router.add_post("/v1/chat/completions", self._chat_completions)
 
     # --- page and plumbing --------------------------------------------------------------------
@@ -189,7 +238,10 @@ class RestApi:
                             headers={"Cache-Control": "no-cache"})
 
     async def _health(self, request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok", "version": __version__})
+        startup = self._startup()
+        ready = self._attached.is_set() and startup["stage"] == "ready"
+        return web.json_response({"status": "ok" if ready else "warming", "version": __version__,
+                                  "startup": startup}, headers={"Cache-Control": "no-cache"})
 
     async def _openapi_json(self, request: web.Request) -> web.Response:
         return web.json_response(self._openapi)
@@ -242,7 +294,8 @@ class RestApi:
         error = jsonschema.exceptions.best_match(self._validators[validator].iter_errors(data))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
-            raise ClientError(400, "invalid_body", f"{where or 'body'}: {error.message}")
+            param = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in error.absolute_path)
+            raise ClientError(400, "invalid_body", f"{where or 'body'}: {error.message}", param or None)
         return data
 
     # --- turns --------------------------------------------------------------------------------
@@ -369,10 +422,19 @@ class RestApi:
     # --- OpenAI-compatible --------------------------------------------------------------------
 
     async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [self._model_json()]})
+
+    async def _model(self, request: web.Request) -> web.Response:
+        model = self._model_json()
+        if request.match_info["model"] != model["id"]:
+            raise ClientError(404, "model_not_found", f"The model {request.match_info['model']!r} does not "
+                                                      f"exist; this hub serves {model['id']!r}.", "model")
+        return web.json_response(model)
+
+    def _model_json(self) -> dict[str, Any]:
         info = self._hub.engine.info
-        return web.json_response({"object": "list", "data": [
-            {"id": info.name, "object": "model", "created": 0, "owned_by": "bolt-hub",
-             "context_length": info.n_ctx}]})
+        return {"id": model_id(info.name), "object": "model", "created": 0, "owned_by": "bolt-hub",
+                "name": info.name, "context_length": info.n_ctx}
 
     async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
         body = await self._json_body(request, "chat")
@@ -382,13 +444,13 @@ class RestApi:
                 body, default_max_tokens=self._config.max_tokens,
                 default_temperature=self._config.temperature, context_tokens=engine.info.n_ctx)
         except ChatRequestError as err:
-            raise ClientError(400, "invalid_body", str(err)) from None
+            raise ClientError(400, err.code, str(err), err.param) from None
         # like a turn: admitted only if the model's queue lets it be done within turn_timeout,
         # and cut at turn_timeout, when the client leaves or when the hub stops
         timeout = self._config.turn_timeout
         generation = replace(generation, deadline=time.monotonic() + timeout)
         cutoff = Cutoff(request, timeout, self._stopping)
-        completion = Completion(model=engine.info.name)
+        completion = Completion(model=model_id(engine.info.name), stop=stop_sequences(body))
         deltas = engine.stream(generation)
         try:
             try:
@@ -398,9 +460,9 @@ class RestApi:
                     if not body.get("stream"):
                         completion.add(first)
                         async for delta in deltas:
-                            completion.add(delta)
-                            if completion.looping:
+                            if completion.stopped or completion.looping:
                                 break
+                            completion.add(delta)
                         return web.json_response(completion.response())
             except TimeoutError:
                 raise _cut_error(cutoff.reason, timeout) from None
@@ -424,20 +486,20 @@ class RestApi:
                     out = completion.add(delta)
                     if out is not None:
                         connected = await _send_data(response, completion.chunk(out))
-                    if completion.looping:
+                    if completion.stopped or completion.looping:
                         break
         except EngineError as err:
-            await _send_data(response, {"error": {"message": str(err), "type": "engine_error"}})
+            await _send_data(response, error_body(503, "engine_error", str(err)))
         except TimeoutError:
             cut = _cut_error(cutoff.reason, self._config.turn_timeout)
             if connected:
-                await _send_data(response, {"error": {"message": cut.message, "type": cut.code}})
+                await _send_data(response, error_body(cut.status, cut.code, cut.message))
                 if await _send_raw(response, b"data: [DONE]\n\n"):
                     await _finish(response)
             return response
         if connected:
             await _send_data(response, completion.chunk({}, completion.finish_reason))
-            if include_usage:
+            if include_usage and completion.usage is not None:
                 await _send_data(response, completion.usage_chunk())
             if await _send_raw(response, b"data: [DONE]\n\n"):
                 await _finish(response)
@@ -563,12 +625,21 @@ async def _json_errors(request: web.Request, handler: Callable) -> web.StreamRes
         return await handler(request)
     except ClientError as err:
         headers = {"Retry-After": "2"} if err.status == 503 else None
-        return web.json_response({"error": err.code, "message": err.message}, status=err.status,
-                                 headers=headers)
+        return web.json_response(_error_body(request, err.code, err.message, err.status, err.param),
+                                 status=err.status, headers=headers)
     except web.HTTPException as err:
         if err.status < 400 or err.status >= 500:
             raise
         code = (err.reason or "error").lower().replace(" ", "_")
-        return web.json_response({"error": code, "message": f"{err.reason}: {request.method} {request.path}"},
+        return web.json_response(_error_body(request, code, f"{err.reason}: {request.method} {request.path}",
+                                             err.status),
                                  status=err.status, headers={k: v for k, v in err.headers.items()
                                                              if k in ("Allow",)})
+
+
+def _error_body(request: web.Request, code: str, message: str, status: int = 401,
+                param: str | None = None) -> dict[str, Any]:
+    """The hub's `{"error": code, "message"}`, or OpenAI's shape on its routes."""
+    if request.path.startswith("/v1/"):
+        return error_body(status, code, message, param)
+    return {"error": code, "message": message}

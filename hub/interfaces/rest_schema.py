@@ -120,7 +120,9 @@ _CHAT_TOOL = {
 CHAT_REQUEST: dict[str, Any] = {
     "type": "object",
     "required": ["messages"],
-    "description": "OpenAI chat completions request; unknown fields are accepted and ignored.",
+    "description": "OpenAI chat completions request. Parameters the hub cannot honour (n > 1, logprobs, "
+                   "top_logprobs, a response_format other than text, audio output, logit_bias) get a 400 "
+                   "naming them; other unknown fields are accepted and ignored.",
     "properties": {
         "model": {"type": "string"},
         "messages": {"type": "array", "minItems": 1, "maxItems": 512, "items": _CHAT_MESSAGE},
@@ -137,6 +139,15 @@ CHAT_REQUEST: dict[str, Any] = {
         "max_completion_tokens": {"type": "integer", "minimum": 1, "maximum": 32768},
         "temperature": {"type": "number", "minimum": 0, "maximum": 2},
         "reasoning_effort": {"type": "string", "enum": ["none", "minimal", "low", "medium", "high"]},
+        "stop": {"anyOf": [{"type": "string", "minLength": 1},
+                           {"type": "array", "maxItems": 4, "items": {"type": "string", "minLength": 1}}],
+                 "description": "The text ends before the first of these sequences (finish_reason stop)."},
+        "n": {"type": "integer", "minimum": 1, "maximum": 128, "description": "Only 1 is supported."},
+        "logprobs": {"type": "boolean", "description": "Only false is supported."},
+        "top_logprobs": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Only 0 is supported."},
+        "response_format": {"type": "object", "required": ["type"],
+                            "properties": {"type": {"type": "string"}},
+                            "description": "Only {\"type\": \"text\"} is supported."},
     },
 }
 
@@ -144,6 +155,14 @@ CHAT_REQUEST: dict[str, Any] = {
 
 ERROR = {"type": "object", "required": ["error", "message"],
          "properties": {"error": {"type": "string"}, "message": {"type": "string"}}}
+OPENAI_ERROR = {"type": "object", "required": ["error"], "description": "OpenAI's error shape.",
+                "properties": {"error": {"type": "object", "required": ["message", "type", "param", "code"],
+                                         "properties": {"message": {"type": "string"}, "type": {"type": "string"},
+                                                        "param": {"type": ["string", "null"]},
+                                                        "code": {"type": ["string", "null"]}}}}}
+OPENAI_MODEL = {"type": "object", "required": ["id", "object", "created", "owned_by"],
+                "properties": {"id": {"type": "string"}, "object": {"const": "model"},
+                               "created": {"type": "integer"}, "owned_by": {"type": "string"}}}
 _TIMINGS = {"type": "object", "additionalProperties": {"type": "number"},
             "description": "Seconds (…_s) and token counts of the turn's stages."}
 TOOL_CALL_RESULT = {
@@ -256,11 +275,11 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
-def _errors(*codes: int) -> dict[str, Any]:
+def _errors(*codes: int, shape: dict[str, Any] = ERROR) -> dict[str, Any]:
     words = {400: "Invalid request body or parameters.", 401: "Missing or wrong API token.",
              403: "Not allowed for this persona.", 404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later.",
              504: "Not done within turn_timeout."}
-    return {str(code): {"description": words[code], "content": _json(ERROR)} for code in codes}
+    return {str(code): {"description": words[code], "content": _json(shape)} for code in codes}
 
 
 def _body(schema: dict[str, Any]) -> dict[str, Any]:
@@ -282,10 +301,15 @@ def openapi_document() -> dict[str, Any]:
         "security": [{"bearer": []}],
         "paths": {
             "/health": {"get": {
-                "summary": "Liveness (no token needed).", "security": [],
+                "summary": "Liveness (no token needed): ok, or warming while the model loads and primes.",
+                "security": [],
                 "responses": {"200": {"description": "Running.", "content": _json(
-                    {"type": "object", "required": ["status"], "properties": {
-                        "status": {"const": "ok"}, "version": {"type": "string"}}})}}}},
+                    {"type": "object", "required": ["status", "startup"], "properties": {
+                        "status": {"enum": ["ok", "warming"]}, "version": {"type": "string"},
+                        "startup": {"type": "object", "required": ["stage", "label", "progress"], "properties": {
+                            "stage": {"type": "string"}, "label": {"type": "string"},
+                            "progress": {"type": "number", "minimum": 0, "maximum": 1},
+                            "elapsed_s": {"type": "number"}, "stage_elapsed_s": {"type": "number"}}}}})}}}},
             "/api/status": {"get": {
                 "summary": "The hub's state: version, model, entity count, settings, speech.",
                 "responses": {"200": {"description": "Status.", "content": _json(STATUS)}, **_errors(401)}}},
@@ -355,14 +379,19 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {"200": {"description": "Models.", "content": _json(
                     {"type": "object", "required": ["object", "data"], "properties": {
                         "object": {"const": "list"},
-                        "data": {"type": "array", "items": {"type": "object", "required": ["id", "object"]}}}})},
-                    **_errors(401)}}},
+                        "data": {"type": "array", "items": OPENAI_MODEL}}})},
+                    **_errors(401, shape=OPENAI_ERROR)}}},
+            "/v1/models/{model}": {"get": {
+                "summary": "OpenAI-compatible model retrieval (the id that /v1/models lists).",
+                "parameters": [{"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "The model.", "content": _json(OPENAI_MODEL)},
+                              **_errors(401, 404, shape=OPENAI_ERROR)}}},
             "/v1/chat/completions": {"post": {
                 "summary": "OpenAI-compatible chat completion on the hub's model. Tools are offered to "
                            "the model and its calls returned as tool_calls; the hub executes nothing here.",
                 "requestBody": _body(CHAT_REQUEST),
                 "responses": {"200": {"description": "chat.completion, or chat.completion.chunk events when stream is true.",
                                       "content": {**_json({"type": "object", "required": ["object", "choices"]}), **sse}},
-                              **_errors(400, 401, 413, 503, 504)}}},
+                              **_errors(400, 401, 413, 503, 504, shape=OPENAI_ERROR)}}},
         },
     }

@@ -26,6 +26,8 @@ DOCKER_PORT = re.compile(r"^\d+(?:/tcp|/udp)?$")
 VOLUME = re.compile(r"^(data|config|ssl|addons|backup|share|media|homeassistant_config|"
                     r"all_addon_configs|addon_config)(?::(rw|ro))?$")
 SERVICE = re.compile(r"^(mqtt|mysql):(provide|want|need)$")
+DOCKER_IMAGE = re.compile(r"^([a-zA-Z\-\.:\d{}]+/)*?([\-\w{}]+)/([\-\w{}]+)$")  # no tag
+WATCHDOG = re.compile(r"^(?:https?|\[PROTO:\w+\]|tcp):\/\/\[HOST\]:(\[PORT:\d+\]|\d+).*$")
 BUILD_IMAGE = re.compile(r"^([a-zA-Z\-\.:\d{}]+/)*?([\-\w{}]+)/([\-\w{}]+)(:[\.\-\w{}]+)?$")
 # Supervisor's option types; a range bound is digits only (int(-1,5) is not a type it knows)
 SCHEMA_ELEMENT = re.compile(
@@ -65,7 +67,8 @@ ADDON_CONFIG = vol.Schema({
     vol.Optional("discovery"): [str],
     vol.Optional("options"): dict,
     vol.Optional("schema"): {str: vol.Match(SCHEMA_ELEMENT)},
-    vol.Optional("image"): str,
+    vol.Optional("image"): vol.Match(DOCKER_IMAGE),
+    vol.Optional("watchdog"): vol.Match(WATCHDOG),
     vol.Optional("timeout"): vol.All(int, vol.Range(min=10, max=300)),
 }, extra=vol.PREVENT_EXTRA)  # stricter than Supervisor (which drops unknown keys): catches typos
 

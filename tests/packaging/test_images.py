@@ -189,3 +189,13 @@ def test_start_script_execs_the_hub(tmp_path):
     assert run_start_script(tmp_path, {}, "--extra") == ["serve", "--extra"]
     config = tmp_path / "hub.yaml"
     assert run_start_script(tmp_path, {"BOLT_HUB_CONFIG": str(config)}) == ["--config", str(config), "serve"]
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES)
+def test_images_check_their_health_with_the_hubs_own_command(dockerfile):
+    """`bolt-hub health` asks /health and the Wyoming server (tests/test_cli.py runs it on a real hub)."""
+    checks = [args for name, args in instructions(dockerfile) if name == "HEALTHCHECK"]
+    assert len(checks) == 1, f"{dockerfile}: expected one HEALTHCHECK"
+    assert re.search(r"--start-period=\d+m", checks[0]), "the model load needs a start period"
+    command = checks[0].split("CMD", 1)[1].strip()
+    assert command == '["/opt/venv/bin/bolt-hub", "health"]'

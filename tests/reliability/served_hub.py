@@ -77,8 +77,8 @@ class ServedHub:
         self._log = open(self.log_path, "ab")
         self.process = subprocess.Popen([sys.executable, "-m", "hub", "serve"], env=env, stdout=self._log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        if wait:
-            wait_for_port(self.ports["http_port"], self.process, timeout, self.log_path)
+        if wait:  # the Wyoming server opens last, once the model, MQTT and the home are up
+            wait_for_port(self.ports["wyoming_port"], self.process, timeout, self.log_path)
         return self
 
     def rss_kb(self) -> int:

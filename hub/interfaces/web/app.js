@@ -11,6 +11,17 @@ let busy = false;
 
 // --- API access ---------------------------------------------------------------------------
 
+// The link the hub logs when it is ready carries ?token=: it is kept and taken out of the
+// address, so a bookmark or a shared screenshot does not carry it.
+function takeTokenFromLink() {
+  const url = new URL(window.location.href);
+  const token = url.searchParams.get("token");
+  if (!token) return;
+  localStorage.setItem(TOKEN_KEY, token.trim());
+  url.searchParams.delete("token");
+  history.replaceState(null, "", url.pathname + url.search + url.hash);
+}
+
 function authHeaders() {
   const token = localStorage.getItem(TOKEN_KEY);
   return token ? { Authorization: `Bearer ${token}` } : {};
@@ -126,6 +137,16 @@ function showToolFinished(view, call) {
     el("pre", { "data-role": "tool-result", text: JSON.stringify(call.result) }));
 }
 
+const STAGE_NAMES = { stt: "speech-to-text", prefill: "prefill", thinking: "thinking", decode: "decode",
+  reply: "reply until first audio", tools: "tools", tts: "speech", other: "other" };
+
+// What the colours of a turn's bar mean (only the stages the bar shows), and the tick.
+function legend(stages, withTick) {
+  const keys = stages.map((name) => el("span", { style: `--c: var(--${name === "reply" ? "decode" : name})`, text: STAGE_NAMES[name] }));
+  if (withTick) keys.push(el("span", { class: "mark-key", text: "first token" }));
+  return el("div", { class: "legend", "data-role": "legend" }, ...keys);
+}
+
 function seconds(value) {
   return value >= 1 ? `${value.toFixed(2)} s` : `${Math.round(value * 1000)} ms`;
 }
@@ -140,8 +161,9 @@ function showTimeline(view, result, extraStages = {}) {
   const total = Math.max(t.total_s, known, 1e-6);
   stages.push(["other", Math.max(0, total - known)]);
   const bar = el("div", { class: "bar", title: "turn timeline" });
-  for (const [name, value] of stages) {
-    if (value > 0) bar.append(el("span", { class: name, style: `width:${(100 * value) / total}%`, title: `${name} ${seconds(value)}` }));
+  const shown = stages.filter(([, value]) => value > 0);
+  for (const [name, value] of shown) {
+    bar.append(el("span", { class: name, style: `width:${(100 * value) / total}%`, title: `${STAGE_NAMES[name] || name} ${seconds(value)}` }));
   }
   if (t.first_token_s > 0) bar.append(el("span", { class: "mark", style: `left:${Math.min(99.5, (100 * t.first_token_s) / total)}%`, title: "first token" }));
   const rate = t.decode_s > 0 ? ` (${(t.completion_tokens / t.decode_s).toFixed(1)} tok/s)` : "";
@@ -152,7 +174,8 @@ function showTimeline(view, result, extraStages = {}) {
     `tools ${seconds(t.tools_s)}`];
   for (const [name, value] of Object.entries(extraStages)) parts.push(`${name} ${seconds(value)}`);
   parts.push(`total ${seconds(total)}`);
-  view.timeline.replaceChildren(bar, el("div", { "data-role": "timings", text: parts.join(" · ") }));
+  view.timeline.replaceChildren(bar, legend(shown.map(([name]) => name), t.first_token_s > 0),
+    el("div", { "data-role": "timings", text: parts.join(" · ") }));
 }
 
 function finishTurn(view, result) {
@@ -314,15 +337,18 @@ function showVoiceTimeline(view, done) {
   const stt = t.stt_s || 0;
   const toAudio = t.first_audio_s ? t.first_audio_s - stt : 0;
   const bar = el("div", { class: "bar", title: "voice turn timeline" });
-  if (stt > 0) bar.append(el("span", { class: "prefill", style: `width:${(100 * stt) / total}%`, title: `speech-to-text ${seconds(stt)}` }));
-  if (toAudio > 0) bar.append(el("span", { class: "decode", style: `width:${(100 * toAudio) / total}%`, title: "reply until first audio" }));
-  bar.append(el("span", { class: "tts", style: `width:${(100 * Math.max(0, total - stt - toAudio)) / total}%`, title: "speaking" }));
+  const spans = [["stt", stt, `speech-to-text ${seconds(stt)}`], ["reply", toAudio, "reply until first audio"],
+    ["tts", Math.max(0, total - stt - toAudio), "speaking"]].filter(([, value]) => value > 0);
+  for (const [name, value, title] of spans) {
+    bar.append(el("span", { class: name === "reply" ? "decode" : name, style: `width:${(100 * value) / total}%`, title }));
+  }
   const parts = [`voice (${seconds(t.input_audio_s)} of audio)`];
   for (const [name, value] of [["speech-to-text", t.stt_s], ["first token", t.first_token_s],
     ["first sentence", t.first_sentence_s], ["first audio", t.first_audio_s], ["total", t.total_s]]) {
     if (value !== null && value !== undefined) parts.push(`${name} ${seconds(value)}`);
   }
-  view.timeline.replaceChildren(bar, el("div", { "data-role": "timings", text: parts.join(" · ") }));
+  view.timeline.replaceChildren(bar, legend(spans.map(([name]) => name), false),
+    el("div", { "data-role": "timings", text: parts.join(" · ") }));
 }
 
 async function speak(wav) {
@@ -396,6 +422,27 @@ function setState(state, text) {
   const pill = $("hub-state");
   pill.dataset.state = state;
   pill.textContent = text;
+}
+
+// While the model loads and primes, /health says "warming", with the stage and its progress.
+async function waitUntilWarm() {
+  for (;;) {
+    const health = await fetch("health", { cache: "no-store" }).then((r) => r.json()).catch(() => null);
+    if (health && health.status === "ok") {
+      $("warmup").hidden = true;
+      return;
+    }
+    if (health) {
+      const { progress, label, elapsed_s: elapsed } = health.startup;
+      setState("warming", `warming up ${Math.round(progress * 100)}%`);
+      $("warmup").hidden = false;
+      $("warmup-progress").value = progress;
+      $("warmup-label").textContent = `${label}… (${Math.round(elapsed)} s)`;
+    } else {
+      setState("error", "unreachable");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 async function refreshStatus() {
@@ -476,7 +523,8 @@ function start() {
   $("mic").addEventListener("click", onMic);
   $("new-conversation").addEventListener("click", newConversation);
   $("persona").addEventListener("change", switchPersona);
-  refreshStatus().then(refreshEntities).then(loadPersonas);
+  takeTokenFromLink();
+  waitUntilWarm().then(refreshStatus).then(refreshEntities).then(loadPersonas);
   setInterval(refreshStatus, 30000);
 }
 
