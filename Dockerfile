@@ -43,7 +43,7 @@ HEALTHCHECK --interval=30s --timeout=15s --start-period=10m \
 CMD ["/run.sh"]
 
 ARG BUILD_ARCH=amd64
-ARG BUILD_VERSION=0.2.0
+ARG BUILD_VERSION=0.3.0
 LABEL io.hass.name="Bolt Hub" \
       io.hass.description="Local voice hub: Nemotron 3.5 Bolt E4B as a Wyoming conversation agent" \
       io.hass.type="addon" \
