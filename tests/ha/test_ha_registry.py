@@ -51,7 +51,7 @@ async def test_loads_exposed_entities_with_areas_aliases_and_classes(connected) 
     ids = {e.entity_id for e in store.all()}
     assert ids == {
         "light.living_room_light", "light.kitchen_light", "light.bedroom_lamp",
-        "switch.coffee_machine", "sensor.living_room_temperature",
+        "switch.coffee_machine", "sensor.living_room_temperature", "cover.garage_door",
     }, "exactly what HA exposes to Assist (no input helpers, no backup sensors)"
     lamp = store.get("light.living_room_light")
     assert (lamp.name, lamp.area, lamp.source) == ("Living Room Light", "Living Room", "ha")

@@ -45,9 +45,10 @@ async def test_retained_commands_act_on_nothing_at_start_or_restart(mosquitto, t
     wire = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{BASE}/reply", f"{BASE}/settings", f"{BASE}/availability"])
     hub = None
     try:
-        # left behind by some automation while no hub ran: two asks and a settings command
-        wire.publish(f"{BASE}/ask", {"text": "unlock the front door", "conversation_id": "door", "id": "r1"}, retain=True)
-        wire.publish(f"{BASE}/ask/home", {"text": "yes", "conversation_id": "door", "id": "r2"}, retain=True)
+        # left behind by some automation while no hub ran: two asks and a settings command (from
+        # one client, as a yes must be to count)
+        wire.publish(f"{BASE}/ask", {"text": "unlock the front door", "conversation_id": "door", "id": "r1", "client": "door-automation"}, retain=True)
+        wire.publish(f"{BASE}/ask/home", {"text": "yes", "conversation_id": "door", "id": "r2", "client": "door-automation"}, retain=True)
         wire.publish(f"{BASE}/settings/conversational_mode/set", "OFF", retain=True)
         for attempt in ("start", "restart"):
             wire.clear()
@@ -69,9 +70,9 @@ async def test_retained_commands_act_on_nothing_at_start_or_restart(mosquitto, t
         # the control: the same two asks, sent now, do open the lock
         hub = ServedHub(tmp_path, smollm_path, {"mqtt_host": "127.0.0.1", "mqtt_port": mosquitto.port}).start()
         await wire.wait_for(f"{BASE}/availability", lambda p: p == b"online", timeout=60)
-        wire.publish(f"{BASE}/ask", {"text": "unlock the front door", "conversation_id": "live", "id": "l1"})
+        wire.publish(f"{BASE}/ask", {"text": "unlock the front door", "conversation_id": "live", "id": "l1", "client": "door-automation"})
         await wire.wait_for(f"{BASE}/reply", json_with(id="l1"), timeout=60)
-        wire.publish(f"{BASE}/ask/home", {"text": "yes", "conversation_id": "live", "id": "l2"})
+        wire.publish(f"{BASE}/ask/home", {"text": "yes", "conversation_id": "live", "id": "l2", "client": "door-automation"})
         await wire.wait_for(f"{BASE}/reply", json_with(id="l2"), timeout=60)
         await wait_until(lambda: not demo.device("front_door").locked, 30, "the live, confirmed unlock")
     finally:

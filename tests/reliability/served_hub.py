@@ -27,6 +27,14 @@ FAST_PATH_TEXTS = ["turn on the desk lamp", "turn off the desk lamp", "turn on t
                    "turn off the kitchen light"]
 MODEL_TEXTS = ["what is the capital of france", "tell me a short joke", "how are you today",
                "what day comes after monday", "say something nice"]
+# the same in other languages: a request is answered in the language its text is in, whatever
+# language the client names (hub.home.language)
+MODEL_TEXTS_IN = {
+    "de": ["was ist die Hauptstadt von Frankreich", "erzähl mir einen kurzen Witz", "wie geht es dir heute",
+           "welcher Tag kommt nach Montag", "sag etwas Nettes"],
+    "fr": ["quelle est la capitale de la France", "raconte-moi une blague courte", "comment vas-tu aujourd'hui",
+           "quel jour vient après lundi", "dis quelque chose de gentil"],
+}
 
 
 def free_port() -> int:

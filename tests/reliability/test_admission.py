@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from hub.locales import phrase
-from reliability.served_hub import MODEL_TEXTS, MqttAsker, ServedHub
+from reliability.served_hub import MODEL_TEXTS_IN, MqttAsker, ServedHub
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
@@ -40,16 +40,16 @@ async def test_a_flood_of_forty_asks_is_answered_or_told_busy_and_nothing_times_
     try:
         asker.wait_connected()
         for attempt in range(3):  # the queue learns a turn's length; a fresh hub on a busy box is slow
-            warm, _ = await rest_ask(session, url, "say something nice", f"warm-up-{attempt}")
+            warm, _ = await rest_ask(session, url, "dis quelque chose de gentil", f"warm-up-{attempt}")
             if warm["ok"]:
                 break
         assert warm["ok"], warm
-        rest = [asyncio.create_task(rest_ask(session, url, MODEL_TEXTS[i % len(MODEL_TEXTS)], f"rest-{i}"))
+        rest = [asyncio.create_task(rest_ask(session, url, MODEL_TEXTS_IN["fr"][i % len(MODEL_TEXTS_IN["fr"])], f"rest-{i}"))
                 for i in range(ASKS)]
         ids = [f"mqtt-{i}" for i in range(ASKS)]
         sent = {}
         for i, ask_id in enumerate(ids):
-            payload = {"id": ask_id, "text": MODEL_TEXTS[i % len(MODEL_TEXTS)], "conversation_id": f"mqtt-conv-{i}",
+            payload = {"id": ask_id, "text": MODEL_TEXTS_IN["de"][i % len(MODEL_TEXTS_IN["de"])], "conversation_id": f"mqtt-conv-{i}",
                        "language": "de"}
             sent[ask_id] = time.monotonic()
             asker.client.publish(f"{asker.base}/ask", json.dumps(payload), qos=1)

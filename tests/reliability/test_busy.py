@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hub.locales import phrase
-from reliability.served_hub import MODEL_TEXTS, Answer, MqttAsker, ServedHub, wyoming_turn
+from reliability.served_hub import MODEL_TEXTS, MODEL_TEXTS_IN, Answer, MqttAsker, ServedHub, wyoming_turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(480)]
 
@@ -38,7 +38,7 @@ async def test_queue_size_one_flood_gets_answers_or_the_localized_busy_reply(tmp
                    for i in range(WYOMING_CLIENTS)]
         ids = [f"m{i}" for i in range(MQTT_ASKS)]
         for i, ask_id in enumerate(ids):  # German asks: their busy reply must be in German
-            ask_in(asker, ask_id, MODEL_TEXTS[i % len(MODEL_TEXTS)], f"flood-conv-{i // 2}", "de")
+            ask_in(asker, ask_id, MODEL_TEXTS_IN["de"][i % len(MODEL_TEXTS_IN["de"])], f"flood-conv-{i // 2}", "de")
         async with asyncio.timeout(360):
             answers: list[Answer] = list(await asyncio.gather(*wyoming))
             await asker.wait_for(ids, 300)
@@ -72,7 +72,7 @@ async def test_queue_size_one_flood_gets_answers_or_the_localized_busy_reply(tmp
         # the rest are refused at once by the MQTT API, in the asker's language
         burst = [f"b{i}" for i in range(4)]
         for ask_id in burst:
-            ask_in(asker, ask_id, "tell me a short joke", "burst", "de")
+            ask_in(asker, ask_id, "erzähl mir einen kurzen Witz", "burst", "de")
         await asker.wait_for(burst, 300)
         got = {i: asker.reply_for(i) for i in burst}
         assert all(got.values()), got

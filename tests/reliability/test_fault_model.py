@@ -92,7 +92,7 @@ async def test_real_engine_failing_mid_generation(smollm: LlamaEngine) -> None:
     before = list(agent.conversations.get_or_create("m", "en").messages)
 
     with FailingDetokenizer(smollm, after=FAIL_AFTER_TOKENS) as fault:
-        _, failed = await run_turn(agent, TurnRequest("Tell me about volcanoes.", conversation_id="m",
+        _, failed = await run_turn(agent, TurnRequest("Háblame de los volcanes.", conversation_id="m",
                                                       language="es"))
     assert fault.failed and fault.calls > FAIL_AFTER_TOKENS, "the fault came after some tokens, mid-stream"
     assert (failed.ok, failed.error, failed.language) == (False, "model", "es")

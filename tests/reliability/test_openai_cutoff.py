@@ -58,7 +58,7 @@ async def test_chat_completions_are_cut_at_turn_timeout_freed_on_disconnect_and_
 
         # a long request is cut at turn_timeout with a clear error
         status, reply, took = await complete(session, url, 3000)
-        assert status == 504 and reply["error"] == "timeout", reply
+        assert status == 504 and reply["error"]["code"] == "timeout", reply
         assert TURN_TIMEOUT - 0.5 < took < TURN_TIMEOUT + 3, took
 
         # streamed: the chunks so far, then the error, then [DONE]
@@ -69,7 +69,7 @@ async def test_chat_completions_are_cut_at_turn_timeout_freed_on_disconnect_and_
         took = time.monotonic() - started
         assert took < TURN_TIMEOUT + 3, took
         assert lines[-1] == "data: [DONE]", lines[-3:]
-        assert json.loads(lines[-2].removeprefix("data: "))["error"]["type"] == "timeout", lines[-2]
+        assert json.loads(lines[-2].removeprefix("data: "))["error"]["code"] == "timeout", lines[-2]
         assert any('"content"' in line for line in lines[1:-2]), "nothing was streamed before the cut"
 
         # behind a request that holds the model for turn_timeout, another cannot be done in time:
@@ -77,7 +77,7 @@ async def test_chat_completions_are_cut_at_turn_timeout_freed_on_disconnect_and_
         long = asyncio.create_task(complete(session, url, 3000))
         await asyncio.sleep(1.0)
         status, reply, took = await complete(session, url, 3000)
-        assert status == 503 and reply["error"] == "busy", reply
+        assert status == 503 and reply["error"]["code"] == "busy", reply
         assert took < 1.0, f"the busy answer took {took:.1f} s"
         status, reply, _ = await long
         assert status == 504, reply
