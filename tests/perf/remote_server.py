@@ -1,14 +1,18 @@
-"""llama-cpp-python's own OpenAI-compatible server (`python -m llama_cpp.server`, from its
-`[server]` extra) on a free loopback port, for tests and benches of the remote engine."""
+"""llama-cpp-python's own OpenAI-compatible server (`llama_cpp.server`, from its `[server]` extra)
+on a free loopback port, for tests and benches of the remote engine. Started through
+`hub.llm.serve_model`: without llama.cpp's extra buffer types where they fail, as the engine loads."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # this checkout's `hub`, for the server process
 
 
 def free_port() -> int:
@@ -22,10 +26,11 @@ class LlamaCppServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._log = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 (closed in stop)
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+            [sys.executable, "-m", "hub.llm.serve_model", "--model", str(model), "--host", "127.0.0.1",
              "--port", str(self.port), "--n_ctx", str(n_ctx), *extra],
-            stdout=self._log, stderr=subprocess.STDOUT)
+            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": path})
 
     def wait_ready(self, timeout: float = 180) -> "LlamaCppServer":
         deadline = time.monotonic() + timeout

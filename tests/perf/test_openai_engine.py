@@ -94,7 +94,7 @@ async def test_tool_call_turn_acts_on_the_demo_home(engine: Any) -> None:
 @pytest.mark.slow
 async def test_streamed_turn_reaches_the_listener_in_pieces(engine: Any) -> None:
     recording = RecordingEngine(engine)
-    agent, _, _ = build_agent(recording, demo_store(), max_tokens=40, temperature=0.2)
+    agent, _, _ = build_agent(recording, demo_store(), max_tokens=40, temperature=0.0)
     chunks, done = [], None
     async for event in agent.run(TurnRequest("What is the capital of France?", conversation_id="f")):
         if isinstance(event, ReplyChunk):
