@@ -45,7 +45,6 @@ from hub.llm.types import (
     ModelInfo,
     PromptTooLong,
     ReasoningMode,
-    TextDelta,
     ThinkingDelta,
     ToolCall,
     ToolCallDelta,
