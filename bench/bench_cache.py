@@ -34,7 +34,7 @@ from llama_cpp import Llama  # noqa: E402
 from hub.agent.agent import Agent  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.config import validate  # noqa: E402
-from hub.home.tool_base import ToolRegistry  # noqa: E402
+from hub.core.tools import ToolRegistry  # noqa: E402
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers  # noqa: E402
 from hub.llm.grammar import tool_call_grammar  # noqa: E402
 from hub.llm.llama_engine import LlamaEngine  # noqa: E402

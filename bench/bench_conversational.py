@@ -32,7 +32,7 @@ from hub.agent.agent import Agent
 from hub.agent.speakable import make_speakable
 from hub.agent.types import TurnRequest
 from hub.config import validate
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.models import smollm2_path
 from hub.llm.types import Delta, Done, GenerationRequest, TextDelta

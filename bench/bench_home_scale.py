@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.home.catalogue import build_home_tools  # noqa: E402
 from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview  # noqa: E402
-from hub.home.demo import DEMO_AREA_ALIASES, demo_entities  # noqa: E402
+from hub.backends.demo.home import DEMO_AREA_ALIASES, demo_entities  # noqa: E402
 from hub.home.fast_path import FastPath  # noqa: E402
 from hub.home.resolve import EntityResolver  # noqa: E402
-from hub.home.tool_base import ToolRegistry  # noqa: E402
+from hub.core.tools import ToolRegistry  # noqa: E402
 from hub.home.view import StoreHomeView  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 from tests.home.bench_home import ha_context_yaml  # noqa: E402

@@ -47,10 +47,10 @@ from wyoming.audio import AudioChunk
 
 from hub.agent.reply import ReplyBuilder
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.agent.voice import VoiceDone, VoicePipeline, VoiceSentence
+from hub.interfaces.voice import VoiceDone, VoicePipeline, VoiceSentence
 from hub.app import HubApp
 from hub.config import validate
-from hub.interfaces.speech_clients import SpeechError, WyomingSTT, WyomingTTS
+from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 from hub.llm.models import resolve_model_path
 from hub.llm.types import Done, GenerationRequest, Message
 

@@ -15,13 +15,13 @@ from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.config import ConfigError, HubConfig
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_secrets
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import DEMO_AREA_ALIASES, load_demo_home
+from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.policy import ActionPolicy
-from hub.home.ha_registry import HomeAssistantBackend
+from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.interfaces.agent_activity import ObservedAgent
 from hub.interfaces.mqtt_stack import MqttStack
@@ -31,7 +31,7 @@ from hub.settings import RuntimeSettings
 from hub.startup import StartupProgress
 
 if TYPE_CHECKING:
-    from hub.agent.voice import VoicePipeline
+    from hub.interfaces.voice import VoicePipeline
     from hub.interfaces.rest_api import RestApi
 
 _LOGGER = logging.getLogger(__name__)
@@ -203,7 +203,7 @@ class HubApp:
 
     def _http_api(self) -> "RestApi":
         """The HTTP API with the voice routes; both get the agent once the model is loaded."""
-        from hub.agent.voice import VoicePipeline
+        from hub.interfaces.voice import VoicePipeline
         from hub.interfaces.rest_api import RestApi
         from hub.interfaces.voice_http import add_voice_routes
 

@@ -39,7 +39,7 @@ from hub.home import language as language_id
 from hub.home.entities import Entity
 from hub.home.resolve import Fit
 from hub.home.policy import CONFIRMATION_REQUIRED
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
     Done,
     Engine,

@@ -12,7 +12,7 @@ from typing import Callable
 
 from hub.agent.utterances import looks_like_code
 from hub.home.policy import SPOKEN_ERRORS
-from hub.home.tool_base import ToolResult
+from hub.core.tools import ToolResult
 from hub.locales import phrase
 
 # error codes whose message is written for the model: each gets a phrase of its own

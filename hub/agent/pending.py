@@ -19,7 +19,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from hub.home.policy import ActionPolicy
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import REFERENCE_LANGUAGE, is_yes, no_words, phrase
 

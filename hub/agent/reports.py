@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
-from hub.home.tool_base import ToolContext
+from hub.core.tools import ToolContext
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -41,9 +41,9 @@ from hub.custom.tools import (
     parse_result_path,
 )
 from hub.home.policy import ActionPolicy
-from hub.home.tool_base import Tool
+from hub.core.tools import Tool
 from hub.home.watches import OutcomeSink
-from hub.interfaces.mqtt_client import MqttClient
+from hub.transport.mqtt_client import MqttClient
 from hub.locales import SUPPORTED_LANGUAGES
 
 __all__ = ["CustomConfigError", "CustomSetup", "ToolDeps", "load_custom_file", "parse_secrets"]

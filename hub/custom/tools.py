@@ -1,6 +1,6 @@
 """The tool types a user declares in YAML: mqtt, rest, ha_service, ha_script, sequence.
 
-Each satisfies `hub.home.tool_base.Tool`. The registry validates arguments against the
+Each satisfies `hub.core.tools.Tool`. The registry validates arguments against the
 declared schema before `execute` runs, so nothing is published for bad arguments. Every
 outcome is a ToolResult: failures carry `error`, a spoken `message` in the request's language
 and the same sentence as `speech`. Secrets are rendered into requests only: result and speech
@@ -22,9 +22,9 @@ import jsonschema
 
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
 from hub.home.entities import Entity
-from hub.home.ha_client import HAAuthError, HAError, HAUnavailable
-from hub.home.tool_base import ToolContext, ToolError, ToolResult
-from hub.interfaces.mqtt_client import MqttMessage
+from hub.backends.ha.client import HAAuthError, HAError, HAUnavailable
+from hub.core.tools import ToolContext, ToolError, ToolResult
+from hub.transport.mqtt_client import MqttMessage
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import normalize_language, phrase
 

@@ -20,7 +20,7 @@ from hub.home.context import key_attributes
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import Tool, ToolContext, ToolError, ToolResult
+from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase

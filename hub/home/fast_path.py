@@ -36,7 +36,7 @@ from hub.home.recognition import (
     recognize_unmatched,
 )
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import format_number, join_list, phrase
 

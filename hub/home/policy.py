@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from hub.config import OPTION_BY_NAME
 from hub.home.entities import Entity
-from hub.home.tool_base import ToolContext, ToolError
+from hub.core.tools import ToolContext, ToolError
 from hub.llm.types import ToolCall
 from hub.locales import phrase
 

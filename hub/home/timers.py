@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from hub.home.tool_base import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.home.watches import OutcomeSink
 from hub.llm.types import ToolSpec
 from hub.locales import join_list, phrase, plural_phrase

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol
 
 from hub.home.entities import Entity, EntityStore
-from hub.home.tool_base import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.llm.types import ToolSpec
 from hub.locales import phrase
 

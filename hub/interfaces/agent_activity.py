@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.home.tool_base import ToolContext, ToolResult
+from hub.core.tools import ToolContext, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import normalize_language, phrase
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hub.agent.personas import UnknownPersona
-from hub.home.tool_base import ToolContext, ToolResult
+from hub.core.tools import ToolContext, ToolResult
 from hub.interfaces import json_input
 from hub.interfaces.request_ids import checked_id, peek_id
 from hub.locales import normalize_language

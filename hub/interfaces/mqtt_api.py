@@ -39,8 +39,8 @@ from hub.agent.types import ToolFinished, ToolStarted, TurnDone, TurnRequest, Tu
 from hub.interfaces import json_input
 from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
-from hub.interfaces.mqtt_client import MqttClient, MqttMessage
-from hub.interfaces.mqtt_topics import HubTopics
+from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_topics import HubTopics
 from hub.llm.types import Reasoning, ReasoningMode
 from hub.locales import normalize_language, phrase
 

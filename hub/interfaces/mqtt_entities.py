@@ -18,8 +18,8 @@ from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone
 from hub.interfaces.agent_activity import ObservedAgent, Turn, TurnStarted, observed
 from hub.interfaces.mqtt_api import Ask, MqttApi
-from hub.interfaces.mqtt_client import MqttClient, MqttMessage
-from hub.interfaces.mqtt_topics import HubTopics
+from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_topics import HubTopics
 
 _LOGGER = logging.getLogger(__name__)
 

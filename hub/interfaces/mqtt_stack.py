@@ -21,14 +21,14 @@ from typing import Any
 
 from hub.config import ConfigError
 from hub.home.entities import EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.home.mqtt_devices import MqttDevices
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.backends.mqtt.devices import MqttDevices
 from hub.interfaces.agent_activity import observed
-from hub.interfaces.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
+from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_api import MqttApi
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient, broker_from_config
+from hub.transport.mqtt_client import BrokerSettings, MqttClient, broker_from_config
 from hub.interfaces.mqtt_entities import HubEntities
-from hub.interfaces.mqtt_topics import HubTopics
+from hub.transport.mqtt_topics import HubTopics
 from hub.interfaces.tool_api_mqtt import MqttToolApi
 
 _LOGGER = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, Tur
 from hub.config import HubConfig, validator_for
 from hub.home.entities import Entity, EntityStore
 from hub.agent.personas import UnknownPersona
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.interfaces import direct_tools, json_input, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
@@ -49,7 +49,7 @@ from hub.interfaces.openai_compat import (
     stop_sequences,
 )
 from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode
-from hub.metrics import METRICS, Gauge, HubMetrics, model_gauges
+from hub.interfaces.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.settings import RUNTIME_TYPES, RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)

@@ -17,8 +17,8 @@ import logging
 from typing import Any, Callable
 
 from hub.interfaces.direct_tools import CallError, DirectCall, error_json, parse_call, result_json, run_call
-from hub.interfaces.mqtt_client import MqttClient, MqttMessage
-from hub.interfaces.mqtt_topics import HubTopics
+from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_topics import HubTopics
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from typing import Any, AsyncIterator, Callable
 from aiohttp import WSMsgType, web
 from wyoming.audio import AudioChunk
 
-from hub.agent.voice import (
+from hub.interfaces.voice import (
     MAX_INPUT_SECONDS,
     VoiceAudioChunk,
     VoiceAudioStart,
@@ -55,7 +55,7 @@ from hub.agent.voice import (
     VoiceSentence,
     VoiceTranscript,
 )
-from hub.interfaces.speech_clients import AudioInputError, PcmFormat, chunks_from_audio_bytes, pcm_chunks
+from hub.transport.speech_clients import AudioInputError, PcmFormat, chunks_from_audio_bytes, pcm_chunks
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import pytest
 from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall, ToolSpec
 from hub.settings import RuntimeSettings
 

@@ -11,11 +11,11 @@ from hub.agent.agent import Agent
 from hub.agent.types import TurnRequest
 from hub.config import validate
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import load_demo_home
+from hub.backends.demo.home import load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.locales import SUPPORTED_LANGUAGES, phrase
 from hub.settings import RuntimeSettings

@@ -14,7 +14,7 @@ from hub.agent.agent import Agent
 from hub.agent.prompt import CONVERSATIONAL_INSTRUCTIONS, WRITTEN_INSTRUCTIONS
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest
 from hub.config import validate
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.llm.chat_format import TemplateChatFormat
 from hub.llm.types import Delta, GenerationRequest, Reasoning, ReasoningMode, TextDelta, ThinkingDelta
 from hub.settings import RuntimeSettings

@@ -16,7 +16,7 @@ from hub.agent.agent import Agent
 from hub.agent.prompt import CONVERSATIONAL_INSTRUCTIONS, WRITTEN_INSTRUCTIONS
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.config import validate
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, Done, GenerationRequest, Reasoning, ReasoningMode, TextDelta, ThinkingDelta
 from hub.locales import phrase

@@ -11,7 +11,7 @@ from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_person
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
 from hub.config import validate
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode, ToolSpec
 from hub.settings import RuntimeSettings
 

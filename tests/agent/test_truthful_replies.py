@@ -16,7 +16,7 @@ import pytest
 from hub.agent.personas import PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 
-from hub.home.tool_base import ToolContext, ToolResult
+from hub.core.tools import ToolContext, ToolResult
 from hub.llm.types import EngineError, GenerationRequest, ModelInfo, ToolSpec
 from hub.locales import phrase
 

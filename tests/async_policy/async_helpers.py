@@ -11,12 +11,12 @@ from hub.agent.pending import ConfirmationHook
 from hub.agent.types import TurnRequest, TurnResult
 from hub.config import HubConfig, validate
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import DemoBackend, load_demo_home
+from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.llm.types import Engine, GenerationRequest
 from hub.settings import RuntimeSettings

@@ -81,6 +81,6 @@ def _unlock_call():
 
 
 def _ctx(conversation_id: str):
-    from hub.home.tool_base import ToolContext
+    from hub.core.tools import ToolContext
 
     return ToolContext(conversation_id, "en")

@@ -12,11 +12,11 @@ import pytest
 from hub.agent.reports import Reporter
 from hub.agent.types import TurnRequest
 from hub.home.entities import Entity, EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.home.tool_base import ToolContext
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.core.tools import ToolContext
 from hub.home.watches import ActionTracker, StateWatches, expected_outcome
 from hub.interfaces.agent_activity import ObservedAgent
-from hub.interfaces.mqtt_client import BrokerSettings
+from hub.transport.mqtt_client import BrokerSettings
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.llm.types import ToolCall
 from hub.locales import phrase

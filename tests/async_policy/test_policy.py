@@ -12,7 +12,7 @@ import pytest
 
 from hub.home.entities import Entity
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy, confirm_verb
-from hub.home.tool_base import ToolContext
+from hub.core.tools import ToolContext
 from hub.llm.types import GenerationRequest, ToolCall
 from hub.locales import phrase
 
@@ -231,7 +231,7 @@ async def test_garage_cover_needs_a_yes_blinds_do_not(tmp_path, clock) -> None:
 async def test_without_a_policy_locks_stay_refused(tmp_path) -> None:
     """Tools built without a policy (older callers) keep the blanket refusal for locks."""
     from hub.home.catalogue import build_home_tools
-    from hub.home.tool_base import ToolRegistry
+    from hub.core.tools import ToolRegistry
 
     hub = TestHub(tmp_path, ScriptedEngine([]))
     registry = ToolRegistry()

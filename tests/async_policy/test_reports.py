@@ -11,8 +11,8 @@ import pytest
 from aiohttp import web
 
 from hub.agent.reports import Report, ReportHub, Reporter, SatelliteAnnouncer
-from hub.home.ha_client import HAClient, HAEndpoint
-from hub.home.tool_base import ToolContext
+from hub.backends.ha.client import HAClient, HAEndpoint
+from hub.core.tools import ToolContext
 from hub.llm.types import ToolCall
 from hub.locales import phrase
 

@@ -11,9 +11,9 @@ import pytest
 
 from hub.agent.types import TurnRequest
 from hub.home.timers import TIMERS_FILE, TimerService, spoken_duration
-from hub.home.tool_base import ToolContext
+from hub.core.tools import ToolContext
 from hub.interfaces.agent_activity import ObservedAgent
-from hub.interfaces.mqtt_client import BrokerSettings
+from hub.transport.mqtt_client import BrokerSettings
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.llm.types import GenerationRequest, ToolCall, ToolCallDelta
 from hub.locales import phrase

@@ -10,7 +10,7 @@ import pytest
 from hub.agent.reports import Report, Reporter
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file
 from hub.home.policy import ActionPolicy
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
+from hub.transport.mqtt_client import BrokerSettings, MqttClient
 from mqtt.mqtt_fixtures import mosquitto, sniffer_factory  # noqa: F401
 
 

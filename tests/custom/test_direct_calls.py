@@ -15,9 +15,9 @@ from hub.agent.agent import Agent
 from hub.agent.personas import Persona, PersonaBook, home_persona
 from hub.config import validate
 from hub.home.entities import EntityStore
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.interfaces.agent_activity import ObservedAgent
-from hub.interfaces.mqtt_client import BrokerSettings
+from hub.transport.mqtt_client import BrokerSettings
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.interfaces.rest_api import RestApi
 from hub.llm.types import ToolSpec

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hub.home.tool_base import ToolContext, ToolRegistry
+from hub.core.tools import ToolContext, ToolRegistry
 from hub.llm.types import ToolCall
 from mqtt.mqtt_helpers import eventually
 

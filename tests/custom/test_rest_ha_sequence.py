@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from hub.home.policy import ActionPolicy
-from hub.home.tool_base import ToolContext, ToolRegistry
+from hub.core.tools import ToolContext, ToolRegistry
 from hub.llm.types import ToolCall
 
 SECRET = "s3cr3t-Token"

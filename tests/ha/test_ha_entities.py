@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hub.config import ConfigError, validate
-from hub.home.ha_client import HAEndpoint
-from hub.home.ha_registry import EntityFilter, HomeAssistantBackend, Snapshot, build_entities
+from hub.backends.ha.client import HAEndpoint
+from hub.backends.ha.registry import EntityFilter, HomeAssistantBackend, Snapshot, build_entities
 from hub.home.entities import EntityStore
 
 

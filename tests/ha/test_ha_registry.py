@@ -12,8 +12,8 @@ import pytest
 from ha.ha_harness import HomeAssistantInstance, TcpProxy, free_port
 from hub.config import validate
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.home.ha_client import HAClient, HAEndpoint, HARequestError
-from hub.home.ha_registry import HomeAssistantAuthError, HomeAssistantBackend, HomeAssistantUnavailable
+from hub.backends.ha.client import HAClient, HAEndpoint, HARequestError
+from hub.backends.ha.registry import HomeAssistantAuthError, HomeAssistantBackend, HomeAssistantUnavailable
 
 pytestmark = pytest.mark.timeout(180)
 

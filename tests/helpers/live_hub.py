@@ -65,7 +65,7 @@ class LiveHub:
             await self.app.start(listeners=False)
             hooks = []
             if self.voice:
-                from hub.agent.voice import VoicePipeline
+                from hub.interfaces.voice import VoicePipeline
                 from hub.interfaces.voice_http import add_voice_routes
 
                 pipeline = VoicePipeline.from_config(self.config, self.app.agent)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import DemoBackend, load_demo_home
+from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import phrase
 

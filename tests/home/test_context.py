@@ -6,7 +6,7 @@ import random
 from dataclasses import replace
 
 from hub.home.context import entity_overview, live_states
-from hub.home.demo import DEMO_AREA_ALIASES, demo_entities, load_demo_home
+from hub.backends.demo.home import DEMO_AREA_ALIASES, demo_entities, load_demo_home
 from hub.home.entities import Entity, EntityStore
 
 

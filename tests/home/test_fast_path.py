@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from hub.home.catalogue import build_home_tools
-from hub.home.demo import DemoBackend, load_demo_home
+from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import Entity, EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolContext, ToolRegistry
+from hub.core.tools import ToolContext, ToolRegistry
 from hub.locales import phrase
 
 pytestmark = pytest.mark.timeout(120)

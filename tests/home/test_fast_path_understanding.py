@@ -13,7 +13,7 @@ import pytest
 from hub.home.entities import Entity
 from hub.home.fast_path import FastPath
 from hub.home.timers import TimerService, build_timer_tools
-from hub.home.tool_base import ToolContext
+from hub.core.tools import ToolContext
 from hub.locales import phrase
 from tests.home.test_fast_path import Home
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hub.home.demo import load_demo_home
+from hub.backends.demo.home import load_demo_home
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
 from hub.home.resolve import EntityResolver

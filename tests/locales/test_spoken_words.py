@@ -13,7 +13,7 @@ from hub.agent.pending import is_no
 from hub.home.entities import Entity
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy, confirm_verb
 from hub.home.timers import spoken_duration
-from hub.home.tool_base import ToolContext, ToolError
+from hub.core.tools import ToolContext, ToolError
 from hub.llm.types import ToolCall
 from hub.locales import SUPPORTED_LANGUAGES, plural_category, plural_phrase
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient, MqttMessage, broker_from_config
+from hub.transport.mqtt_client import BrokerSettings, MqttClient, MqttMessage, broker_from_config
 from hub.config import validate
 from mqtt.mqtt_helpers import Mosquitto, Sniffer, diagnose
 

@@ -16,9 +16,9 @@ import pytest
 
 from hub.config import validate
 from hub.home.entities import EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
+from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.interfaces.agent_activity import ObservedAgent
-from hub.interfaces.mqtt_client import BrokerSettings
+from hub.transport.mqtt_client import BrokerSettings
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.fake_agent import FakeAgent

@@ -8,9 +8,9 @@ import logging
 import pytest
 
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.home.mqtt_devices import MqttDevices
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.backends.mqtt.devices import MqttDevices
+from hub.transport.mqtt_client import BrokerSettings, MqttClient
 from mqtt.mqtt_helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)
@@ -235,7 +235,7 @@ async def test_malformed_discovery_is_rejected_with_a_warning_and_changes_nothin
     before = list(store.all())
     version = store.version
 
-    caplog.set_level(logging.WARNING, logger="hub.home.mqtt_devices")
+    caplog.set_level(logging.WARNING, logger="hub.backends.mqtt.devices")
     for topic, payload in MALFORMED:
         sniffer.publish(topic, payload)
     # an invalid update of the good switch keeps the good one as it was

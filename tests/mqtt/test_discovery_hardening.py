@@ -17,9 +17,9 @@ import aiohttp
 import pytest
 
 from hub.home.entities import MAX_NAME_CHARS, Entity, EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.home.mqtt_devices import MqttDevices
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.backends.mqtt.devices import MqttDevices
+from hub.transport.mqtt_client import BrokerSettings, MqttClient
 from mqtt.mqtt_helpers import Sniffer, eventually, json_with
 from reliability.served_hub import ServedHub
 

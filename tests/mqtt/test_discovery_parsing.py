@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hub.home.mqtt_discovery import (
+from hub.backends.mqtt.discovery import (
     DiscoveryError,
     expand_abbreviations,
     friendly_name,
@@ -16,7 +16,7 @@ from hub.home.mqtt_discovery import (
     parse_topic,
     replace_topic_base,
 )
-from hub.home.mqtt_templates import MqttTemplate, MqttTemplateError
+from hub.backends.mqtt.templates import MqttTemplate, MqttTemplateError
 
 
 def test_topics():

@@ -11,8 +11,8 @@ import pytest
 
 from hub.config import ConfigError, validate
 from hub.home.entities import EntityStore
-from hub.interfaces import embedded_broker
-from hub.interfaces.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
+from hub.transport import embedded_broker
+from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.mqtt_helpers import Sniffer, eventually, free_port, json_with

@@ -8,9 +8,9 @@ import pytest
 
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
-from hub.home.mqtt_demo import MqttDemoHome
+from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolContext
+from hub.core.tools import ToolContext
 from mqtt.mqtt_helpers import eventually
 from mqtt.test_tools_on_mqtt import home as mqtt_home  # noqa: F401  (the MQTT demo home, tools on it)
 

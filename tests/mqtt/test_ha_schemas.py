@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ha.ha_harness import HA_VENV, ensure_installed
-from hub.home.mqtt_demo import MqttDemoHome
+from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.interfaces.mqtt_entities import discovery_payload
-from hub.interfaces.mqtt_topics import HubTopics
+from hub.transport.mqtt_topics import HubTopics
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -10,8 +10,8 @@ import pytest
 
 from hub.app import HubApp
 from hub.config import validate
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.interfaces.mqtt_client import BrokerSettings
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.transport.mqtt_client import BrokerSettings
 from mqtt.mqtt_helpers import Sniffer, eventually, json_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]

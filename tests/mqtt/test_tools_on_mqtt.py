@@ -8,11 +8,11 @@ import pytest
 
 from hub.home.catalogue import build_home_tools
 from hub.home.entities import EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.home.mqtt_devices import MqttDevices
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.backends.mqtt.devices import MqttDevices
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolContext, ToolRegistry
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient
+from hub.core.tools import ToolContext, ToolRegistry
+from hub.transport.mqtt_client import BrokerSettings, MqttClient
 from hub.llm.types import ToolCall
 from mqtt.mqtt_helpers import eventually
 

@@ -20,8 +20,8 @@ import ha.ha_harness as harness
 from ha.ha_harness import HA_VENV, HomeAssistantInstance, ensure_installed
 from hub.config import validate
 from hub.home.entities import EntityStore
-from hub.home.mqtt_demo import MqttDemoHome
-from hub.interfaces.mqtt_client import BrokerSettings
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.transport.mqtt_client import BrokerSettings
 from hub.interfaces.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.fake_agent import FakeAgent

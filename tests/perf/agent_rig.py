@@ -11,11 +11,11 @@ from hub.config import validate
 from hub.agent.prompt import stable_system_message
 from hub.home.catalogue import build_home_tools
 from hub.home.context import OVERVIEW_MAX_ENTITIES
-from hub.home.demo import DemoBackend, load_demo_home
+from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.llm.types import Delta, Done, Engine, GenerationRequest, Reasoning, Usage
 from hub.settings import RuntimeSettings

@@ -11,7 +11,7 @@ import pytest
 from hub.agent.personas import Persona, PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
-from hub.home.tool_base import ToolContext, ToolResult
+from hub.core.tools import ToolContext, ToolResult
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import ToolSpec
 

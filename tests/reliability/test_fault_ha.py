@@ -20,7 +20,7 @@ from ha.ha_harness import ENTITY_PLACEMENT, HomeAssistantInstance
 from hub.agent.types import TurnRequest, TurnResult
 from hub.app import HubApp
 from hub.config import validate
-from hub.home.ha_registry import HomeAssistantBackend
+from hub.backends.ha.registry import HomeAssistantBackend
 from hub.llm.types import GenerationRequest
 from hub.locales import phrase
 

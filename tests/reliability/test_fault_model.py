@@ -17,7 +17,7 @@ import pytest
 from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.config import validate
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, EngineError, GenerationRequest, TextDelta
 from hub.locales import phrase

@@ -17,7 +17,7 @@ from wyoming.client import AsyncTcpClient
 from hub.agent.agent import Agent
 from hub.agent.types import TurnRequest
 from hub.config import validate
-from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.interfaces.wyoming_server import WyomingServer
 from hub.llm.types import GenerationRequest, ToolSpec
 from hub.locales import phrase

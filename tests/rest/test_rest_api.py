@@ -54,7 +54,7 @@ def set_light(live_hub, auth, entity_id: str, on: bool) -> None:
 
 
 def turn_count(live_hub) -> int:
-    from hub.metrics import METRICS
+    from hub.interfaces.metrics import METRICS
 
     text = METRICS.render()
     return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()

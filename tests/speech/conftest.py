@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from hub.interfaces.speech_clients import SpeechError, WyomingSTT, WyomingTTS
+from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("BOLT_HUB_SPEECH_VENV", ROOT / ".cache" / "speech-venv"))

@@ -14,7 +14,7 @@ from wyoming.error import Error
 from wyoming.event import async_read_event, async_write_event
 
 from hub.config import validate
-from hub.interfaces.speech_clients import (
+from hub.transport.speech_clients import (
     ADDON_STT_URI,
     ADDON_TTS_URI,
     AudioInputError,

@@ -10,7 +10,7 @@ import pytest
 from speech.speech_helpers import as_recording, normalize_words, sounds_like
 from wyoming.audio import AudioChunk
 
-from hub.agent.voice import (
+from hub.interfaces.voice import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceDone,
@@ -21,7 +21,7 @@ from hub.agent.voice import (
 )
 from hub.app import HubApp
 from hub.config import validate
-from hub.interfaces.speech_clients import WyomingSTT, WyomingTTS
+from hub.transport.speech_clients import WyomingSTT, WyomingTTS
 
 pytestmark = pytest.mark.timeout(300)
 

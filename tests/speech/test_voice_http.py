@@ -13,9 +13,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from speech.speech_helpers import ScriptedAgent, as_recording, normalize_words
 from wyoming.audio import AudioChunk, AudioChunkConverter
 
-from hub.agent.voice import VoicePipeline
+from hub.interfaces.voice import VoicePipeline
 from hub.interfaces import voice_http
-from hub.interfaces.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, to_wav
+from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, to_wav
 from hub.interfaces.voice_http import add_voice_routes
 
 pytestmark = pytest.mark.timeout(180)

@@ -9,7 +9,7 @@ import pytest
 from speech.speech_helpers import ScriptedAgent, as_recording, breaking_tts_server, normalize_words
 from wyoming.audio import AudioChunk
 
-from hub.agent.voice import (
+from hub.interfaces.voice import (
     MAX_INPUT_SECONDS,
     VoiceAudioChunk,
     VoiceAudioStart,
@@ -23,7 +23,7 @@ from hub.agent.voice import (
     VoiceTranscript,
 )
 from hub.config import validate
-from hub.interfaces.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, parse_wav
+from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, parse_wav
 from hub.locales import phrase
 
 pytestmark = pytest.mark.timeout(180)

@@ -46,13 +46,13 @@ from hub.agent.types import TurnRequest, TurnResult
 from hub.config import validate
 from hub.home.catalogue import build_home_tools
 from hub.home.colors import COLORS, color_key
-from hub.home.demo import DemoBackend
+from hub.backends.demo.home import DemoBackend
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home import language as language_id
 from hub.home.fast_path import FastPath
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.llm.types import Delta, Done, GenerationRequest, ModelInfo, TextDelta, Usage
 from hub.locales import SUPPORTED_LANGUAGES, format_number

@@ -14,7 +14,7 @@ from wyoming.info import Describe, Info
 
 from hub.agent.agent import Agent
 from hub.config import validate
-from hub.home.tool_base import ToolRegistry
+from hub.core.tools import ToolRegistry
 from hub.interfaces.wyoming_server import WyomingServer, turn_overrides
 from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode
 from hub.locales import SUPPORTED_LANGUAGES

@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 import voluptuous as vol
 
-from hub.home.mqtt_templates import MqttTemplate, MqttTemplateError
-from hub.interfaces.mqtt_topics import slugify
+from hub.backends.mqtt.templates import MqttTemplate, MqttTemplateError
+from hub.transport.mqtt_topics import slugify
 
 SUPPORTED_COMPONENTS = ("binary_sensor", "climate", "cover", "fan", "light", "lock", "sensor", "switch")
 MAX_CONFIG_BYTES = 256 * 1024

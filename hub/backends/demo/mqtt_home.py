@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from hub import __version__
-from hub.interfaces.mqtt_client import BrokerSettings, MqttClient, MqttMessage
+from hub.transport.mqtt_client import BrokerSettings, MqttClient, MqttMessage
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from hub.config import ConfigError, HubConfig
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.home.ha_client import HAAuthError, HAClient, HAEndpoint, HAError, HARequestError, HAUnavailable, HAWebSocket
+from hub.backends.ha.client import HAAuthError, HAClient, HAEndpoint, HAError, HARequestError, HAUnavailable, HAWebSocket
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from hub.agent.sentences import SentenceSplitter
 from hub.agent.speakable import make_speakable
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.config import HubConfig
-from hub.interfaces.speech_clients import (
+from hub.transport.speech_clients import (
     AudioInputError,
     PcmFormat,
     SpeechError,

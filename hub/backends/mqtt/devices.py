@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 from hub.home.colors import COLORS, color_key
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.home.mqtt_discovery import (
+from hub.backends.mqtt.discovery import (
     SUPPORTED_COMPONENTS,
     ComponentConfig,
     command_topics,
@@ -45,9 +45,9 @@ from hub.home.mqtt_discovery import (
     parse_device_message,
     parse_topic,
 )
-from hub.home.mqtt_templates import MqttTemplate, MqttTemplateError
+from hub.backends.mqtt.templates import MqttTemplate, MqttTemplateError
 from hub.home.policy import SENSITIVE_COVER_CLASSES, SENSITIVE_DOMAINS
-from hub.interfaces.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient, MqttMessage
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The demo homes: one in memory, one as simulated MQTT devices."""

@@ -1,0 +1,1 @@
+"""MQTT devices found by discovery: the configs, their value templates, the tracked devices."""
