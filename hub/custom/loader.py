@@ -11,14 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import jsonschema
 import voluptuous as vol
 import yaml
 
 from hub.agent.personas import HOME_PERSONA, Persona, parse_reasoning
-from hub.agent.reports import ServiceCaller
 from hub.custom.errors import CustomConfigError
 from hub.custom.templates import (
     REQUEST_VARIABLES,
@@ -38,12 +37,10 @@ from hub.custom.tools import (
     RestTool,
     SequenceTool,
     Step,
+    ToolDeps,
     parse_result_path,
 )
-from hub.home.policy import ActionPolicy
 from hub.core.tools import Tool
-from hub.home.watches import OutcomeSink
-from hub.transport.mqtt_client import MqttClient
 from hub.locales import SUPPORTED_LANGUAGES
 
 __all__ = ["CustomConfigError", "CustomSetup", "ToolDeps", "load_custom_file", "parse_secrets"]
@@ -54,18 +51,6 @@ _SERVICE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
 _SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TOOL_TYPES = ("mqtt", "rest", "ha_service", "ha_script", "sequence")
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
-
-
-@dataclass
-class ToolDeps:
-    """What custom tools reach at run time; callables, because MQTT and HA come and go."""
-
-    secrets: Mapping[str, str]
-    mqtt: Callable[[], MqttClient | None]
-    home_assistant: Callable[[], ServiceCaller | None]
-    policy: ActionPolicy
-    reporter: OutcomeSink
-    language: str = "en"
 
 
 @dataclass

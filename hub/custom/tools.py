@@ -15,25 +15,37 @@ import json
 import logging
 import secrets as token_source
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import aiohttp
 import jsonschema
 
+from hub.agent.reports import ServiceCaller
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
 from hub.home.entities import Entity
 from hub.backends.ha.client import HAAuthError, HAError, HAUnavailable
+from hub.home.policy import ActionPolicy
+from hub.home.watches import OutcomeSink
 from hub.core.tools import ToolContext, ToolError, ToolResult
-from hub.transport.mqtt_client import MqttMessage
+from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import normalize_language, phrase
-
-if TYPE_CHECKING:
-    from hub.custom.loader import ToolDeps
 
 _LOGGER = logging.getLogger(__name__)
 MASK = "***"
 Localized = str | Mapping[str, str]
+
+
+@dataclass
+class ToolDeps:
+    """What custom tools reach at run time; callables, because MQTT and HA come and go."""
+
+    secrets: Mapping[str, str]
+    mqtt: Callable[[], MqttClient | None]
+    home_assistant: Callable[[], ServiceCaller | None]
+    policy: ActionPolicy
+    reporter: OutcomeSink
+    language: str = "en"
 
 
 def localized(value: Localized | None, language: str) -> str | None:
@@ -75,7 +87,7 @@ class CustomTool:
     entity_args: tuple[str, ...] = ()
 
     def __init__(self, name: str, description: Localized, parameters: dict[str, Any],
-                 deps: "ToolDeps", outputs: Outputs, title: Localized | None = None) -> None:
+                 deps: ToolDeps, outputs: Outputs, title: Localized | None = None) -> None:
         self.name = name
         self.descriptions = description  # kept whole: the spec carries the configured language's
         self.title = title
