@@ -24,7 +24,7 @@ from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.interfaces.agent_activity import ObservedAgent
-from hub.interfaces.mqtt_stack import MqttStack
+from hub.mqtt_stack import MqttStack
 from hub.llm.factory import create_engine
 from hub.llm.types import Engine
 from hub.settings import RuntimeSettings

@@ -18,7 +18,7 @@ from hub.home.entities import EntityStore
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.interfaces.agent_activity import ObservedAgent
 from hub.transport.mqtt_client import BrokerSettings
-from hub.interfaces.mqtt_stack import MqttStack
+from hub.mqtt_stack import MqttStack
 from hub.interfaces.rest_api import RestApi
 from hub.llm.types import ToolSpec
 from hub.settings import RuntimeSettings

@@ -13,7 +13,7 @@ import pytest
 from hub.config import validate
 from hub.home.entities import EntityStore
 from hub.interfaces.agent_activity import ObservedAgent
-from hub.interfaces.mqtt_stack import MqttStack
+from hub.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.mqtt_helpers import Sniffer, diagnose, eventually, json_with
 from mqtt.fake_agent import FakeAgent

@@ -13,7 +13,7 @@ from hub.config import ConfigError, validate
 from hub.home.entities import EntityStore
 from hub.transport import embedded_broker
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
-from hub.interfaces.mqtt_stack import MqttStack
+from hub.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.mqtt_helpers import Sniffer, eventually, free_port, json_with
 from mqtt.fake_agent import FakeAgent

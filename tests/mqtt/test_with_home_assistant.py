@@ -22,7 +22,7 @@ from hub.config import validate
 from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.transport.mqtt_client import BrokerSettings
-from hub.interfaces.mqtt_stack import MqttStack
+from hub.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.fake_agent import FakeAgent
 from mqtt.mqtt_helpers import Mosquitto, Sniffer, eventually, json_with
