@@ -1,0 +1,246 @@
+"""State topics → states: the handler for each state and availability topic of a component."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable
+
+from hub.backends.mqtt.templates import MqttTemplate
+from hub.backends.mqtt.tracked import TrackedEntity
+
+MAX_STATE_CHARS = 255
+
+StateHandler = Callable[[TrackedEntity, str], None]
+
+
+def _render(template: MqttTemplate | None, text: str) -> str:
+    return template.render(text) if template is not None else text.strip()
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def state_handlers(tracked: TrackedEntity) -> list[tuple[str, StateHandler]]:
+    """(topic, handler) for each state topic of the config; sets the attributes the config fixes."""
+    c = tracked.config
+    kind = tracked.component
+    handlers: list[tuple[str, StateHandler]] = []
+
+    def on_off(template_key: str, on: str, off: str) -> StateHandler:
+        def handle(t: TrackedEntity, text: str) -> None:
+            value = _render(c.get(template_key), text)
+            if value == on:
+                t.state = "on"
+            elif value == off:
+                t.state = "off"
+            elif value in ("", "None"):
+                t.state = "unknown"
+            else:
+                raise ValueError(f"unexpected state {value[:40]!r}")
+
+        return handle
+
+    if kind == "light":
+        tracked.attributes["supported_color_modes"] = _color_modes(c)
+    if kind == "light" and c.get("schema") == "json":
+        if "state_topic" in c:
+            handlers.append((c["state_topic"], _json_light_state))
+        return handlers
+    if kind == "light":
+        if "state_topic" in c:
+            handlers.append((c["state_topic"], on_off("state_value_template", c["payload_on"], c["payload_off"])))
+        if "brightness_state_topic" in c:
+            handlers.append((c["brightness_state_topic"], _light_brightness))
+        if "rgb_state_topic" in c:
+            handlers.append((c["rgb_state_topic"], _light_rgb))
+    elif kind in ("switch", "binary_sensor"):
+        on = c.get("state_on", c["payload_on"])
+        off = c.get("state_off", c["payload_off"])
+        if "state_topic" in c:
+            handlers.append((c["state_topic"], on_off("value_template", on, off)))
+    elif kind == "fan":
+        if "state_topic" in c:
+            handlers.append((c["state_topic"], on_off("state_value_template", c["payload_on"], c["payload_off"])))
+        if "percentage_state_topic" in c:
+            handlers.append((c["percentage_state_topic"], _fan_percentage))
+    elif kind == "cover":
+        if "state_topic" in c:
+            handlers.append((c["state_topic"], _cover_state))
+        if "position_topic" in c:
+            handlers.append((c["position_topic"], _cover_position))
+    elif kind == "lock":
+        if "state_topic" in c:
+            handlers.append((c["state_topic"], _lock_state))
+    elif kind == "climate":
+        tracked.attributes.update(
+            hvac_modes=list(c["modes"]), min_temp=c["min_temp"], max_temp=c["max_temp"], target_temp_step=c["temp_step"]
+        )
+        if "mode_state_topic" in c:
+            handlers.append((c["mode_state_topic"], _climate_mode))
+        for topic_key, template_key, attribute in (
+            ("temperature_state_topic", "temperature_state_template", "temperature"),
+            ("current_temperature_topic", "current_temperature_template", "current_temperature"),
+        ):
+            if topic_key in c:
+                handlers.append((c[topic_key], _number_attribute(template_key, attribute)))
+        if "action_topic" in c:
+            handlers.append((c["action_topic"], _climate_action))
+    elif kind == "sensor":
+        if c.get("unit_of_measurement"):
+            tracked.attributes["unit_of_measurement"] = c["unit_of_measurement"]
+        handlers.append((c["state_topic"], _sensor_state))
+    return handlers
+
+
+def _color_modes(c: dict[str, Any]) -> list[str]:
+    if c.get("schema") == "json":
+        modes = [m for m in c["supported_color_modes"] if m != "onoff"]
+        return modes or (["brightness"] if c["brightness"] else ["onoff"])
+    if c.get("rgb_command_topic"):
+        return ["rgb"]
+    return ["brightness"] if c.get("brightness_command_topic") else ["onoff"]
+
+
+def _json_light_state(t: TrackedEntity, text: str) -> None:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("JSON light state is not an object")
+    state = data.get("state")
+    if state == "ON":
+        t.state = "on"
+    elif state == "OFF":
+        t.state = "off"
+    elif state is not None:
+        raise ValueError(f"unexpected state {str(state)[:40]!r}")
+    if data.get("brightness") is not None:
+        t.attributes["brightness"] = _scale_to_255(_number(str(data["brightness"])), t.config["brightness_scale"])
+    color = data.get("color")
+    if isinstance(color, dict) and all(k in color for k in "rgb"):
+        t.attributes["rgb_color"] = [_channel(color[k]) for k in "rgb"]
+    if isinstance(data.get("color_mode"), str):
+        t.attributes["color_mode"] = data["color_mode"][:32]
+
+
+def _light_brightness(t: TrackedEntity, text: str) -> None:
+    value = _render(t.config.get("brightness_value_template"), text)
+    t.attributes["brightness"] = _scale_to_255(_number(value), t.config["brightness_scale"])
+
+
+def _light_rgb(t: TrackedEntity, text: str) -> None:
+    value = _render(t.config.get("rgb_value_template"), text)
+    parts = value.split(",")
+    if len(parts) != 3:
+        raise ValueError(f"rgb state {value[:40]!r} is not 'r,g,b'")
+    t.attributes["rgb_color"] = [_channel(p) for p in parts]
+
+
+def _channel(value: Any) -> int:
+    number = int(float(value))
+    if not 0 <= number <= 255:
+        raise ValueError(f"color channel {number} out of range")
+    return number
+
+
+def _scale_to_255(value: float, scale: int) -> int:
+    return max(0, min(255, round(value * 255 / scale)))
+
+
+def _fan_percentage(t: TrackedEntity, text: str) -> None:
+    value = _render(t.config.get("percentage_value_template"), text)
+    low, high = t.config["speed_range_min"], t.config["speed_range_max"]
+    ranged = _number(value)
+    if ranged == 0:
+        t.attributes["percentage"] = 0
+        return
+    t.attributes["percentage"] = max(0, min(100, round((ranged - low + 1) * 100 / (high - low + 1))))
+
+
+def _cover_state(t: TrackedEntity, text: str) -> None:
+    c = t.config
+    value = _render(c.get("value_template"), text)
+    states = {
+        c["state_open"]: "open",
+        c["state_opening"]: "opening",
+        c["state_closed"]: "closed",
+        c["state_closing"]: "closing",
+    }
+    if value in states:
+        t.state = states[value]
+    elif value == c["state_stopped"]:
+        position = t.attributes.get("current_position")
+        t.state = "closed" if position == 0 else "open"
+    elif value in ("", "None"):
+        t.state = "unknown"
+    else:
+        raise ValueError(f"unexpected cover state {value[:40]!r}")
+
+
+def _cover_position(t: TrackedEntity, text: str) -> None:
+    c = t.config
+    raw = _number(_render(c.get("position_template"), text))
+    span = c["position_open"] - c["position_closed"]
+    percent = round((raw - c["position_closed"]) * 100 / span) if span else 0
+    percent = max(0, min(100, percent))
+    t.attributes["current_position"] = percent
+    if "state_topic" not in c:
+        t.state = "closed" if percent == 0 else "open"
+
+
+def _lock_state(t: TrackedEntity, text: str) -> None:
+    c = t.config
+    value = _render(c.get("value_template"), text)
+    states = {
+        c["state_locked"]: "locked",
+        c["state_locking"]: "locking",
+        c["state_unlocked"]: "unlocked",
+        c["state_unlocking"]: "unlocking",
+        c["state_jammed"]: "jammed",
+        c["state_open"]: "open",
+        c["state_opening"]: "opening",
+    }
+    if value not in states:
+        raise ValueError(f"unexpected lock state {value[:40]!r}")
+    t.state = states[value]
+
+
+def _climate_mode(t: TrackedEntity, text: str) -> None:
+    value = _render(t.config.get("mode_state_template"), text)
+    if value not in t.config["modes"]:
+        raise ValueError(f"mode {value[:40]!r} is not one of {t.config['modes']}")
+    t.state = value
+
+
+def _climate_action(t: TrackedEntity, text: str) -> None:
+    t.attributes["hvac_action"] = _render(t.config.get("action_template"), text)[:32]
+
+
+def _number_attribute(template_key: str, attribute: str) -> StateHandler:
+    def handle(t: TrackedEntity, text: str) -> None:
+        t.attributes[attribute] = _number(_render(t.config.get(template_key), text))
+
+    return handle
+
+
+def _sensor_state(t: TrackedEntity, text: str) -> None:
+    t.state = _render(t.config.get("value_template"), text)[:MAX_STATE_CHARS]
+
+
+def availability_handler(index: int, entry: dict[str, Any]) -> StateHandler:
+    """The handler of the `index`-th availability entry (see `availability_entries`)."""
+    def handle(t: TrackedEntity, text: str) -> None:
+        value = _render(entry.get("value_template"), text)
+        if value == entry["payload_available"]:
+            available = True
+        elif value == entry["payload_not_available"]:
+            available = False
+        else:
+            raise ValueError(f"unexpected availability payload {value[:40]!r}")
+        t.availability[index] = available
+        t.last_availability = available
+
+    return handle
