@@ -145,6 +145,8 @@ async def test_bad_service_data_is_refused_and_nothing_is_sent(hub_side, demo_ho
         await backend.call_service(store.get("sensor.thermostat_humidity"), "turn_on", {})
     with pytest.raises(BackendError, match="does not support"):
         await backend.call_service(lamp, "open_cover", {})
+    with pytest.raises(BackendError, match="does not support"):  # a helper's name is no service
+        await backend.call_service(lamp, "optimistic", {"brightness": 10})
     with pytest.raises(BackendError, match="not an MQTT device"):
         await backend.call_service(Entity("light.nowhere", "Nowhere", source="mqtt"), "turn_on", {})
     # a probe message proves the sniffer is live, and that nothing was published before it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import TrackedEntity
@@ -23,6 +23,8 @@ class TrackedDevices(Protocol):
 
     def optimistic_update(self, tracked: TrackedEntity, state: str | None = None, **attributes: Any) -> None: ...
 
+
+Service = Callable[[TrackedEntity, dict[str, Any]], Awaitable[None]]
 
 # Home Assistant's intents turn covers "on" by opening them and locks "on" by locking them.
 _SERVICE_ALIASES = {
@@ -55,6 +57,29 @@ class MqttBackend:
 
     def __init__(self, devices: TrackedDevices) -> None:
         self.devices = devices
+        self._services: dict[tuple[str, str], Service] = {
+            ("light", "turn_on"): self._light_turn_on,
+            ("light", "turn_off"): self._light_turn_off,
+            ("light", "toggle"): self._light_toggle,
+            ("switch", "turn_on"): self._switch_turn_on,
+            ("switch", "turn_off"): self._switch_turn_off,
+            ("switch", "toggle"): self._switch_toggle,
+            ("fan", "turn_on"): self._fan_turn_on,
+            ("fan", "turn_off"): self._fan_turn_off,
+            ("fan", "toggle"): self._fan_toggle,
+            ("fan", "set_percentage"): self._fan_set_percentage,
+            ("cover", "open_cover"): self._cover_open_cover,
+            ("cover", "close_cover"): self._cover_close_cover,
+            ("cover", "stop_cover"): self._cover_stop_cover,
+            ("cover", "set_cover_position"): self._cover_set_cover_position,
+            ("lock", "lock"): self._lock_lock,
+            ("lock", "unlock"): self._lock_unlock,
+            ("lock", "open"): self._lock_open,
+            ("climate", "set_hvac_mode"): self._climate_set_hvac_mode,
+            ("climate", "set_temperature"): self._climate_set_temperature,
+            ("climate", "turn_on"): self._climate_turn_on,
+            ("climate", "turn_off"): self._climate_turn_off,
+        }
 
     async def call_service(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
         tracked = self.devices.tracked(entity.entity_id)
@@ -65,7 +90,7 @@ class MqttBackend:
         if not tracked.available:
             raise BackendError(f"{entity.entity_id} is unavailable")
         service = _SERVICE_ALIASES.get((tracked.component, service), service)
-        method = getattr(self, f"_{tracked.component}_{service}", None)
+        method = self._services.get((tracked.component, service))
         if method is None:
             raise BackendError(f"{tracked.component} {entity.entity_id} does not support {service}")
         try:
