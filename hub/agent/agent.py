@@ -18,12 +18,10 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
-from hub.agent.outcome import spoken_result
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
-from hub.agent.pending import DirectAnswer
-from hub.agent.utterances import claims_action, is_question, looks_like_code, ordinal_position, repeats_itself
+from hub.agent.utterances import claims_action, is_question, ordinal_position, repeats_itself
 from hub.agent.types import (
     ReplyChunk,
     ToolFinished,
@@ -38,7 +36,8 @@ from hub.config import HubConfig
 from hub.home import language as language_id
 from hub.home.entities import Entity
 from hub.home.resolve import Fit
-from hub.home.policy import CONFIRMATION_REQUIRED
+from hub.core.answer import DirectAnswer
+from hub.core.speech import CONFIRMATION_REQUIRED, looks_like_code, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
     Done,
@@ -68,7 +67,7 @@ _STOPPING = object()  # put in a running turn's events by stop_turns()
 
 
 class FastPathLike(Protocol):
-    async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
+    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None: ...
 
 
 class ConfirmationsLike(FastPathLike, Protocol):
@@ -354,11 +353,11 @@ class Agent:
                 continue
             # the fast path tries the text's candidate languages: the first whose templates match
             # decides; "no such device" only when no language understood it better
-            not_found: tuple[str, Any] | None = None
+            not_found: tuple[str, DirectAnswer] | None = None
             for language in state.languages if path == "fast_path" else [state.language]:
                 ctx = replace(state.ctx, language=language)
                 outcome = await handler.try_handle(text, language, ctx)
-                if outcome is not None and getattr(outcome, "intent", None) == "not_found":
+                if outcome is not None and outcome.intent == "not_found":
                     not_found = not_found or (language, outcome)
                 elif outcome is not None:
                     return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
@@ -388,7 +387,7 @@ class Agent:
         return state
 
     def _direct_answer(
-        self, state: _TurnState, text: str, outcome: Any, path: str, emit: Callable[[TurnEvent], None]
+        self, state: _TurnState, text: str, outcome: DirectAnswer, path: str, emit: Callable[[TurnEvent], None]
     ) -> TurnResult:
         """A turn answered without the model (fast path, or a confirmed/cancelled action)."""
         for call, result in zip(outcome.calls, outcome.results):
@@ -706,7 +705,7 @@ class Agent:
         self._client_conversations[client] = conversation_id
 
     def _spoken(self, result: ToolResult, language: str) -> str:
-        return spoken_result(result, language, self._entity_name)
+        return speech_of(result, language, self._entity_name)
 
     def _entity_name(self, entity_id: str) -> str | None:
         if self._home is None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from dataclasses import dataclass, field
 
 from hub.home.policy import ActionPolicy
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import ToolCall
+from hub.core.answer import DirectAnswer
+from hub.core.speech import speech_of
+from hub.core.tools import ToolContext, ToolRegistry
 from hub.locales import REFERENCE_LANGUAGE, is_yes, no_words, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -37,16 +37,6 @@ def is_no(text: str, language: str | None) -> bool:
 def _fold(text: str) -> str:
     kept = "".join(" " if unicodedata.category(ch).startswith("P") and ch != "'" else ch for ch in text)
     return " ".join(unicodedata.normalize("NFKC", kept).casefold().split())
-
-
-@dataclass
-class DirectAnswer:
-    """A turn answered without the model (same shape as the fast path's result)."""
-
-    reply: str
-    intent: str
-    calls: list[ToolCall] = field(default_factory=list)
-    results: list[ToolResult] = field(default_factory=list)
 
 
 class ConfirmationHook:
@@ -79,17 +69,10 @@ class ConfirmationHook:
             _LOGGER.info("confirmed in %s from %s: %s", ctx.conversation_id, ctx.source, what)
             with self._policy.granted(pending):
                 result = await self._registry.call(pending.call, ctx)
-            return DirectAnswer(_spoken(result, language), "confirmed", [pending.call], [result])
+            return DirectAnswer(speech_of(result, language), "confirmed", [pending.call], [result])
         if is_no(text, language):
             _LOGGER.info("cancelled in %s: %s", ctx.conversation_id, what)
             return DirectAnswer(phrase(language, "policy.cancelled"), "cancelled")
         _LOGGER.info("dropped in %s (no yes): %s", ctx.conversation_id, what)
         return None
 
-
-def _spoken(result: ToolResult, language: str) -> str:
-    if result.speech:
-        return result.speech
-    if not result.ok and result.data.get("message"):
-        return str(result.data["message"])
-    return phrase(language, "action.done" if result.ok else "error.generic")

@@ -5,7 +5,6 @@
   the agent offers the model only read-only tools for it.
 - `claims_action`: a reply sentence says something was done ("Done.", "I've turned on …"); the
   agent lets it through only when a call in the same turn really did something.
-- `looks_like_code`: a sentence that is JSON or a call written as text: never spoken.
 - `repeats_itself`: the text ends in the same stretch three times over (a decoding loop).
 - `ordinal_position`: which option an answer to "which one?" counts to ("the second one").
 
@@ -15,14 +14,12 @@ are matched by substring; the others by whole words at the start or end of the t
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from hub.locales import normalize_language, word_list
 
 _QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
 _UNSPACED = frozenset({"ja", "zh", "th", "ko"})
-_CODE = re.compile(r'[{\[]\s*"|"\s*:\s*[{\["\d]|^\s*[{\[]')
 _LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
 _MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
 
@@ -76,11 +73,6 @@ def claims_action(sentence: str, language: str | None, also: str | None = None) 
         elif any(f" {c} " in padded for c in claims):
             return True
     return False
-
-
-def looks_like_code(sentence: str) -> bool:
-    """JSON-shaped text ({"error": …}, a call written without its markers): developer text."""
-    return bool(_CODE.search(sentence))
 
 
 def repeats_itself(text: str) -> bool:

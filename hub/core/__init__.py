@@ -1,1 +1,1 @@
-"""No I/O: the Tool protocol, the tool registry and what a tool call returns."""
+"""No I/O: the Tool protocol, the tool registry, what a tool call returns and how it is spoken."""

@@ -26,6 +26,7 @@ from hub.home.entities import Entity
 from hub.backends.ha.client import HAAuthError, HAError, HAUnavailable
 from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
+from hub.core.speech import speech_of
 from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.llm.types import ToolCall, ToolSpec
@@ -271,7 +272,7 @@ class MqttTool(CustomTool):
                 except TemplateRenderError as err:
                     result = failure_result(self.failed(ctx, "template_error", detail=str(err)))
             result = self.mask(result)
-            text = result.speech or phrase(ctx.language, "action.done")
+            text = speech_of(result, ctx.language)
             await self.deps.reporter(ctx, text, "action",
                                      {"tool": self.name, "id": call_id, "ok": result.ok, **result.data})
         except Exception:

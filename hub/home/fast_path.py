@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable
 
@@ -36,6 +35,8 @@ from hub.home.recognition import (
     recognize_unmatched,
 )
 from hub.home.resolve import EntityResolver
+from hub.core.answer import DirectAnswer
+from hub.core.speech import speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import format_number, join_list, phrase
@@ -45,15 +46,6 @@ _LOGGER = logging.getLogger(__name__)
 # Failures after which the model may still do better: nothing was done, nothing was refused.
 _FALL_BACK_CODES = frozenset({"unsupported", "unknown_entity", "invalid_arguments", "unknown_tool"})
 _ON_OFF_DOMAINS = ("light", "switch", "fan", "input_boolean", "media_player", "climate")
-
-
-@dataclass
-class FastPathResult:
-    reply: str
-    intent: str  # the intent carried out or answered; "ambiguous", "not_found"; "+"-joined parts
-    calls: list[ToolCall] = field(default_factory=list)
-    results: list[ToolResult] = field(default_factory=list)
-    candidates: list[str] = field(default_factory=list)  # entity ids, when `intent` is "ambiguous"
 
 
 class FastPath:
@@ -83,7 +75,7 @@ class FastPath:
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
         return True
 
-    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> FastPathResult | None:
+    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None:
         if not text or not text.strip():
             return None
         code = intents_language(language)
@@ -210,21 +202,21 @@ class FastPath:
 
     # --- carrying out ----------------------------------------------------------------------
 
-    async def _carry_out(self, plan: Plan, ctx: ToolContext, alone: bool) -> FastPathResult | None:
+    async def _carry_out(self, plan: Plan, ctx: ToolContext, alone: bool) -> DirectAnswer | None:
         language = ctx.language
         if isinstance(plan, Question):
-            return FastPathResult(answer(plan, language, self._clock()), plan.intent)
+            return DirectAnswer(answer(plan, language, self._clock()), plan.intent)
         if isinstance(plan, Nevermind):
-            return FastPathResult(phrase(language, "policy.cancelled"), plan.intent)
+            return DirectAnswer(phrase(language, "policy.cancelled"), plan.intent)
         if isinstance(plan, NotFound):
-            return FastPathResult(phrase(language, "entity.not_found", name=plan.name), "not_found")
+            return DirectAnswer(phrase(language, "entity.not_found", name=plan.name), "not_found")
         if isinstance(plan, Ambiguous):
             options = join_list([e.name for e in plan.candidates], language)
-            return FastPathResult(phrase(language, "entity.ambiguous", options=options), "ambiguous",
+            return DirectAnswer(phrase(language, "entity.ambiguous", options=options), "ambiguous",
                                   candidates=[e.entity_id for e in plan.candidates])
         return await self._execute(plan, ctx, alone)
 
-    async def _execute(self, plan: Action, ctx: ToolContext, alone: bool) -> FastPathResult | None:
+    async def _execute(self, plan: Action, ctx: ToolContext, alone: bool) -> DirectAnswer | None:
         """The plan's calls; None when the only command did nothing the model could not do better
         (in a sentence of several, that part's failure is said instead)."""
         calls, results = [], []
@@ -236,7 +228,7 @@ class FastPath:
         if alone and not any(r.ok for r in results) and all(
                 r.data.get("error") in _FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
-        return FastPathResult(_reply(plan, results, ctx.language), plan.intent, calls, results)
+        return DirectAnswer(_reply(plan, results, ctx.language), plan.intent, calls, results)
 
 
 _OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
@@ -282,9 +274,9 @@ def _merged(plans: list[Plan]) -> list[Plan]:
     return merged
 
 
-def _joined(outcomes: list[FastPathResult]) -> FastPathResult:
+def _joined(outcomes: list[DirectAnswer]) -> DirectAnswer:
     """Several commands, answered once: each part's sentence in order, every call and result."""
-    return FastPathResult(
+    return DirectAnswer(
         reply=" ".join(o.reply for o in outcomes),
         intent="+".join(o.intent for o in outcomes),
         calls=[c for o in outcomes for c in o.calls],
@@ -300,7 +292,7 @@ def _reply(plan: Action, results: list[ToolResult], language: str) -> str:
     failures = [_failure(e, r, language) for e, r in zip(targets, results) if not r.ok]
     parts: list[str] = []
     if len(results) == 1 and results[0].ok:
-        parts.append(results[0].speech or phrase(language, "action.done"))
+        parts.append(speech_of(results[0], language))
     elif done:
         parts.append(_group_sentence(plan, done, language))
     parts += list(dict.fromkeys(f for f in failures if f))

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from hub.config import OPTION_BY_NAME
 from hub.home.entities import Entity
+from hub.core.speech import CONFIRMATION_REQUIRED
 from hub.core.tools import ToolContext, ToolError
 from hub.llm.types import ToolCall
 from hub.locales import phrase
@@ -36,10 +37,6 @@ SENSITIVE_COVER_CLASSES = frozenset({"garage", "gate", "door"})
 SAFE_SERVICES = {"lock": ("lock",), "alarm_control_panel": ("alarm_arm_*",)}
 RATE_WINDOW_S = 60.0
 
-CONFIRMATION_REQUIRED = "confirmation_required"  # ToolResult.data["error"] of a held action
-# Refusals and failures whose message is already the sentence to speak ("backend_unavailable":
-# the catalogue words HA/MQTT failures itself, e.g. error.ha_unavailable).
-SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited", "backend_unavailable"})
 
 # The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service:
 # the `policy.verb.<verb>` phrase of the request's language.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hub.agent.utterances import claims_action, is_question, looks_like_code, ordinal_position, repeats_itself
+from hub.agent.utterances import claims_action, is_question, ordinal_position, repeats_itself
+from hub.core.speech import looks_like_code
 from hub.locales import SUPPORTED_LANGUAGES, word_list
 
 

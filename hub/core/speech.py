@@ -1,4 +1,4 @@
-"""What the user hears about the tool calls of a turn: composed from their results, localized.
+"""What the user hears of a tool's result: its own sentence, or a phrase of the request's language.
 
 The model's own words about an action are not trusted (small models say "Done." after a call
 that failed, or without calling anything): a device action is confirmed with the tool's own
@@ -8,19 +8,28 @@ developer text the model sees (`{"error": "unsupported", …}`, "Unknown color '
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
-from hub.agent.utterances import looks_like_code
-from hub.home.policy import SPOKEN_ERRORS
 from hub.core.tools import ToolResult
 from hub.locales import phrase
 
+CONFIRMATION_REQUIRED = "confirmation_required"  # ToolResult.data["error"] of a held action
+# Refusals and failures whose message is already the sentence to speak ("backend_unavailable":
+# the catalogue words HA/MQTT failures itself, e.g. error.ha_unavailable).
+SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited", "backend_unavailable"})
 # error codes whose message is written for the model: each gets a phrase of its own
 _ENTITY_PHRASES = {"unsupported": "error.unsupported", "invalid_arguments": "error.invalid_value"}
 _NOT_UNDERSTOOD = frozenset({"malformed_call", "unknown_tool", "tool_not_allowed", "invalid_arguments"})
+_CODE = re.compile(r'[{\[]\s*"|"\s*:\s*[{\["\d]|^\s*[{\[]')
 
 
-def spoken_result(result: ToolResult, language: str, name_of: Callable[[str], str | None]) -> str:
+def looks_like_code(sentence: str) -> bool:
+    """JSON-shaped text ({"error": …}, a call written without its markers): developer text."""
+    return bool(_CODE.search(sentence))
+
+
+def speech_of(result: ToolResult, language: str, name_of: Callable[[str], str | None] = lambda _: None) -> str:
     """One result as a sentence for the user. `name_of` gives an entity id's friendly name."""
     if result.speech:
         return result.speech
