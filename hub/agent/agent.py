@@ -23,6 +23,7 @@ from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
 from hub.agent.utterances import claims_action, is_question, ordinal_position, repeats_itself
 from hub.agent.types import (
+    MAX_REQUEST_CHARS,
     ReplyChunk,
     ToolFinished,
     ToolStarted,
@@ -61,7 +62,6 @@ from hub.locales import SUPPORTED_LANGUAGES, join_list, normalize_language, phra
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
-MAX_REQUEST_CHARS = 4000
 READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
 _STOPPING = object()  # put in a running turn's events by stop_turns()
 

@@ -7,6 +7,8 @@ from typing import Any, Union
 
 from hub.llm.types import Reasoning, ToolCall, Usage
 
+MAX_REQUEST_CHARS = 4000  # a request's text, on every route (the agent refuses longer ones: too_long)
+
 
 @dataclass(frozen=True)
 class TurnRequest:

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from hub.agent.personas import UnknownPersona
-from hub.agent.types import ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
+from hub.agent.types import MAX_REQUEST_CHARS, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.interfaces import json_input
 from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
@@ -47,7 +47,6 @@ from hub.locales import normalize_language, phrase
 _LOGGER = logging.getLogger(__name__)
 
 MAX_ASK_BYTES = 64 * 1024
-MAX_TEXT_CHARS = 8000
 
 
 class AskError(ValueError):
@@ -94,8 +93,8 @@ def parse_ask(payload: bytes) -> Ask:
     text = text.strip()
     if not text:
         raise fail("'text' is empty")
-    if len(text) > MAX_TEXT_CHARS:
-        raise fail(f"'text' longer than {MAX_TEXT_CHARS} characters")
+    if len(text) > MAX_REQUEST_CHARS:
+        raise fail(f"'text' longer than {MAX_REQUEST_CHARS} characters")
     conversation_id = _optional_str(data, "conversation_id", 200, fail)
     language = _optional_str(data, "language", 35, fail)
     persona = _optional_str(data, "persona", 64, fail)

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from hub import __version__
-from hub.agent.agent import MAX_REQUEST_CHARS
+from hub.agent.types import MAX_REQUEST_CHARS
 from hub.settings import RUNTIME_TYPES
 
 MAX_BODY_BYTES = 256 * 1024

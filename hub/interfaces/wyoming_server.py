@@ -49,7 +49,7 @@ from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub import __version__
-from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.agent.types import MAX_REQUEST_CHARS, ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.config import HubConfig
 from hub.interfaces import json_input
 from hub.interfaces.client_networks import allowed_networks, is_allowed
@@ -63,7 +63,6 @@ _LOGGER = logging.getLogger(__name__)
 PROGRAM_NAME = "bolt-hub"
 ATTRIBUTION = Attribution(name="Bolt Hub", url="https://github.com/bolt-hub/bolt-hub")
 DESCRIPTION = "Local voice assistant for smart homes (Nemotron Bolt, llama.cpp)"
-MAX_TRANSCRIPT_CHARS = 4000
 MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are skipped unread
 MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
 REPLY_DRAIN_S = 1.0  # at stop, for the last events of turns that are ending
@@ -288,7 +287,7 @@ class WyomingTurnHandler(AsyncEventHandler):
         problem = None
         if not isinstance(text, str) or not text.strip():
             problem = "empty"
-        elif len(text) > MAX_TRANSCRIPT_CHARS:
+        elif len(text) > MAX_REQUEST_CHARS:
             problem = "too_long"
         elif self._turn is not None and not self._turn.done():
             problem = "busy"

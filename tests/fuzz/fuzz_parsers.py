@@ -12,7 +12,8 @@ import sys
 import atheris
 
 with atheris.instrument_imports(include=["hub"]):
-    from hub.interfaces.mqtt_api import MAX_TEXT_CHARS, AskError, parse_ask
+    from hub.agent.types import MAX_REQUEST_CHARS
+    from hub.interfaces.mqtt_api import AskError, parse_ask
     from hub.llm.stream_parser import StreamParser
     from hub.llm.types import MalformedToolCall, TextDelta, ThinkingDelta, ToolCallDelta
 
@@ -76,7 +77,7 @@ def mqtt_ask(data: bytes) -> None:
     except AskError as err:
         assert str(err)
         return
-    assert ask.text and ask.text == ask.text.strip() and len(ask.text) <= MAX_TEXT_CHARS
+    assert ask.text and ask.text == ask.text.strip() and len(ask.text) <= MAX_REQUEST_CHARS
 
 
 TARGETS = {"stream_parser": stream_parser, "mqtt_ask": mqtt_ask}

@@ -14,7 +14,8 @@ from wyoming.ping import Ping, Pong
 
 import hub
 from hub.config import validate
-from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, WyomingServer
+from hub.agent.types import MAX_REQUEST_CHARS
+from hub.interfaces.wyoming_server import WyomingServer
 from hub.locales import phrase
 from helpers.wyoming_fake_agent import ScriptedAgent
 
@@ -206,7 +207,7 @@ async def test_transcript_without_text(server: WyomingServer, agent: ScriptedAge
 
 async def test_transcript_of_100_kb(server: WyomingServer, agent: ScriptedAgent) -> None:
     text = "turn on the light " * (100_000 // 18)
-    assert len(text) > MAX_TRANSCRIPT_CHARS
+    assert len(text) > MAX_REQUEST_CHARS
     async with client_for(server) as client:
         await client.write_event(Transcript(text, context={"conversation_id": "big"}).event())
         event = await read(client)
