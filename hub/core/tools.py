@@ -43,9 +43,7 @@ class ToolResult:
 
 
 class Tool(Protocol):
-    spec: ToolSpec
-    # names of arguments that hold entity ids: constrained decoding offers candidates for them
-    entity_args: tuple[str, ...]
+    spec: ToolSpec  # its entity_args: the arguments constrained decoding offers candidates for
     # optional, False when absent: the tool acts on a device. Questions and a stand-in model
     # are never offered such tools (hub.agent.agent)
     changes_home: bool

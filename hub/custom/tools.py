@@ -85,8 +85,6 @@ class Outputs:
 class CustomTool:
     """What every user-defined tool shares: spec, variables, results, failures, masking."""
 
-    entity_args: tuple[str, ...] = ()
-
     def __init__(self, name: str, description: Localized, parameters: dict[str, Any],
                  deps: ToolDeps, outputs: Outputs, title: Localized | None = None) -> None:
         self.name = name

@@ -65,7 +65,6 @@ class _EntityTool:
     description: str
     parameters: dict[str, Any] = _schema()
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
-    entity_args = ("entity_id",)
     changes_home = True  # a device action (see Tool.changes_home)
 
     def __init__(self, store: EntityStore, resolver: EntityResolver,
@@ -74,7 +73,7 @@ class _EntityTool:
         self._resolver = resolver
         self._policy = policy
         self._tracker = tracker
-        self.spec = ToolSpec(self.name, self.description, self.parameters)
+        self.spec = ToolSpec(self.name, self.description, self.parameters, entity_args=("entity_id",))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         entity = self._entity(args["entity_id"], ctx)

@@ -197,7 +197,6 @@ _NAME = {"type": "string", "maxLength": MAX_NAME_CHARS, "description": "what the
 
 
 class StartTimer:
-    entity_args: tuple[str, ...] = ()
     spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends.", {
         "type": "object", "additionalProperties": False,
         "properties": {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
@@ -230,7 +229,6 @@ def _one_timer(service: TimerService, args: dict[str, Any], ctx: ToolContext) ->
 
 
 class CancelTimer:
-    entity_args: tuple[str, ...] = ()
     spec = ToolSpec("cancel_timer", "Cancel a running timer.", {
         "type": "object", "additionalProperties": False, "properties": {"name": _NAME}})
 
@@ -249,7 +247,6 @@ class CancelTimer:
 
 
 class TimerStatus:
-    entity_args: tuple[str, ...] = ()
     spec = ToolSpec("timer_status", "How much time is left on the running timers.", {
         "type": "object", "additionalProperties": False, "properties": {"name": _NAME}})
 

@@ -197,7 +197,6 @@ def _spoken_outcome(entity: Entity, language: str) -> str:
 class NotifyWhen:
     """Tool: report when an entity reaches a state (within a timeout)."""
 
-    entity_args = ("entity_id",)
     spec = ToolSpec(
         "notify_when",
         "Tell the user later when a device reaches a state, like the washing machine turning off.",
@@ -207,6 +206,7 @@ class NotifyWhen:
              "state": {"type": "string", "minLength": 1, "maxLength": 64},
              "timeout_minutes": {"type": "integer", "minimum": 1, "maximum": MAX_WATCH_MINUTES},
          }},
+        entity_args=("entity_id",),
     )
 
     def __init__(self, store: EntityStore, watches: StateWatches, report: OutcomeSink) -> None:

@@ -44,8 +44,8 @@ class ControlTokenGuard:
     def request(self, request: GenerationRequest) -> GenerationRequest:
         """`request` with every control-token text in its strings replaced by a placeholder."""
         return replace(request, messages=[self._message(m) for m in request.messages],
-                       tools=[ToolSpec(self.text(t.name), self.text(t.description), self._value(t.parameters))
-                              for t in request.tools])
+                       tools=[replace(t, name=self.text(t.name), description=self.text(t.description),
+                                      parameters=self._value(t.parameters)) for t in request.tools])
 
     def _text(self, text: str) -> str:
         """`text` with its control-token texts replaced (the same string when it has none)."""

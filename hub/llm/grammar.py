@@ -3,7 +3,7 @@ or (when the constraint allows it) an answer in words.
 
 From the live ToolSpecs and a ToolConstraint we build a JSON schema
 `{"name": <const>, "arguments": {...}}`, one alternative per allowed tool (`anyOf`), where every
-entity argument is an enum of the candidate entity ids; llama-cpp-python turns it into a GBNF
+entity argument (`ToolSpec.entity_args`) is an enum of the candidate entity ids; llama-cpp-python turns it into a GBNF
 grammar (`LlamaGrammar.from_json_schema`). Pass it to generation as `grammar=`
 (llama-cpp-python ignores a `json_schema` argument silently). With `constraint.answer` one more
 alternative, `{"name": "answer", "arguments": {"text": …}}`, lets the model reply in words, so a
@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Collection, Sequence
+from typing import Any, Sequence
 
 from llama_cpp import LlamaGrammar
 
 from hub.llm.types import Delta, EngineError, MalformedToolCall, TextDelta, ToolCall, ToolCallDelta, ToolConstraint, ToolSpec
 
-ENTITY_ARGUMENTS: frozenset[str] = frozenset({"entity_id"})
 ANSWER = "answer"  # the grammar's name for "no call: say this"
 _ANSWER_ALTERNATIVE = {
     "type": "object",
@@ -44,7 +43,7 @@ def _entity_argument(schema: dict[str, Any], entity_ids: list[str]) -> dict[str,
 
 
 def _arguments_schema(
-    spec: ToolSpec, entity_ids: list[str], entity_arguments: Collection[str], keep_optional: bool
+    spec: ToolSpec, entity_ids: list[str], keep_optional: bool
 ) -> dict[str, Any] | None:
     """The tool's argument schema with entity enums; None when the tool cannot be called."""
     parameters = copy.deepcopy(spec.parameters) or {"type": "object", "properties": {}}
@@ -52,7 +51,7 @@ def _arguments_schema(
     required = list(parameters.get("required", []))
     kept: dict[str, Any] = {}
     for name, schema in properties.items():
-        if name in entity_arguments:
+        if name in spec.entity_args:
             if not entity_ids:
                 if name in required:
                     return None  # nothing it may act on
@@ -72,13 +71,12 @@ def tool_call_schema(
     tools: Sequence[ToolSpec],
     constraint: ToolConstraint,
     *,
-    entity_arguments: Collection[str] = ENTITY_ARGUMENTS,
     keep_optional: bool = True,
 ) -> dict[str, Any]:
     """JSON schema of one call to one of `constraint.tool_names` (in the order of `tools`).
 
-    `entity_arguments` names the arguments that take an entity id; `keep_optional=False` drops
-    optional non-entity arguments (for models too small to fill them sensibly).
+    `keep_optional=False` drops optional non-entity arguments (for models too small to fill
+    them sensibly).
     """
     allowed = set(constraint.tool_names)
     entity_ids = list(dict.fromkeys(constraint.entity_ids))
@@ -86,7 +84,7 @@ def tool_call_schema(
     for spec in tools:
         if spec.name not in allowed:
             continue
-        arguments = _arguments_schema(spec, entity_ids, set(entity_arguments), keep_optional)
+        arguments = _arguments_schema(spec, entity_ids, keep_optional)
         if arguments is None:
             continue
         alternatives.append(
@@ -112,10 +110,9 @@ def tool_call_grammar(
     tools: Sequence[ToolSpec],
     constraint: ToolConstraint,
     *,
-    entity_arguments: Collection[str] = ENTITY_ARGUMENTS,
     keep_optional: bool = True,
 ) -> LlamaGrammar:
-    schema = tool_call_schema(tools, constraint, entity_arguments=entity_arguments, keep_optional=keep_optional)
+    schema = tool_call_schema(tools, constraint, keep_optional=keep_optional)
     try:
         return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     except Exception as err:  # the converter raises plain exceptions for schemas it cannot express

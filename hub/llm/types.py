@@ -35,11 +35,16 @@ class Message:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """What the model is told about a tool: name, description, JSON schema of its arguments."""
+    """What the model is told about a tool: name, description, JSON schema of its arguments.
+
+    `entity_args` names the arguments that hold entity ids: constrained decoding offers only
+    the candidates for them (hub.llm.grammar); the model is not told.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
+    entity_args: tuple[str, ...] = ()
 
 
 class ReasoningMode(str, Enum):

@@ -23,7 +23,6 @@ class LampTool:
     spec = ToolSpec("set_lamp", "Switch the lamp", {
         "type": "object", "properties": {"on": {"type": "boolean"}}, "required": ["on"],
         "additionalProperties": False})
-    entity_args: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self.on = False

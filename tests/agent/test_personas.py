@@ -26,7 +26,6 @@ ROBOT = Persona(key="robot", name="Robo", instructions="You are a small robot.",
 class CountingTool:
     def __init__(self, name: str) -> None:
         self.spec = ToolSpec(name, f"The {name} tool", {"type": "object", "properties": {}})
-        self.entity_args: tuple[str, ...] = ()
         self.calls: list[ToolContext] = []
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -127,7 +127,6 @@ async def test_a_true_claim_stays(tmp_path) -> None:
 
 class BrokenTool:
     spec = ToolSpec("order_pizza", "Order a pizza", {"type": "object", "properties": {}})
-    entity_args: tuple[str, ...] = ()
 
     async def execute(self, args, ctx: ToolContext) -> ToolResult:
         raise RuntimeError("KeyError: 'crust' at pizza.py:12")

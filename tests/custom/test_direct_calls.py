@@ -38,7 +38,6 @@ class Bell:
         self.spec = ToolSpec(name, f"Ring the {name} bell", {
             "type": "object", "properties": {"times": {"type": "integer", "minimum": 1, "maximum": 5}},
             "required": ["times"], "additionalProperties": False})
-        self.entity_args: tuple[str, ...] = ()
         self.calls: list[tuple[dict[str, Any], ToolContext]] = []
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -45,7 +45,7 @@ def test_catalogue_names_and_entity_args(home: Home) -> None:
         "set_volume", "activate_scene", "run_script", "get_state"]
     for name in home.registry.names():
         tool = home.registry.get(name)
-        assert tool.entity_args == ("entity_id",)
+        assert tool.spec.entity_args == ("entity_id",)
         assert "entity_id" in tool.spec.parameters["properties"]
         assert len(tool.spec.description) < 100  # every token is prefill on every turn
 

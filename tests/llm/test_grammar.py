@@ -11,16 +11,17 @@ from hub.llm.grammar import ANSWER, constrained_delta, tool_call_grammar, tool_c
 from hub.llm.types import EngineError, MalformedToolCall, TextDelta, ToolCallDelta, ToolConstraint, ToolSpec
 
 TURN_ON = ToolSpec("turn_on", "Turn on", {
-    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]})
+    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]},
+    entity_args=("entity_id",))
 SET_LIGHT = ToolSpec("set_light", "Set a light", {
     "type": "object",
     "properties": {"entity_id": {"type": "string"}, "brightness": {"type": "integer"},
                    "color": {"type": "string"}},
-    "required": ["entity_id", "brightness"]})
+    "required": ["entity_id", "brightness"]}, entity_args=("entity_id",))
 GET_TIME = ToolSpec("get_time", "What time is it", {"type": "object", "properties": {}})
 GROUP = ToolSpec("group_on", "Several at once", {
     "type": "object", "properties": {"targets": {"type": "array", "items": {"type": "string"}}},
-    "required": ["targets"]})
+    "required": ["targets"]}, entity_args=("targets",))
 
 
 def test_one_alternative_per_allowed_tool_with_entity_enums() -> None:
@@ -43,14 +44,20 @@ def test_single_tool_needs_no_anyof_and_grammar_lists_only_candidates() -> None:
     assert tool_call_grammar([TURN_ON], constraint) is not None
 
 
-def test_optional_arguments_can_be_dropped_and_caller_names_entity_arguments() -> None:
+def test_optional_arguments_can_be_dropped_and_the_spec_names_entity_arguments() -> None:
     constraint = ToolConstraint(("set_light", "group_on"), ("light.a",))
-    lean = tool_call_schema([SET_LIGHT, GROUP], constraint, keep_optional=False,
-                            entity_arguments={"entity_id", "targets"})
+    lean = tool_call_schema([SET_LIGHT, GROUP], constraint, keep_optional=False)
     set_light, group = lean["anyOf"]
     assert set(set_light["properties"]["arguments"]["properties"]) == {"entity_id", "brightness"}
     targets = group["properties"]["arguments"]["properties"]["targets"]
     assert targets["items"]["enum"] == ["light.a"] and targets["minItems"] == 1
+
+
+def test_an_argument_the_spec_does_not_name_is_left_as_it_is() -> None:
+    # an OpenAI client's tool: its entity_id is the client's own string, not a candidate of the home
+    client_tool = ToolSpec("turn_on", "Turn on", TURN_ON.parameters)
+    schema = tool_call_schema([client_tool], ToolConstraint(("turn_on",), ()))
+    assert schema["properties"]["arguments"]["properties"]["entity_id"] == {"type": "string"}
 
 
 def test_no_callable_tool_is_a_clear_error() -> None:

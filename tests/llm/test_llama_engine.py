@@ -36,9 +36,10 @@ pytestmark = pytest.mark.slow
 
 TURN_ON = ToolSpec("turn_on", "Turn a device on", {
     "type": "object", "properties": {"entity_id": {"type": "string", "description": "the device"}},
-    "required": ["entity_id"]})
+    "required": ["entity_id"]}, entity_args=("entity_id",))
 TURN_OFF = ToolSpec("turn_off", "Turn a device off", {
-    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]})
+    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]},
+    entity_args=("entity_id",))
 
 
 @pytest.fixture(scope="module")

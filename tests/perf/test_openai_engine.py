@@ -44,7 +44,8 @@ from perf.agent_rig import RecordingEngine, build_agent, demo_store
 from perf.remote_server import LlamaCppServer, free_port
 
 TURN_ON = ToolSpec("turn_on", "Turn a device on", {
-    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]})
+    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]},
+    entity_args=("entity_id",))
 
 
 async def collect(stream: AsyncIterator[Delta]) -> list[Delta]:

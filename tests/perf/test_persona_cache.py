@@ -27,7 +27,6 @@ SMITH = Persona(key="smith", name="Brom", tools=("price_of",), instructions=(
 class PriceTool:
     spec = ToolSpec("price_of", "The price of an item in the forge", {
         "type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]})
-    entity_args: tuple[str, ...] = ()
 
     async def execute(self, args: dict, ctx: ToolContext) -> ToolResult:
         return ToolResult(ok=True, data={"item": args["item"], "gold": 12})

@@ -23,7 +23,8 @@ def test_draft_is_what_followed_the_latest_match_of_the_tail() -> None:
 
 
 SET_LIGHT = ToolSpec("turn_on", "Turn a device on", {
-    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]})
+    "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]},
+    entity_args=("entity_id",))
 HOME = Message("system", "Devices: " + ", ".join(
     f"light.{room}_{kind}_light" for room in ("attic", "kitchen", "office", "garage") for kind in ("ceiling", "corner")))
 

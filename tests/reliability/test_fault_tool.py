@@ -33,7 +33,6 @@ class HangingTool:
 
     spec = ToolSpec("wait_for_garage", "Wait until the garage reports back",
                     {"type": "object", "properties": {}, "additionalProperties": False})
-    entity_args: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self.started = asyncio.Event()
