@@ -33,11 +33,6 @@ class Option:
     default: Any = None  # None: no default (optional options only)
 
 
-LANGUAGES = (
-    "ar bg ca cs da de el en es fi fr he hi hr hu id it ja ko ms nb nl pl pt ro ru sk sl sr sv "
-    "th tr uk vi zh"
-).split()
-
 OPTIONS: tuple[Option, ...] = (
     # general
     Option("log_level", "list(debug|info|warning|error)", "info"),

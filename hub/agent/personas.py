@@ -60,9 +60,6 @@ class PersonaBook:
         self.default = default
         self._home_tools = tuple(home_tools)
 
-    def set_home_tools(self, names: Sequence[str]) -> None:
-        self._home_tools = tuple(names)
-
     def get(self, key: str | None) -> Persona:
         """The persona named `key` (None: the default). Raises UnknownPersona."""
         if key is None or key == "":

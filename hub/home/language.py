@@ -166,7 +166,3 @@ def candidates(text: str, given: str | None = None, preferred: str | None = "en"
         ordered = [*ordered[:limit - 1], named]
     return ordered
 
-
-def identify(text: str) -> list[str]:
-    """The text's candidate languages with nothing named or preferred (benches, tools)."""
-    return candidates(text, None, None)

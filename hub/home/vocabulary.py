@@ -110,7 +110,3 @@ def stop_words(language: str) -> frozenset[str]:
     words = _STOP_WORDS.get(language, "") + " " + _STOP_WORDS["en"]
     return frozenset(fold(word, language) for word in words.split())
 
-
-def domain_for_word(word: str, language: str) -> str | None:
-    """The domain a (folded or unfolded) word names, if any: "Lampen" → "light"."""
-    return domain_words(language).get(fold(word, language))
