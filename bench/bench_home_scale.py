@@ -75,8 +75,9 @@ def p3_tokens(count_tokens) -> list[Result]:  # type: ignore[no-untyped-def]
                               "(info)", f"{candidates:.1f} vs {ha:.1f} tokens per entity"))
     store = generated_store(1000)
     view = StoreHomeView(store, EntityResolver(store))
-    shown = [list(view.candidates(text, "en")) for text in SCALE_COMMANDS]
-    per_request = [count_tokens(view.live_states(found)) for found in shown]
+    matches = [view.match(text, "en") for text in SCALE_COMMANDS]
+    shown = [match.candidates for match in matches]
+    per_request = [count_tokens(view.live_states(m.candidates, {e.entity_id for e in m.best})) for m in matches]
     ha_same = [count_tokens(ha_context_yaml(found, {}, include_state=True)) for found in shown]
     results.append(Result("   request context / HA GetLiveContext of the same candidates, 1,000 entities",
                           sum(per_request) / sum(ha_same), "(info)",

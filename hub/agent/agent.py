@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator, Callable, Protocol, Sequence
+from typing import Any, AsyncIterator, Callable, Collection, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
@@ -36,7 +36,7 @@ from hub.agent.types import (
 from hub.config import HubConfig
 from hub.home import language as language_id
 from hub.home.entities import Entity
-from hub.home.resolve import Fit
+from hub.home.resolve import Fit, Match
 from hub.core.answer import DirectAnswer
 from hub.core.speech import CONFIRMATION_REQUIRED, looks_like_code, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
@@ -85,10 +85,10 @@ class HomeView(Protocol):
     """What the agent needs to know about the home to build prompts and narrow tool calls."""
 
     def entities(self) -> Sequence[Entity]: ...
-    def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]: ...
+    def match(self, text: str, language: str) -> Match: ...
     def overview(self, entities: Sequence[Entity]) -> str: ...
-    def live_states(self, entities: Sequence[Entity]) -> str: ...
-    def fit(self, text: str, language: str) -> Fit: ...
+    def live_states(self, entities: Sequence[Entity], best: Collection[str] | None = None) -> str: ...
+    def fit(self, text: str, language: str, match: Match) -> Fit: ...
     def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None: ...
 
 
@@ -411,9 +411,9 @@ class Agent:
         request, conversation, persona = state.request, state.conversation, state.persona
         conversational, reasoning = self._modes(persona, request)
         home = self._home if persona.home else None
-        candidates = list(home.candidates(text, state.language)) if home else []
+        match = home.match(text, state.language) if home else Match([], [], named=False)
         system = self._system_message(persona, conversational)
-        live = home.live_states(candidates) if home else ""
+        live = home.live_states(match.candidates, {e.entity_id for e in match.best}) if home else ""
         turn_messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
         question = persona.home and is_question(text, state.language)
         # the prompt always declares the same tools (its prefix stays cached); what may run this
@@ -422,15 +422,14 @@ class Agent:
         tools = self._registry.specs(self._offered_tools(persona))
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
-            question or (self._constrained and not candidates and not targets))]
+            question or (self._constrained and not match.candidates and not targets))]
         reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
                              keep=functools.partial(self._speakable, state, question))
         retries_left = 1
         spoken_results: list[str] = []
-        constraint = self._first_round_constraint(persona, [t for t in tools if t.name in allowed], candidates,
-                                                  text, state.language, question)
+        constraint = self._first_round_constraint(persona, [t for t in tools if t.name in allowed], match, question)
         if constraint is not None and constraint.answer:
-            narrowed = self._narrowed(state, text, constraint, targets, emit)
+            narrowed = self._narrowed(state, text, match, constraint, targets, emit)
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
@@ -487,13 +486,13 @@ class Agent:
         return TurnResult(conversation.id, state.language, reply.text,
                           tool_calls=state.finished_calls, timings=state.timings)
 
-    def _narrowed(self, state: _TurnState, text: str, constraint: ToolConstraint,
+    def _narrowed(self, state: _TurnState, text: str, match: Match, constraint: ToolConstraint,
                   targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
         """A grammar-bound command acts only on what it names well (never on a neighbour that
         shares a word): the constraint offering only those, or the turn's answer when the name
         fits nothing ("I couldn't find …") or several devices ("Which one …?")."""
         if targets is None and self._home is not None:
-            fit = self._home.fit(text, state.language)
+            fit = self._home.fit(text, state.language, match)
             if fit.missing:
                 answer = DirectAnswer(phrase(state.language, "entity.not_found", name=fit.missing), "not_found")
                 return self._direct_answer(state, text, answer, "resolution", emit)
@@ -653,8 +652,8 @@ class Agent:
             return [n for n in names if n not in actions]
         return list(names)
 
-    def _first_round_constraint(self, persona: Persona, tools: Sequence[Any], candidates: Sequence[Entity],
-                                text: str, language: str, question: bool) -> ToolConstraint | None:
+    def _first_round_constraint(self, persona: Persona, tools: Sequence[Any], match: Match,
+                                question: bool) -> ToolConstraint | None:
         """A small model's first round on a command calls a tool on the request's candidates or
         answers in words (grammar-bound); a persona with tool_choice "required" must call one of
         its tools, whatever the model."""
@@ -662,9 +661,8 @@ class Agent:
             return None
         names = tuple(t.name for t in tools)
         acts = bool(self._registry.device_actions() & set(names))
-        if self._constrained and acts and not question and candidates and self._home is not None:
-            focused = self._home.candidates(text, language, focused=True)
-            return ToolConstraint(names, tuple(e.entity_id for e in focused), answer=True)
+        if self._constrained and acts and not question and match.candidates:
+            return ToolConstraint(names, tuple(e.entity_id for e in match.best), answer=True)
         if persona.tool_choice == "required":
             return ToolConstraint(names, ())
         return None

@@ -171,13 +171,13 @@ class EntityResolver:
         return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named,
                      tier=_TIER_NAMES[top_tier])
 
-    def fit(self, text: str, language: str = "en", limit: int = 8) -> Fit:
+    def fit(self, text: str, language: str = "en", limit: int = 8, match: Match | None = None) -> Fit:
         """The entities a command fits well. Unless it says a whole name, an entity fits only when
         every word of what was said about it (each run of words between filler words that holds
         one of its names' words, its area or a kind of device) is one of its names' words, its
         area or its kind: "the front door" does not fit "Garage Door", nor "the kitchen radio"
-        the kitchen light."""
-        match = self.match(text, language, limit)
+        the kitchen light. `match`: the text's match when the caller has it (else made here)."""
+        match = match or self.match(text, language, limit)
         language = base_language(language)
         if match.tier in ("", "name") or not has_stop_words(language):
             return Fit(match.best)  # without a filler table every verb would look like a name

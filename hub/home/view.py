@@ -12,15 +12,12 @@ carries only those: its other candidates merely share a word with the name.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Sequence
+from dataclasses import replace
+from typing import Collection, Sequence
 
 from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview, live_states
 from hub.home.entities import Entity, EntityStore
-from hub.home.resolve import EntityResolver, Fit
-
-
-_REMEMBERED_REQUESTS = 32
+from hub.home.resolve import EntityResolver, Fit, Match
 
 
 class StoreHomeView:
@@ -33,28 +30,21 @@ class StoreHomeView:
         self._limit = candidate_limit
         self._overview_max = overview_max_entities
         self._overview_cache: tuple[tuple[str, ...], str] | None = None
-        # candidate ids of recent requests → their best matches (for `live_states`)
-        self._best: OrderedDict[tuple[str, ...], frozenset[str]] = OrderedDict()
 
     def entities(self) -> Sequence[Entity]:
         return self._store.all()
 
-    def candidates(self, text: str, language: str, focused: bool = False) -> Sequence[Entity]:
-        """The request's candidates; when it names entities outright (a whole name or alias said),
-        only those: the lower tiers are partial word matches, noise that would cost a big home's
-        request ~10 tokens each for entities the grammar does not offer anyway."""
+    def match(self, text: str, language: str) -> Match:
+        """The request's candidates and their best tier, matched once per turn; when it names
+        entities outright (a whole name or alias said), the candidates are only those: the lower
+        tiers are partial word matches, noise that would cost a big home's request ~10 tokens
+        each for entities the grammar does not offer anyway."""
         match = self._resolver.match(text, language, limit=self._limit)
-        if focused:
-            return match.best
-        found = match.best if match.named else match.candidates
-        self._best[tuple(e.entity_id for e in found)] = frozenset(e.entity_id for e in match.best)
-        while len(self._best) > _REMEMBERED_REQUESTS:
-            self._best.popitem(last=False)
-        return found
+        return replace(match, candidates=match.best) if match.named else match
 
-    def fit(self, text: str, language: str) -> Fit:
+    def fit(self, text: str, language: str, match: Match) -> Fit:
         """The entities a command fits well enough to act on (EntityResolver.fit)."""
-        return self._resolver.fit(text, language, limit=self._limit)
+        return self._resolver.fit(text, language, limit=self._limit, match=match)
 
     def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None:
         return self._resolver.pick(answer, among, language)
@@ -73,10 +63,9 @@ class StoreHomeView:
             self._overview_cache = (key, entity_overview(entities, self._store.area_aliases()))
         return self._overview_cache[1]
 
-    def live_states(self, entities: Sequence[Entity]) -> str:
-        """States of a request's best matches; with no overview, every candidate (the best ones
-        with names, aliases and areas). A list the view did not hand out counts as all best."""
-        best = self._best.get(tuple(e.entity_id for e in entities))
+    def live_states(self, entities: Sequence[Entity], best: Collection[str] | None = None) -> str:
+        """States of a request's best matches (the ids `best`; None: all of `entities`); with no
+        overview, every candidate (the best ones with names, aliases and areas)."""
         if self.overview_fits:
             return live_states([e for e in entities if best is None or e.entity_id in best])
         return candidate_context(entities, self._store.area_aliases(), best)

@@ -39,14 +39,15 @@ def test_best_matches_in_detail_the_other_candidates_by_id_and_name() -> None:
     view = StoreHomeView(store, EntityResolver(store))
     # "480" is part of one alias ("window socket 480", a Kitchen socket): the best match; the
     # attic's sockets and plugs (kind and area said) follow as other candidates
-    found = list(view.candidates("switch on socket 480 in the attic", "en"))
-    text = view.live_states(found)
+    match = view.match("switch on socket 480 in the attic", "en")
+    found = match.candidates
+    text = view.live_states(found, {e.entity_id for e in match.best})
     assert len(found) > 1 and text.startswith("Kitchen:\nswitch.kitchen_window_socket (window socket 480): off\n")
     others = text.split("Other candidates:\n", 1)[1].splitlines()
     assert sorted(line.split(":")[0] for line in others) == sorted(
         e.entity_id for e in found if e.entity_id != "switch.kitchen_window_socket")
     assert all("(" not in line for line in others)  # no aliases: fewer tokens
-    # a list the view did not hand out (another caller): every candidate in detail
+    # no best matches given (another caller): every candidate in detail
     assert "Other candidates" not in view.live_states(found[1:])
 
 
@@ -55,23 +56,29 @@ def test_an_entity_named_outright_comes_alone() -> None:
     the named entity only, which is also all the grammar offers."""
     store = generated_store(1000)
     view = StoreHomeView(store, EntityResolver(store))
-    found = list(view.candidates("turn on the attic ceiling light", "en"))
+    match = view.match("turn on the attic ceiling light", "en")
+    found = match.candidates
     assert [e.entity_id for e in found] == ["light.attic_ceiling_light"]
-    assert found == list(view.candidates("turn on the attic ceiling light", "en", focused=True))
-    assert view.live_states(found) == "Attic:\nlight.attic_ceiling_light (ceiling light 8): off"
+    assert found == match.best
+    assert view.live_states(found, {e.entity_id for e in match.best}) == \
+        "Attic:\nlight.attic_ceiling_light (ceiling light 8): off"
     # two names said: both, nothing else
-    both = {e.entity_id for e in view.candidates("turn on the attic ceiling light and the gym desk fan", "en")}
+    both = {e.entity_id for e in view.match("turn on the attic ceiling light and the gym desk fan", "en").candidates}
     assert both == {"light.attic_ceiling_light", "fan.gym_desk_fan"}
     # a name and, besides it, a kind of device in another area: every candidate stays
-    more = {e.entity_id for e in view.candidates("turn on the kitchen ceiling light and the fans in the office", "en")}
+    more = {e.entity_id for e in view.match("turn on the kitchen ceiling light and the fans in the office", "en").candidates}
     assert {"light.kitchen_ceiling_light", "fan.office_ceiling_fan"} <= more
 
 
 def test_small_home_request_carries_the_states_of_its_best_matches() -> None:
     store = demo_store()
     view = StoreHomeView(store, EntityResolver(store))
-    assert view.live_states(list(view.candidates("turn on the kitchen light", "en"))) == "light.kitchen: off"
-    lights = view.live_states(list(view.candidates("it's too dark in the living room", "en")))
+    def live(text: str) -> str:
+        match = view.match(text, "en")
+        return view.live_states(match.candidates, {e.entity_id for e in match.best})
+
+    assert live("turn on the kitchen light") == "light.kitchen: off"
+    lights = live("it's too dark in the living room")
     assert lights.splitlines() == ["light.floor_lamp: off", "light.living_room: on, brightness 71%"]
 
 
@@ -89,8 +96,9 @@ async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path
             constraint = first.request.constraint
             assert constraint is not None and constraint.entity_ids
             assert set(constraint.entity_ids) <= set(ENTITY_ID.findall(user))  # offered ⊆ shown
-            found = {e.entity_id for e in view.candidates("turn on the attic ceiling light", "en")}
-            best = {e.entity_id for e in view.candidates("turn on the attic ceiling light", "en", focused=True)}
+            match = view.match("turn on the attic ceiling light", "en")
+            found = {e.entity_id for e in match.candidates}
+            best = {e.entity_id for e in match.best}
             # a small home's overview names everything: the request adds its best matches' states;
             # a big home's request carries every candidate
             assert set(ENTITY_ID.findall(user)) == (found if size == 1000 else best)
