@@ -1,9 +1,9 @@
 """The hub's own voice turn: audio → STT → agent → speakable sentences → TTS → audio, streamed.
 
-The reply is spoken sentence by sentence while the agent is still writing it: each sentence
-goes to the TTS server as soon as it is complete (one streaming-synthesis connection when the
-server offers it, else one request per sentence with the next one synthesizing while the current
-one is sent). Callers get `VoiceEvent`s in order: the transcript, reply text as it streams, the
+The reply is spoken sentence by sentence while the agent is still writing it: each of the
+agent's reply chunks (whole sentences, split once by its ReplyBuilder) goes to the TTS server
+as soon as it arrives (one streaming-synthesis connection when the server offers it, else one
+request per chunk with the next one synthesizing while the current one is sent). Callers get `VoiceEvent`s in order: the transcript, reply text as it streams, the
 sentences being spoken, audio start/chunks/stop, errors, and a final `VoiceDone` with timings.
 
 A failing TTS never costs the text reply: the turn goes on and ends with the reply and the error.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import statistics
 import time
@@ -336,25 +335,18 @@ class VoicePipeline:
         sentences: asyncio.Queue[str | None] = asyncio.Queue()
 
         async def read_reply() -> None:
-            splitter = SentenceSplitter(turn.language)
-
-            def queue(found: list[str]) -> None:
-                for sentence in found:
-                    speakable = make_speakable(sentence, turn.language)
-                    if speakable:
-                        turn.mark("first_sentence_s")
-                        out.put_nowait(VoiceSentence(speakable))
-                        sentences.put_nowait(speakable)
-
             try:
                 async for item in reply:
                     if isinstance(item, str):
-                        turn.reply_parts.append(item.strip())
+                        sentence = item.strip()  # the agent's chunks end on sentence boundaries
+                        turn.reply_parts.append(sentence)
                         out.put_nowait(VoiceReplyChunk(item))
-                        queue(_complete_sentences(splitter, item))
+                        if sentence:
+                            turn.mark("first_sentence_s")
+                            out.put_nowait(VoiceSentence(sentence))
+                            sentences.put_nowait(sentence)
                     else:
                         out.put_nowait(item)
-                queue(splitter.flush())
             finally:
                 sentences.put_nowait(None)
                 out.put_nowait(None)
@@ -486,25 +478,6 @@ class VoicePipeline:
         ok = not turn.errors and result is not None and result.ok
         reply = result.reply if result is not None else " ".join(turn.reply_parts)
         return VoiceDone(ok, turn.language, transcript, reply, error, turn.timings, result)
-
-
-def _complete_sentences(splitter: SentenceSplitter, chunk: str) -> list[str]:
-    """Sentences completed by `chunk`, including one that ends exactly at the chunk's end.
-
-    The splitter needs to see the next sentence begin before it releases one, but the agent
-    streams whole sentences as chunks: waiting would hold each sentence's audio until the model
-    has written all of the next one. So at each chunk boundary ask a copy of the splitter whether
-    a new sentence starting right here would end the pending text; its own rules (abbreviations,
-    initials, ordinals) still decide. A dot after a digit waits: "21." may go on as "21.5".
-    """
-    found = splitter.feed(chunk)
-    tail = chunk.rstrip()
-    if tail.endswith(".") and tail[-2:-1].isdigit():
-        return found
-    probe = copy.deepcopy(splitter)
-    if probe.feed(" A"):
-        found += splitter.flush()
-    return found
 
 
 def _speakable_sentences(text: str, language: str) -> list[str]:
