@@ -13,65 +13,60 @@ import functools
 import json
 import logging
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator, Callable, Collection, Protocol, Sequence
+from dataclasses import replace
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from hub.agent import prompt
+from hub.agent.choices import Choices
 from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
+from hub.agent.ports import ConfirmationsLike, FastPathLike, HomeView
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
-from hub.agent.utterances import claims_action, is_question, ordinal_position, repeats_itself
+from hub.agent.turn import (
+    TurnState,
+    answered_directly,
+    as_reading,
+    chunk_emitter,
+    first_round_constraint,
+    generate,
+    run_tools,
+    said_for_actions,
+    speakable,
+)
+from hub.agent.utterances import is_question
 from hub.agent.types import (
-    MAX_REQUEST_CHARS,
-    ReplyChunk,
-    ToolFinished,
-    ToolStarted,
     TurnDone,
     TurnEvent,
     TurnRequest,
     TurnResult,
-    TurnTimings,
+    final_result,
+    request_problem,
 )
 from hub.config import HubConfig
 from hub.home import language as language_id
 from hub.home.entities import Entity
-from hub.home.resolve import Fit, Match
+from hub.home.resolve import Match
 from hub.core.answer import DirectAnswer
-from hub.core.speech import CONFIRMATION_REQUIRED, looks_like_code, speech_of
+from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (
-    Done,
     Engine,
     EngineBusy,
     EngineError,
     GenerationRequest,
-    MalformedToolCall,
     ModelInfo,
     Message,
     PromptTooLong,
-    TextDelta,
-    ThinkingDelta,
     ToolCall,
-    ToolCallDelta,
     ToolConstraint,
     SMALL_MODEL_PARAMS,
 )
-from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
 from hub.locales import SUPPORTED_LANGUAGES, join_list, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
-READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
 _STOPPING = object()  # put in a running turn's events by stop_turns()
-
-
-class FastPathLike(Protocol):
-    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None: ...
-
-
-class ConfirmationsLike(FastPathLike, Protocol):
-    def waiting(self, conversation_id: str) -> bool: ...
 
 
 def model_stands_in(info: ModelInfo) -> bool:
@@ -79,42 +74,6 @@ def model_stands_in(info: ModelInfo) -> bool:
     states, but device actions come only from the deterministic path unless
     `model_home_control` allows it (its entity choices are not to be trusted)."""
     return info.is_stand_in or 0 < info.n_params < SMALL_MODEL_PARAMS
-
-
-class HomeView(Protocol):
-    """What the agent needs to know about the home to build prompts and narrow tool calls."""
-
-    def entities(self) -> Sequence[Entity]: ...
-    def match(self, text: str, language: str) -> Match: ...
-    def overview(self, entities: Sequence[Entity]) -> str: ...
-    def live_states(self, entities: Sequence[Entity], best: Collection[str] | None = None) -> str: ...
-    def fit(self, text: str, language: str, match: Match) -> Fit: ...
-    def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None: ...
-
-
-@dataclass(frozen=True)
-class _Choice:
-    """A command waiting for the answer to "which one?": its words and the good fits offered."""
-
-    text: str
-    options: tuple[Entity, ...]
-    source: str
-    client: str | None
-    asked_at: float
-
-
-@dataclass
-class _TurnState:
-    request: TurnRequest
-    conversation: Conversation
-    language: str
-    ctx: ToolContext
-    persona: Persona
-    deadline: float  # time.monotonic() at which the turn times out
-    languages: list[str] = field(default_factory=list)  # the text's candidate languages, in order
-    timings: TurnTimings = field(default_factory=TurnTimings)
-    started: float = field(default_factory=time.monotonic)
-    finished_calls: list[ToolFinished] = field(default_factory=list)
 
 
 class Agent:
@@ -143,8 +102,7 @@ class Agent:
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
         self.model_acts = config.model_home_control or not model_stands_in(engine.info)
-        self._client_conversations: dict[str, str] = {}  # client → its latest conversation id
-        self._choices: dict[str, _Choice] = {}  # conversation id → the command asking "which one?"
+        self._choices = Choices(config.confirm_seconds)  # commands asking "which one?"
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
@@ -160,7 +118,7 @@ class Agent:
 
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
-        error = _check_request(request.text)
+        error = request_problem(request.text)
         if request.conversation_id is None:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
@@ -182,7 +140,7 @@ class Agent:
         conversation.language = language
         conversation.persona = persona.key
         if request.client is not None:
-            self._remember_client(request.client, conversation.id)
+            self.conversations.remember_client(request.client, conversation.id)
         events: asyncio.Queue[Any] = asyncio.Queue()
         deadline = time.monotonic() + self._config.turn_timeout
         task = asyncio.create_task(self._locked_turn(request, conversation, languages, persona, deadline, events))
@@ -193,12 +151,10 @@ class Agent:
                     event = await asyncio.wait_for(events.get(), max(0.0, deadline - time.monotonic()))
                 except asyncio.TimeoutError:
                     _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._config.turn_timeout)
-                    yield TurnDone(self._failure(conversation.id, language, "timeout"))
-                    return
+                    event = TurnDone(self._failure(conversation.id, language, "timeout"))
                 if event is _STOPPING:
                     _LOGGER.info("turn in %s cut short: the hub is stopping", conversation.id)
-                    yield TurnDone(self._failure(conversation.id, language, "stopping"))
-                    return
+                    event = TurnDone(self._failure(conversation.id, language, "stopping"))
                 yield event
                 if isinstance(event, TurnDone):
                     return
@@ -208,10 +164,7 @@ class Agent:
                 task.cancel()
 
     async def ask(self, request: TurnRequest) -> TurnResult:
-        async for event in self.run(request):
-            if isinstance(event, TurnDone):
-                return event.result
-        raise AssertionError("run() ended without TurnDone")  # pragma: no cover
+        return await final_result(self.run(request))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
@@ -302,7 +255,7 @@ class Agent:
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
                               persona.key, request.client)
-            state = _TurnState(request, conversation, language, ctx, persona, deadline, languages)
+            state = TurnState(request, conversation, language, ctx, persona, deadline, languages)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
             except asyncio.CancelledError:
@@ -320,12 +273,15 @@ class Agent:
             if result.ok and result.path == "model":
                 self._prime_continuation(state)
 
-    async def _turn_fitting_context(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
-        """Run the turn; if the history makes the prompt too long for the model, drop the
-        oldest half of it and try again (only while nothing has been done yet)."""
+    async def _turn_fitting_context(self, state: TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
+        """Run the turn and trim the history it added to; if the history makes the prompt too
+        long for the model, drop the oldest half of it and try again (only while nothing has been
+        done yet)."""
         while True:
             try:
-                return await self._turn(state, emit)
+                result = await self._turn(state, emit)
+                self._trim(state.conversation)
+                return result
             except PromptTooLong:
                 turns = state.conversation.turns()
                 if not turns or state.finished_calls:
@@ -335,13 +291,12 @@ class Agent:
                              state.conversation.id, len(turns) - len(keep), len(turns))
                 state.conversation.messages = [m for turn in keep for m in turn]
 
-    async def _turn(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
+    async def _turn(self, state: TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
         text = state.request.text.strip()
-        choice = self._choices.get(state.conversation.id)
-        if choice is not None and state.persona.home and \
-                (choice.source, choice.client) == (state.request.source, state.request.client):
-            del self._choices[state.conversation.id]  # any answer of the asker ends the wait
-            chosen = self._chosen(choice, text, state)
+        choice = self._choices.take(state.conversation.id, state.request.source, state.request.client) \
+            if state.persona.home else None
+        if choice is not None and self._home is not None:
+            chosen = self._choices.chosen(choice, text, state.language, self._home.pick)
             if chosen is not None:  # "the first one", "the fan": the command goes on with that one
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
@@ -360,9 +315,9 @@ class Agent:
                 if outcome is not None and outcome.intent == "not_found":
                     not_found = not_found or (language, outcome)
                 elif outcome is not None:
-                    return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
+                    return answered_directly(state.speaking(language), text, outcome, path, emit)
             if not_found is not None:
-                return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1], path, emit)
+                return answered_directly(state.speaking(not_found[0]), text, not_found[1], path, emit)
         return await self._model_turn(state, text, emit)
 
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
@@ -378,33 +333,8 @@ class Agent:
             await asyncio.wait([loading], timeout=language_id.READY_WAIT_S)  # the load goes on
         return language_id.candidates(request.text, request.language, preferred)
 
-    @staticmethod
-    def _speaking(state: _TurnState, language: str) -> _TurnState:
-        """The turn goes on in `language` (a later candidate's templates matched)."""
-        state.language = language
-        state.ctx = replace(state.ctx, language=language)
-        state.conversation.language = language
-        return state
-
-    def _direct_answer(
-        self, state: _TurnState, text: str, outcome: DirectAnswer, path: str, emit: Callable[[TurnEvent], None]
-    ) -> TurnResult:
-        """A turn answered without the model (fast path, or a confirmed/cancelled action)."""
-        for call, result in zip(outcome.calls, outcome.results):
-            emit(ToolStarted(call))
-            finished = ToolFinished(call, result.ok, result.data, 0.0)
-            state.finished_calls.append(finished)
-            emit(finished)
-        emit(ReplyChunk(outcome.reply))
-        # the model sees what happened, so a follow-up turn can refer to it
-        state.conversation.messages += [Message("user", text), Message("assistant", outcome.reply)]
-        self._trim(state.conversation)
-        state.timings.first_token_s = time.monotonic() - state.started
-        return TurnResult(state.conversation.id, state.language, outcome.reply,
-                          tool_calls=state.finished_calls, timings=state.timings, path=path)
-
     async def _model_turn(
-        self, state: _TurnState, text: str, emit: Callable[[TurnEvent], None],
+        self, state: TurnState, text: str, emit: Callable[[TurnEvent], None],
         targets: Sequence[Entity] | None = None,
     ) -> TurnResult:
         """`targets`: the entities the command acts on, when the user already chose them."""
@@ -423,11 +353,11 @@ class Agent:
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not match.candidates and not targets))]
-        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
-                             keep=functools.partial(self._speakable, state, question))
+        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=chunk_emitter(state, emit),
+                             keep=functools.partial(speakable, self._registry, state, question))
         retries_left = 1
         spoken_results: list[str] = []
-        constraint = self._first_round_constraint(persona, [t for t in tools if t.name in allowed], match, question)
+        constraint = first_round_constraint(allowed, actions, self._constrained, persona, match, question)
         if constraint is not None and constraint.answer:
             narrowed = self._narrowed(state, text, match, constraint, targets, emit)
             if isinstance(narrowed, TurnResult):
@@ -446,7 +376,7 @@ class Agent:
                 # ran, the turn goes on, so its reply can say what happened
                 deadline=None if state.finished_calls else state.deadline,
             )
-            raw_text, calls, stop_reason = await self._generate(generation, state, reply, allowed)
+            raw_text, calls, stop_reason = await generate(self._engine, generation, state, reply, allowed)
             if not calls:
                 # a reply cut by max_tokens ends on its last whole sentence, not a fragment
                 reply.finish(drop_incomplete=stop_reason == "length")
@@ -457,10 +387,10 @@ class Agent:
                 turn_messages.append(Message("assistant", raw_text))
                 break
             if question:  # a question reads: an action on a device becomes a look at its state
-                calls = [_as_reading(c, actions, allowed) for c in calls]
+                calls = [as_reading(c, actions, allowed) for c in calls]
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
-            results = await self._run_tools(calls, state, emit, turn_messages, allowed)
-            spoken_results = [self._spoken(r, state.language) for r in results]
+            results = await run_tools(self._registry, calls, state, emit, turn_messages, allowed)
+            spoken_results = [speech_of(r, state.language, self._entity_name) for r in results]
             confirm = [str(r.data.get("message")) for r in results
                        if r.data.get("error") == CONFIRMATION_REQUIRED]
             if confirm:  # a sensitive action waits for the user's yes: ask, and do no more
@@ -478,15 +408,14 @@ class Agent:
                 turn_messages.append(Message("assistant", " ".join(spoken_results)))
                 break
         reply.finish()
-        said = self._said_for_actions(state, reply, spoken_results, actions)
+        said = said_for_actions(state, reply, spoken_results, actions)
         if said:
             reply.say(said)
         conversation.messages += turn_messages
-        self._trim(conversation)
         return TurnResult(conversation.id, state.language, reply.text,
                           tool_calls=state.finished_calls, timings=state.timings)
 
-    def _narrowed(self, state: _TurnState, text: str, match: Match, constraint: ToolConstraint,
+    def _narrowed(self, state: TurnState, text: str, match: Match, constraint: ToolConstraint,
                   targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
         """A grammar-bound command acts only on what it names well (never on a neighbour that
         shares a word): the constraint offering only those, or the turn's answer when the name
@@ -495,7 +424,7 @@ class Agent:
             fit = self._home.fit(text, state.language, match)
             if fit.missing:
                 answer = DirectAnswer(phrase(state.language, "entity.not_found", name=fit.missing), "not_found")
-                return self._direct_answer(state, text, answer, "resolution", emit)
+                return answered_directly(state, text, answer, "resolution", emit)
             if fit.ambiguous:
                 return self._ask_which(state, text, fit.entities, emit)
             targets = fit.entities
@@ -503,137 +432,15 @@ class Agent:
             return constraint
         return dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
 
-    def _ask_which(self, state: _TurnState, text: str, options: Sequence[Entity],
+    def _ask_which(self, state: TurnState, text: str, options: Sequence[Entity],
                    emit: Callable[[TurnEvent], None]) -> TurnResult:
         """"Which one: A or B?", and keep the command for the next turn's answer."""
-        self._choices[state.conversation.id] = _Choice(text, tuple(options), state.request.source,
-                                                       state.request.client, time.monotonic())
+        self._choices.ask(state.conversation.id, text, options, state.request.source, state.request.client)
         question = phrase(state.language, "entity.ambiguous",
                           options=join_list([e.name for e in options], state.language))
-        return self._direct_answer(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
-
-    def _chosen(self, choice: _Choice, answer: str, state: _TurnState) -> Entity | None:
-        """The option an answer names or counts to ("B", "the second one") within the
-        confirmation window; None otherwise."""
-        if time.monotonic() - choice.asked_at > self._config.confirm_seconds or self._home is None:
-            return None
-        named = self._home.pick(answer, list(choice.options), state.language)
-        if named is not None:
-            return named
-        position = ordinal_position(answer, state.language)
-        return choice.options[position] if position is not None and position < len(choice.options) else None
-
-    def _said_for_actions(self, state: _TurnState, reply: ReplyBuilder, spoken_results: list[str],
-                          actions: frozenset[str]) -> str:
-        """What the hub adds after the model's words: the calls' outcomes when a device action
-        ran or the last calls failed, else what really happened when the model's words claimed an
-        action (or were all refused), else nothing."""
-        acted = [f for f in state.finished_calls if f.call.name in actions]
-        failed_last = spoken_results and any(not f.ok for f in state.finished_calls[-len(spoken_results):])
-        if acted or failed_last:
-            return " ".join(dict.fromkeys(s for s in spoken_results if s))
-        if state.persona.home and any(claims_action(d, state.language, also="en") for d in reply.dropped):
-            return phrase(state.language, "action.nothing_done")
-        if not reply.text:
-            return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
-        return ""
-
-    def _speakable(self, state: _TurnState, question: bool, sentence: str) -> bool:
-        """Whether a sentence of the model may be spoken: never JSON or a call written as text,
-        and, for the home, no claim of an action unless one succeeded in this turn."""
-        if looks_like_code(sentence):
-            return False
-        if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
-            return any(f.ok and not self._reads_only(f.call.name) for f in state.finished_calls)
-        return True
-
-    def _reads_only(self, tool_name: str) -> bool:
-        return getattr(self._registry.get(tool_name), "changes_home", None) is False
-
-    async def _generate(
-        self, generation: GenerationRequest, state: _TurnState, reply: ReplyBuilder, allowed: Sequence[str],
-    ) -> tuple[str, list[ToolCall], str]:
-        """Stream one model round into the reply; the raw text, the calls and the stop reason.
-
-        Text that starts like JSON is held back: a call written without its format's markers
-        (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. A round
-        that starts repeating itself is ended there.
-        """
-        raw: list[str] = []
-        calls: list[ToolCall] = []
-        stop_reason = "stop"
-        held = False
-        stream = self._engine.stream(generation)
-        try:
-            async for delta in stream:
-                if isinstance(delta, TextDelta):
-                    raw.append(delta.text)
-                    text = "".join(raw)
-                    held = held or (not reply.text and text.lstrip()[:1] in ("{", "["))
-                    if not held:
-                        reply.add_text(delta.text)
-                    if repeats_itself(text[-400:]):
-                        _LOGGER.info("the model repeats itself in %s: reply ended", state.conversation.id)
-                        reply.stop()
-                        stop_reason = "loop"
-                        break
-                    if reply.capped:
-                        break
-                elif isinstance(delta, ToolCallDelta):
-                    calls.append(delta.call)
-                elif isinstance(delta, MalformedToolCall):
-                    calls.append(ToolCall("invalid_tool_call", {"raw": delta.raw[:300], "error": delta.error},
-                                          id=f"bad_{len(calls) + 1}"))
-                elif isinstance(delta, ThinkingDelta):
-                    _LOGGER.debug("thinking: %s", delta.text)
-                elif isinstance(delta, Done):
-                    state.timings.add_usage(delta.usage)
-                    stop_reason = delta.usage.stop_reason
-        finally:
-            await stream.aclose()
-        text = "".join(raw)
-        if held:
-            written = _calls_written_as_text(text, allowed)
-            if written:
-                return "", [*calls, *written], stop_reason
-            reply.add_text(text)  # not a call: the sentence filter keeps JSON from being spoken
-        return text, calls, stop_reason
-
-    async def _run_tools(
-        self, calls: list[ToolCall], state: _TurnState, emit: Callable[[TurnEvent], None],
-        turn_messages: list[Message], allowed: Sequence[str],
-    ) -> list[ToolResult]:
-        results = []
-        for call in calls:
-            emit(ToolStarted(call))
-            started = time.monotonic()
-            if call.name == "invalid_tool_call":
-                result = ToolResult(ok=False, data={
-                    "error": "malformed_call",
-                    "message": f"Your tool call could not be read ({call.arguments.get('error')}). "
-                               "Write one valid call."})
-            else:
-                result = await self._registry.call(call, state.ctx, allowed=allowed)
-            seconds = time.monotonic() - started
-            state.timings.tools_s += seconds
-            finished = ToolFinished(call, result.ok, result.data, seconds)
-            state.finished_calls.append(finished)
-            emit(finished)
-            _LOGGER.info("tool %s(%s) in %s from %s: %s", call.name, json.dumps(call.arguments),
-                         state.conversation.id, state.ctx.source, "ok" if result.ok else result.data.get("error"))
-            turn_messages.append(Message("tool", json.dumps(result.data, ensure_ascii=False),
-                                         name=call.name, tool_call_id=call.id or None))
-            results.append(result)
-        return results
+        return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
 
     # --- helpers ------------------------------------------------------------------------------
-
-    def _chunk_emitter(self, state: _TurnState, emit: Callable[[TurnEvent], None]) -> Callable[[str], None]:
-        def on_chunk(text: str) -> None:
-            if not state.timings.first_token_s:
-                state.timings.first_token_s = time.monotonic() - state.started
-            emit(ReplyChunk(text))
-        return on_chunk
 
     def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Any]:
         """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""
@@ -652,26 +459,11 @@ class Agent:
             return [n for n in names if n not in actions]
         return list(names)
 
-    def _first_round_constraint(self, persona: Persona, tools: Sequence[Any], match: Match,
-                                question: bool) -> ToolConstraint | None:
-        """A small model's first round on a command calls a tool on the request's candidates or
-        answers in words (grammar-bound); a persona with tool_choice "required" must call one of
-        its tools, whatever the model."""
-        if not tools:
-            return None
-        names = tuple(t.name for t in tools)
-        acts = bool(self._registry.device_actions() & set(names))
-        if self._constrained and acts and not question and match.candidates:
-            return ToolConstraint(names, tuple(e.entity_id for e in match.best), answer=True)
-        if persona.tool_choice == "required":
-            return ToolConstraint(names, ())
-        return None
-
     def _system_message(self, persona: Persona, conversational: bool) -> Message:
         return prompt.stable_system_message(self._home if persona.home else None, conversational,
                                             persona.instructions)
 
-    def _prime_continuation(self, state: _TurnState) -> None:
+    def _prime_continuation(self, state: TurnState) -> None:
         """Evaluate the conversation so far while the user listens, so its next turn only pays
         for its new message (engines without `prime` are left alone)."""
         if not self.primer.supported:
@@ -686,29 +478,13 @@ class Agent:
         """For a request without a conversation id: the client's previous conversation while it
         waits for an answer (a yes or no, or "which one?", within the confirmation window), else
         None (a new one)."""
-        previous = self._client_conversations.get(client) if client is not None else None
-        if previous is None:
-            return None
-        choice = self._choices.get(previous)
-        if choice is not None and time.monotonic() - choice.asked_at <= self._config.confirm_seconds:
-            return previous
-        if self._confirmations is not None and self._confirmations.waiting(previous):
-            return previous
-        return None
-
-    def _remember_client(self, client: str, conversation_id: str) -> None:
-        live = set(self.conversations.ids())
-        for known in [c for c, cid in self._client_conversations.items() if cid not in live]:
-            del self._client_conversations[known]
-        self._client_conversations[client] = conversation_id
-
-    def _spoken(self, result: ToolResult, language: str) -> str:
-        return speech_of(result, language, self._entity_name)
+        previous = self.conversations.latest_of(client)
+        waiting = previous is not None and (self._choices.waiting(previous) or (
+            self._confirmations is not None and self._confirmations.waiting(previous)))
+        return previous if waiting else None
 
     def _entity_name(self, entity_id: str) -> str | None:
-        if self._home is None:
-            return None
-        return next((e.name for e in self._home.entities() if e.entity_id == entity_id), None)
+        return self._home.name_of(entity_id) if self._home is not None else None
 
     def _trim(self, conversation: Conversation) -> None:
         conversation.trim(self._config.history_tokens, self._message_tokens)
@@ -721,29 +497,3 @@ class Agent:
         return TurnResult(conversation_id, language, phrase(language, f"error.{code}"), ok=False, error=code)
 
 
-def _check_request(text: str) -> str | None:
-    if not text or not text.strip():
-        return "empty"
-    if len(text) > MAX_REQUEST_CHARS:
-        return "too_long"
-    return None
-
-
-def _as_reading(call: ToolCall, actions: frozenset[str], allowed: Sequence[str]) -> ToolCall:
-    """A device action the model called for a question, as a look at that device's state."""
-    entity_id = call.arguments.get("entity_id")
-    if call.name in actions and isinstance(entity_id, str) and READ_STATE in allowed:
-        return ToolCall(READ_STATE, {"entity_id": entity_id}, id=call.id)
-    return call
-
-
-def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:
-    """`{"name": …, "arguments": …}` (or a list of them) written as plain text, when every name
-    is a tool on offer; [] for anything else."""
-    try:
-        parsed = parse_json_call(text.strip().rstrip("."))
-    except ToolCallSyntaxError:
-        return []
-    if not all(name in allowed for name, _ in parsed):
-        return []
-    return [ToolCall(name, arguments, id=f"text_{n + 1}") for n, (name, arguments) in enumerate(parsed)]

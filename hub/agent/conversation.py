@@ -49,6 +49,7 @@ class ConversationStore:
         self._idle_seconds = idle_seconds
         self._clock = clock
         self._conversations: dict[str, Conversation] = {}
+        self._of_client: dict[str, str] = {}  # client → its latest conversation id
 
     def get(self, conversation_id: str) -> Conversation | None:
         self.expire()
@@ -72,6 +73,16 @@ class ConversationStore:
 
     def clear(self) -> None:
         self._conversations.clear()
+
+    def remember_client(self, client: str, conversation_id: str) -> None:
+        """`conversation_id` is the client's latest (clients of expired conversations are forgotten)."""
+        for known in [c for c, cid in self._of_client.items() if cid not in self._conversations]:
+            del self._of_client[known]
+        self._of_client[client] = conversation_id
+
+    def latest_of(self, client: str | None) -> str | None:
+        """The client's latest conversation id, if it is remembered."""
+        return self._of_client.get(client) if client is not None else None
 
     def ids(self) -> list[str]:
         return list(self._conversations)

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, AsyncIterator, Union
 
 from hub.llm.types import Reasoning, ToolCall, Usage
 
-MAX_REQUEST_CHARS = 4000  # a request's text, on every route (the agent refuses longer ones: too_long)
+MAX_REQUEST_CHARS = 4000  # a request's text, on every route
+
+
+def request_problem(text: object) -> str | None:
+    """Why a request's text cannot be a turn ("empty", "too_long"), or None (the agent, Wyoming)."""
+    if not isinstance(text, str) or not text.strip():
+        return "empty"
+    if len(text) > MAX_REQUEST_CHARS:
+        return "too_long"
+    return None
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,8 @@ class TurnRequest:
 
 @dataclass(frozen=True)
 class ReplyChunk:
-    """Speakable reply text as it streams (thinking never appears here)."""
+    """Speakable reply text as it streams (thinking never appears here): whole sentences, each
+    chunk ending on a sentence boundary, led by the separator from the one before (" ")."""
 
     text: str
 
@@ -94,3 +104,15 @@ class TurnDone:
 
 
 TurnEvent = Union[ReplyChunk, ToolStarted, ToolFinished, TurnDone]
+
+
+async def final_result(events: AsyncIterator[TurnEvent]) -> TurnResult:
+    """The result a turn's events end with, read to their end (Agent.run's last event is
+    always TurnDone: the one place that guarantees it)."""
+    result: TurnResult | None = None
+    async for event in events:
+        if isinstance(event, TurnDone):
+            result = event.result
+    if result is None:
+        raise RuntimeError("the turn ended without TurnDone")
+    return result

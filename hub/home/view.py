@@ -34,6 +34,10 @@ class StoreHomeView:
     def entities(self) -> Sequence[Entity]:
         return self._store.all()
 
+    def name_of(self, entity_id: str) -> str | None:
+        entity = self._store.get(entity_id)
+        return entity.name if entity is not None else None
+
     def match(self, text: str, language: str) -> Match:
         """The request's candidates and their best tier, matched once per turn; when it names
         entities outright (a whole name or alias said), the candidates are only those: the lower

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Union
 
-from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult, final_result
 from hub.core.tools import ToolContext, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import normalize_language, phrase
@@ -121,13 +121,7 @@ class ObservedAgent:
         return True
 
     async def ask(self, request: TurnRequest) -> TurnResult:
-        result: TurnResult | None = None
-        async for event in self.run(request):
-            if isinstance(event, TurnDone):
-                result = event.result
-        if result is None:
-            raise RuntimeError("the agent ended a turn without TurnDone")
-        return result
+        return await final_result(self.run(request))
 
     async def report(self, conversation_id: str, text: str) -> None:
         await self.agent.report(conversation_id, text)

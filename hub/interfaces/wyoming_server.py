@@ -49,7 +49,7 @@ from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub import __version__
-from hub.agent.types import MAX_REQUEST_CHARS, ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult, request_problem
 from hub.config import HubConfig
 from hub.interfaces import json_input
 from hub.interfaces.client_networks import allowed_networks, is_allowed
@@ -284,12 +284,8 @@ class WyomingTurnHandler(AsyncEventHandler):
         conversation_id = _text_or_none(context.get("conversation_id"))
         satellite = _text_or_none(context.get("satellite_id")) or _text_or_none(context.get("device_id")) or ""
         text = data.get("text")
-        problem = None
-        if not isinstance(text, str) or not text.strip():
-            problem = "empty"
-        elif len(text) > MAX_REQUEST_CHARS:
-            problem = "too_long"
-        elif self._turn is not None and not self._turn.done():
+        problem = request_problem(text)
+        if problem is None and self._turn is not None and not self._turn.done():
             problem = "busy"
         if problem is not None:
             _LOGGER.info("Wyoming transcript refused: %s", problem)

@@ -1,0 +1,66 @@
+"""Commands waiting for the answer to "which one?": one per conversation, for its asker alone.
+
+A command whose name fits several devices well ("turn on the desk light" with a desk lamp and
+a desk light strip) is answered "Which one: A or B?" and kept. The asker's next turn in that
+conversation ends the wait whatever it says; when it names or counts to an option within the
+confirmation window ("the strip", "the second one"), the command goes on with that one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from hub.agent.utterances import ordinal_position
+from hub.home.entities import Entity
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A command waiting for the answer to "which one?": its words and the good fits offered."""
+
+    text: str
+    options: tuple[Entity, ...]
+    source: str
+    client: str | None
+    asked_at: float
+
+
+class Choices:
+    def __init__(self, window_s: float) -> None:
+        self._window_s = window_s
+        self._waiting: dict[str, Choice] = {}  # conversation id → the command asking "which one?"
+
+    def ask(self, conversation_id: str, text: str, options: Sequence[Entity], source: str,
+            client: str | None) -> None:
+        self._waiting[conversation_id] = Choice(text, tuple(options), source, client, time.monotonic())
+
+    def take(self, conversation_id: str, source: str, client: str | None) -> Choice | None:
+        """The command waiting in the conversation when this asker answers (any answer of theirs
+        ends the wait); None when nothing waits or another route or client speaks."""
+        choice = self._waiting.get(conversation_id)
+        if choice is None or (choice.source, choice.client) != (source, client):
+            return None
+        del self._waiting[conversation_id]
+        return choice
+
+    def waiting(self, conversation_id: str) -> bool:
+        """Whether the conversation waits for an answer that may still count."""
+        choice = self._waiting.get(conversation_id)
+        return choice is not None and self._fresh(choice)
+
+    def chosen(self, choice: Choice, answer: str, language: str,
+               pick: Callable[[str, list[Entity], str], Entity | None]) -> Entity | None:
+        """The option an answer names (`pick`) or counts to ("B", "the second one") within the
+        confirmation window; None otherwise."""
+        if not self._fresh(choice):
+            return None
+        named = pick(answer, list(choice.options), language)
+        if named is not None:
+            return named
+        position = ordinal_position(answer, language)
+        return choice.options[position] if position is not None and position < len(choice.options) else None
+
+    def _fresh(self, choice: Choice) -> bool:
+        return time.monotonic() - choice.asked_at <= self._window_s
