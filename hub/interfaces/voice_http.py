@@ -42,15 +42,14 @@ from typing import Any, AsyncIterator, Callable
 from aiohttp import WSMsgType, web
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import (
-    MAX_INPUT_SECONDS,
+from hub.interfaces.voice import MAX_INPUT_SECONDS, VoicePipeline
+from hub.interfaces.voice_events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceAudioStop,
     VoiceDone,
     VoiceError,
     VoiceEvent,
-    VoicePipeline,
     VoiceReplyChunk,
     VoiceSentence,
     VoiceTranscript,

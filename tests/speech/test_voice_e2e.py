@@ -10,12 +10,12 @@ import pytest
 from speech.speech_helpers import as_recording, normalize_words, sounds_like
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import (
+from hub.interfaces.voice import VoicePipeline
+from hub.interfaces.voice_events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceDone,
     VoiceError,
-    VoicePipeline,
     VoiceReplyChunk,
     VoiceTranscript,
 )

@@ -9,15 +9,14 @@ import pytest
 from speech.speech_helpers import ScriptedAgent, as_recording, breaking_tts_server, normalize_words
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import (
-    MAX_INPUT_SECONDS,
+from hub.interfaces.voice import MAX_INPUT_SECONDS, VoicePipeline
+from hub.interfaces.voice_events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceAudioStop,
     VoiceDone,
     VoiceError,
     VoiceEvent,
-    VoicePipeline,
     VoiceReplyChunk,
     VoiceSentence,
     VoiceTranscript,
