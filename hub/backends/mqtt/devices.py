@@ -127,9 +127,6 @@ class MqttDevices:
                 return tracked
         return None
 
-    def all_tracked(self) -> list[TrackedEntity]:
-        return list(self._tracked.values())
-
     # --- discovery ---------------------------------------------------------------------------
 
     async def _on_discovery(self, message: MqttMessage) -> None:

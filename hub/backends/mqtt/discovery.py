@@ -479,7 +479,6 @@ class DiscoveryMessage:
     components: list[ComponentConfig]
     removed: list[tuple[str, str]]  # keys (component, discovery id) to drop
     rejected: list[tuple[tuple[str, str], str]]  # components that failed validation, with why
-    is_device: bool
 
 
 def parse_topic(prefix: str, topic: str) -> tuple[str, str | None, str] | None:
@@ -496,13 +495,13 @@ def parse_component_message(component: str, node_id: str | None, object_id: str,
     discovery_id = f"{node_id} {object_id}" if node_id else object_id
     key = (component, discovery_id)
     if not payload:
-        return DiscoveryMessage([], [key], [], False)
+        return DiscoveryMessage([], [key], [])
     config = replace_topic_base(expand_abbreviations(decode_json_object(payload)))
     try:
         validated = validate_component(component, config)
     except DiscoveryError as err:
-        return DiscoveryMessage([], [], [(key, str(err))], False)
-    return DiscoveryMessage([ComponentConfig(component, discovery_id, validated)], [], [], False)
+        return DiscoveryMessage([], [], [(key, str(err))])
+    return DiscoveryMessage([ComponentConfig(component, discovery_id, validated)], [], [])
 
 
 def parse_device_message(
@@ -511,7 +510,7 @@ def parse_device_message(
     """A device-based config; `previous` are the keys this device produced before (to remove
     those it no longer lists). Raises DiscoveryError when the message as a whole is unusable."""
     if not payload:
-        return DiscoveryMessage([], sorted(previous), [], True)
+        return DiscoveryMessage([], sorted(previous), [])
     raw = expand_abbreviations(decode_json_object(payload))
     device = raw.get("device")
     components = raw.get("components")
@@ -547,7 +546,7 @@ def parse_device_message(
             continue
         found.append(ComponentConfig(component, discovery_id, validated))
     removed = sorted(previous - listed)
-    return DiscoveryMessage(found, removed, rejected, True)
+    return DiscoveryMessage(found, removed, rejected)
 
 
 # --- naming -----------------------------------------------------------------------------------
