@@ -22,7 +22,8 @@ from hub.backends.demo.mqtt_devices import (
     Thermostat,
     WeatherSensor,
 )
-from hub.transport.mqtt_client import BrokerSettings, MqttClient, MqttMessage
+from hub.transport.mqtt_broker import BrokerSettings
+from hub.transport.mqtt_client import MqttClient, MqttMessage
 
 _LOGGER = logging.getLogger(__name__)
 
