@@ -26,7 +26,8 @@ from hub.backends.mqtt.devices import MqttDevices
 from hub.interfaces.agent_activity import observed
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_api import MqttApi
-from hub.transport.mqtt_client import BrokerSettings, MqttClient, broker_from_config
+from hub.transport.mqtt_broker import BrokerSettings, broker_from_config
+from hub.transport.mqtt_client import MqttClient
 from hub.interfaces.mqtt_entities import HubEntities
 from hub.transport.mqtt_topics import HubTopics
 from hub.interfaces.tool_api_mqtt import MqttToolApi
