@@ -153,7 +153,7 @@ async def _ask_running(hub, args: argparse.Namespace, config: HubConfig) -> dict
 async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
     from hub.agent.types import ReplyChunk, ToolFinished, TurnDone, TurnRequest
     from hub.app import HubApp
-    from hub.interfaces.rest_api import result_json, tool_finished_json
+    from hub.interfaces.turn_json import result_json, tool_finished_json
 
     if not (config.mqtt_host or config.ha_url or config.in_addon):
         # the embedded broker of a one-off turn must not collide with a running `serve`
