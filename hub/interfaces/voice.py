@@ -221,8 +221,7 @@ class VoicePipeline:
             yield error.message
             return
         result = turn.result
-        if result is None:
-            return
+        assert result is not None, "Agent.run ends every turn with TurnDone"
         spoken = " ".join(turn.reply_parts)
         # a turn that streamed nothing (fast failure) or failed after streaming: speak its reply
         if result.reply and (not streamed or (not result.ok and result.reply.strip() not in spoken)):

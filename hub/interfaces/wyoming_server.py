@@ -66,7 +66,6 @@ DESCRIPTION = "Local voice assistant for smart homes (Nemotron Bolt, llama.cpp)"
 MAX_DATA_BYTES = 1 << 20  # a transcript's JSON data block; larger blocks are skipped unread
 MAX_PAYLOAD_BYTES = 16 << 20  # the hub takes no binary payloads; they are skipped unread
 REPLY_DRAIN_S = 1.0  # at stop, for the last events of turns that are ending
-TIMEOUT_GRACE_S = 2.0  # the agent enforces turn_timeout itself; this is the server's backstop
 MAX_REASONING_BUDGET = 8192
 
 
@@ -98,7 +97,6 @@ class WyomingServer:
         host: str = "0.0.0.0",
         port: int | None = None,
         discovery: Discovery | bool = True,
-        turn_timeout: float | None = None,
         settings: RuntimeSettings | None = None,
     ) -> None:
         self.agent = agent
@@ -107,8 +105,6 @@ class WyomingServer:
         self.host = host
         self._requested_port = config.wyoming_port if port is None else port
         self.languages = list(agent.languages if languages is None else languages)
-        # The agent enforces turn_timeout with a spoken error; this is the backstop behind it.
-        self.turn_timeout = config.turn_timeout + TIMEOUT_GRACE_S if turn_timeout is None else turn_timeout
         self._server: AsyncServer | None = None
         self.discovery: Discovery | None = (
             Discovery(config) if discovery is True else discovery if isinstance(discovery, Discovery) else None
@@ -315,29 +311,24 @@ class WyomingTurnHandler(AsyncEventHandler):
         return str(peer[0]) if isinstance(peer, tuple) and peer else "local"
 
     async def _run_turn(self, request: TurnRequest, language: str) -> None:
+        """One turn: the agent bounds it by turn_timeout and ends it with TurnDone (a spoken
+        timeout included), so the server adds no timer of its own."""
         await self.send(HandledStart(context=_context(request.conversation_id)).event())
         result: TurnResult | None = None
         turn = self.server.agent.run(request)
         try:
-            async with asyncio.timeout(self.server.turn_timeout):
-                async for event in turn:
-                    if isinstance(event, ReplyChunk) and event.text:
-                        await self.send(HandledChunk(text=event.text).event())
-                    elif isinstance(event, TurnDone):
-                        result = event.result
-                        break
-        except TimeoutError:
-            _LOGGER.warning("Wyoming turn timed out after %.0f s", self.server.turn_timeout)
-            result = _failure(request, language, "timeout")
+            async for event in turn:
+                if isinstance(event, ReplyChunk) and event.text:
+                    await self.send(HandledChunk(text=event.text).event())
+                elif isinstance(event, TurnDone):
+                    result = event.result
         except Exception:  # the agent promises not to raise; never let one turn kill the server
             _LOGGER.exception("Wyoming turn failed")
             result = _failure(request, language, "generic")
         finally:
             await turn.aclose()
             self._last_activity = time.monotonic()
-        if result is None:
-            _LOGGER.error("agent ended a turn without TurnDone")
-            result = _failure(request, language, "generic")
+        assert result is not None, "Agent.run ends every turn with TurnDone"
         _log_turn(result)
         if result.ok:
             await self.send(Handled(text=result.reply, context=_context(result.conversation_id)).event())

@@ -50,8 +50,7 @@ def _is_valid_header(line: bytes) -> bool:
 def server_port() -> Iterator[int]:
     """The server on its own loop in a thread, so hypothesis drives it with plain calls."""
     loop = asyncio.new_event_loop()
-    server = WyomingServer(ScriptedAgent(), validate({}), host="127.0.0.1", port=0, discovery=False,
-                           turn_timeout=5)
+    server = WyomingServer(ScriptedAgent(), validate({}), host="127.0.0.1", port=0, discovery=False)
     loop.run_until_complete(server.start())
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()

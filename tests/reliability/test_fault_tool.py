@@ -8,54 +8,20 @@ the agent, its registry and the Wyoming server are the real ones.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from wyoming.asr import Transcript
 from wyoming.client import AsyncTcpClient
 
-from hub.agent.agent import Agent
 from hub.agent.types import TurnRequest
-from hub.config import validate
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.interfaces.wyoming_server import WyomingServer
-from hub.llm.types import GenerationRequest, ToolSpec
+from hub.llm.types import GenerationRequest
 from hub.locales import phrase
-from hub.settings import RuntimeSettings
 
+from helpers.hanging_agent import make_agent
 from helpers.scripted_engine import ScriptedEngine, call, text
 
 pytestmark = pytest.mark.timeout(60)
-
-
-class HangingTool:
-    """Awaits forever; notes when it started and when it was cancelled."""
-
-    spec = ToolSpec("wait_for_garage", "Wait until the garage reports back",
-                    {"type": "object", "properties": {}, "additionalProperties": False})
-
-    def __init__(self) -> None:
-        self.started = asyncio.Event()
-        self.cancelled = asyncio.Event()
-
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        self.started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.cancelled.set()
-            raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-
-def make_agent(engine: ScriptedEngine, turn_timeout: int) -> tuple[Agent, HangingTool]:
-    config = validate({"fast_path": False, "turn_timeout": turn_timeout})
-    registry = ToolRegistry()
-    tool = HangingTool()
-    registry.register(tool)
-    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
-                  clock_text=lambda: "Monday 2026-11-30 08:00")
-    return agent, tool
 
 
 def no_half_turns(request: GenerationRequest) -> None:

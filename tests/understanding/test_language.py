@@ -149,7 +149,7 @@ async def test_wyoming_as_home_assistant_2025_4_sends_it_in_german() -> None:
 
     async with Rig(home_for("de"), language_option="en") as rig:
         server = WyomingServer(rig.agent, validate({"language": "en"}), host="127.0.0.1", port=0,
-                               discovery=False, turn_timeout=30.0)
+                               discovery=False)
         await server.start()
         try:
             async with AsyncTcpClient("127.0.0.1", server.port) as client:

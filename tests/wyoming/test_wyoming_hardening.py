@@ -116,7 +116,7 @@ def agent() -> ScriptedAgent:
 
 
 async def started(agent: ScriptedAgent, **options) -> WyomingServer:
-    server = WyomingServer(agent, validate(options), host="127.0.0.1", port=0, discovery=False, turn_timeout=30)
+    server = WyomingServer(agent, validate(options), host="127.0.0.1", port=0, discovery=False)
     await server.start()
     return server
 

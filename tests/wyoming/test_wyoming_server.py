@@ -17,6 +17,8 @@ from hub.config import validate
 from hub.agent.types import MAX_REQUEST_CHARS
 from hub.interfaces.wyoming_server import WyomingServer
 from hub.locales import phrase
+from helpers.hanging_agent import make_agent
+from helpers.scripted_engine import ScriptedEngine, call
 from helpers.wyoming_fake_agent import ScriptedAgent
 
 pytestmark = pytest.mark.timeout(30)
@@ -29,9 +31,19 @@ def agent() -> ScriptedAgent:
 
 @pytest.fixture
 async def server(agent: ScriptedAgent):
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False, turn_timeout=1.0)
+    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False)
     await server.start()
     yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def hanging():
+    """The real agent (turn_timeout 1 s) whose model calls a tool that never returns."""
+    agent, tool = make_agent(ScriptedEngine([[call("wait_for_garage")]]), turn_timeout=1)
+    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False)
+    await server.start()
+    yield server, tool
     await server.stop()
 
 
@@ -146,28 +158,32 @@ async def test_client_disconnecting_mid_turn(server: WyomingServer, agent: Scrip
         assert Handled.from_event([e for e in await read_turn(client) if e.type == "handled"][0]).text == "You said: again"
 
 
-async def test_turn_of_a_vanished_client_is_bounded_by_the_timeout(server: WyomingServer, agent: ScriptedAgent) -> None:
+async def test_turn_of_a_vanished_client_is_bounded_by_the_timeout(hanging) -> None:
+    server, tool = hanging
     client = client_for(server)
     await client.connect()
-    await client.write_event(Transcript("hang").event())
+    await client.write_event(Transcript("Warte auf die Garage", language="de").event())
     assert (await read(client)).type == "handled-start"
     await client.disconnect()
     for _ in range(250):
         if not server.turns:
             break
         await asyncio.sleep(0.02)
-    assert not server.turns and agent.closed == ["hang"]
+    assert not server.turns
+    await asyncio.wait_for(tool.cancelled.wait(), 5)
 
 
-async def test_hanging_agent_gets_a_spoken_timeout(server: WyomingServer, agent: ScriptedAgent) -> None:
+async def test_a_turn_past_the_timeout_gets_a_spoken_timeout(hanging) -> None:
+    server, tool = hanging
     async with client_for(server) as client:
-        await client.write_event(Transcript("hang", context={"conversation_id": "c7"}, language="de").event())
+        await client.write_event(
+            Transcript("Warte auf die Garage", context={"conversation_id": "c7"}, language="de").event())
         events = await read_turn(client)
-    assert [e.type for e in events] == ["handled-start", "handled-chunk", "not-handled", "handled-stop"]
-    not_handled = NotHandled.from_event(events[2])
+    assert [e.type for e in events] == ["handled-start", "not-handled", "handled-stop"]
+    not_handled = NotHandled.from_event(events[1])
     assert not_handled.text == phrase("de", "error.timeout")
     assert not_handled.context == {"conversation_id": "c7", "error": "timeout"}
-    assert agent.closed == ["hang"], "the agent's generator was closed, not leaked"
+    await asyncio.wait_for(tool.cancelled.wait(), 5)  # the turn's tool was cancelled, not leaked
 
 
 async def test_failed_turn_speaks_the_agents_error(server: WyomingServer) -> None:
@@ -265,7 +281,7 @@ async def test_malformed_event_gets_an_error_and_the_connection_survives(server:
 
 
 async def test_stop_cancels_running_turns(agent: ScriptedAgent) -> None:
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False, turn_timeout=60)
+    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False)
     await server.start()
     client = client_for(server)
     await client.connect()
@@ -276,8 +292,8 @@ async def test_stop_cancels_running_turns(agent: ScriptedAgent) -> None:
     await client.disconnect()
 
 
-async def test_default_port_and_timeout_come_from_the_options(agent: ScriptedAgent) -> None:
-    server = WyomingServer(agent, validate({"wyoming_port": 10611, "turn_timeout": 7}), discovery=False)
-    assert server.port == 10611 and server.turn_timeout > 7
+async def test_default_port_comes_from_the_options(agent: ScriptedAgent) -> None:
+    server = WyomingServer(agent, validate({"wyoming_port": 10611}), discovery=False)
+    assert server.port == 10611
     assert WyomingServer(agent, validate({})).port == 10500
     assert server.info().handle[0].models[0].languages == agent.languages
