@@ -106,7 +106,7 @@ class VoicePipeline:
     def from_config(cls, config: HubConfig, agent: AgentLike | None) -> "VoicePipeline":
         """`agent` may come later (`pipeline.agent = …`): the hub's HTTP API, and so this
         pipeline's routes, start before the model is loaded and refuse requests until then."""
-        stt_uri, tts_uri = speech_uris(config)
+        stt_uri, tts_uri = speech_uris(config.stt_uri, config.tts_uri, config.in_addon)
         voices = parse_voice_map(config.tts_voices)  # a mistake here is reported even without TTS
         return cls(
             agent,

@@ -150,12 +150,15 @@ def test_voice_map_and_uris() -> None:
 
 
 def test_addon_defaults_find_the_official_addons(monkeypatch: pytest.MonkeyPatch) -> None:
+    def uris(config):
+        return speech_uris(config.stt_uri, config.tts_uri, config.in_addon)
+
     config = validate({})
     monkeypatch.delenv("SUPERVISOR_TOKEN", raising=False)
-    assert speech_uris(config) == (None, None)
+    assert uris(config) == (None, None)
     monkeypatch.setenv("SUPERVISOR_TOKEN", "x")
-    assert speech_uris(config) == (ADDON_STT_URI, ADDON_TTS_URI)
-    assert speech_uris(validate({"tts_uri": "tcp://10.0.0.5:10200"}))[1] == "tcp://10.0.0.5:10200"
+    assert uris(config) == (ADDON_STT_URI, ADDON_TTS_URI)
+    assert uris(validate({"tts_uri": "tcp://10.0.0.5:10200"}))[1] == "tcp://10.0.0.5:10200"
 
 
 async def test_server_error_event_is_reported() -> None:
