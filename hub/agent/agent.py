@@ -34,7 +34,6 @@ from hub.agent.types import (
     TurnResult,
     TurnTimings,
 )
-from hub.config import HubConfig
 from hub.home import language as language_id
 from hub.home.entities import Entity
 from hub.home.resolve import Fit
@@ -118,6 +117,21 @@ class _TurnState:
     finished_calls: list[ToolFinished] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class AgentOptions:
+    language: str
+    turn_timeout: int
+    max_tokens: int
+    temperature: float
+    max_reply_chars: int
+    max_tool_rounds: int
+    history_tokens: int
+    conversation_idle_minutes: int
+    confirm_seconds: int
+    fast_path: bool
+    model_home_control: bool
+
+
 class Agent:
     def __init__(
         self,
@@ -125,7 +139,7 @@ class Agent:
         engine: Engine,
         registry: ToolRegistry,
         settings: RuntimeSettings,
-        config: HubConfig,
+        options: AgentOptions,
         home: HomeView | None = None,
         fast_path: FastPathLike | None = None,
         confirmations: ConfirmationsLike | None = None,
@@ -135,15 +149,15 @@ class Agent:
         self._engine = engine
         self._registry = registry
         self._settings = settings
-        self._config = config
+        self._options = options
         self._home = home
         self._fast_path = fast_path
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
-        self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
+        self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
-        self.model_acts = config.model_home_control or not model_stands_in(engine.info)
+        self.model_acts = options.model_home_control or not model_stands_in(engine.info)
         self._client_conversations: dict[str, str] = {}  # client → its latest conversation id
         self._choices: dict[str, _Choice] = {}  # conversation id → the command asking "which one?"
         # without a book: the home assistant alone, with every registered tool
@@ -175,7 +189,7 @@ class Agent:
             error = "stopping"
         languages = await self._languages(request, persona, known) if not error else []
         language = languages[0] if languages else normalize_language(
-            request.language or persona.language, default=self._config.language)
+            request.language or persona.language, default=self._options.language)
         if error:
             yield TurnDone(self._failure(request.conversation_id or "", language, error))
             return
@@ -185,7 +199,7 @@ class Agent:
         if request.client is not None:
             self._remember_client(request.client, conversation.id)
         events: asyncio.Queue[Any] = asyncio.Queue()
-        deadline = time.monotonic() + self._config.turn_timeout
+        deadline = time.monotonic() + self._options.turn_timeout
         task = asyncio.create_task(self._locked_turn(request, conversation, languages, persona, deadline, events))
         self._open_turns.add(events)
         try:
@@ -193,7 +207,7 @@ class Agent:
                 try:
                     event = await asyncio.wait_for(events.get(), max(0.0, deadline - time.monotonic()))
                 except asyncio.TimeoutError:
-                    _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._config.turn_timeout)
+                    _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._options.turn_timeout)
                     yield TurnDone(self._failure(conversation.id, language, "timeout"))
                     return
                 if event is _STOPPING:
@@ -229,7 +243,7 @@ class Agent:
         """Start a conversation with a persona: its greeting (empty when it has none) goes into
         the history as its first words. Raises UnknownPersona."""
         persona = self.personas.get(persona_key)
-        language = normalize_language(persona.language, default=self._config.language)
+        language = normalize_language(persona.language, default=self._options.language)
         conversation = self.conversations.get_or_create(conversation_id, language)
         conversation.persona = persona.key
         if persona.greeting and not conversation.messages:
@@ -245,7 +259,7 @@ class Agent:
             messages=[self._system_message(persona, conversational)],
             tools=self._registry.specs(self._offered_tools(persona)),
             reasoning=reasoning, conversational=conversational,
-            max_tokens=self._config.max_tokens, temperature=self._config.temperature,
+            max_tokens=self._options.max_tokens, temperature=self._options.temperature,
         )
 
     async def start(self) -> None:
@@ -286,7 +300,7 @@ class Agent:
 
     async def report(self, conversation_id: str, text: str) -> None:
         """Add an outcome that arrived after its turn ended, as something the hub said."""
-        conversation = self.conversations.get_or_create(conversation_id, self._config.language)
+        conversation = self.conversations.get_or_create(conversation_id, self._options.language)
         async with conversation.lock:
             conversation.messages.append(Message("assistant", text))
 
@@ -347,7 +361,7 @@ class Agent:
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
         direct = [(self._confirmations, "confirmation")] if state.persona.home else []
-        if self._config.fast_path and state.persona.home:
+        if self._options.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
         for handler, path in direct:
             if handler is None:
@@ -373,7 +387,7 @@ class Agent:
         still loading from start() is waited for at most `language_id.READY_WAIT_S`; past that the
         script, the named and the preferred language are the candidates (their templates decide)."""
         preferred = known.language if known is not None else normalize_language(
-            persona.language, default=self._config.language)
+            persona.language, default=self._options.language)
         loading = self._language_loading
         if request.language is None and loading is not None and not loading.done():
             await asyncio.wait([loading], timeout=language_id.READY_WAIT_S)  # the load goes on
@@ -424,7 +438,7 @@ class Agent:
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not candidates and not targets))]
-        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
+        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=self._chunk_emitter(state, emit),
                              keep=functools.partial(self._speakable, state, question))
         retries_left = 1
         spoken_results: list[str] = []
@@ -436,13 +450,13 @@ class Agent:
                 return narrowed
             constraint = narrowed
 
-        for round_no in range(self._config.max_tool_rounds + 1):
+        for round_no in range(self._options.max_tool_rounds + 1):
             if round_no > 0:
                 constraint = None
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
                 reasoning=reasoning, conversational=conversational,
-                max_tokens=self._config.max_tokens, temperature=self._config.temperature,
+                max_tokens=self._options.max_tokens, temperature=self._options.temperature,
                 constraint=constraint,
                 # refused at once (busy) if the queue says it cannot be done in time; once a tool
                 # ran, the turn goes on, so its reply can say what happened
@@ -454,7 +468,7 @@ class Agent:
                 reply.finish(drop_incomplete=stop_reason == "length")
                 turn_messages.append(Message("assistant", raw_text if not reply.capped else reply.text))
                 break
-            if round_no == self._config.max_tool_rounds:
+            if round_no == self._options.max_tool_rounds:
                 _LOGGER.info("tool round limit reached in %s", conversation.id)
                 turn_messages.append(Message("assistant", raw_text))
                 break
@@ -517,7 +531,7 @@ class Agent:
     def _chosen(self, choice: _Choice, answer: str, state: _TurnState) -> Entity | None:
         """The option an answer names or counts to ("B", "the second one") within the
         confirmation window; None otherwise."""
-        if time.monotonic() - choice.asked_at > self._config.confirm_seconds or self._home is None:
+        if time.monotonic() - choice.asked_at > self._options.confirm_seconds or self._home is None:
             return None
         named = self._home.pick(answer, list(choice.options), state.language)
         if named is not None:
@@ -693,7 +707,7 @@ class Agent:
         if previous is None:
             return None
         choice = self._choices.get(previous)
-        if choice is not None and time.monotonic() - choice.asked_at <= self._config.confirm_seconds:
+        if choice is not None and time.monotonic() - choice.asked_at <= self._options.confirm_seconds:
             return previous
         if self._confirmations is not None and self._confirmations.waiting(previous):
             return previous
@@ -714,7 +728,7 @@ class Agent:
         return next((e.name for e in self._home.entities() if e.entity_id == entity_id), None)
 
     def _trim(self, conversation: Conversation) -> None:
-        conversation.trim(self._config.history_tokens, self._message_tokens)
+        conversation.trim(self._options.history_tokens, self._message_tokens)
 
     def _message_tokens(self, message: Message) -> int:
         calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)

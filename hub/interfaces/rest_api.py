@@ -23,7 +23,8 @@ import json
 import logging
 import re
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
@@ -32,7 +33,7 @@ from aiohttp import web
 
 from hub import __version__
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
-from hub.config import HubConfig, validator_for
+from hub.config import validator_for
 from hub.home.entities import Entity, EntityStore
 from hub.agent.personas import UnknownPersona
 from hub.core.tools import ToolRegistry
@@ -59,10 +60,21 @@ STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css", "favicon.s
 RouteHook = Callable[[web.Application], None]
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    http_port: int
+    api_token: str | None
+    turn_timeout: int  # a request's wait during the warm-up, and a chat completion's limit
+    language: str
+    max_tokens: int  # chat completions' defaults
+    temperature: float
+    state_dir: Path  # the generated token is kept there
+    in_addon: bool  # trusts Home Assistant's ingress
+
+
 class HubAppLike(Protocol):
     """What the API needs from `hub.app.HubApp` (after `start()` loaded the engine and agent)."""
 
-    config: HubConfig
     settings: RuntimeSettings
     store: EntityStore
     registry: ToolRegistry
@@ -84,15 +96,16 @@ class RestApi:
     def __init__(
         self,
         hub_app: HubAppLike,
+        options: HttpOptions,
         *,
         host: str = "0.0.0.0",
         port: int | None = None,
         route_hooks: Sequence[RouteHook] = (),
     ) -> None:
         self._hub = hub_app
-        self._config = hub_app.config
+        self._options = options
         self._host = host
-        self._port = self._config.http_port if port is None else port
+        self._port = self._options.http_port if port is None else port
         self.metrics: HubMetrics = METRICS
         self._route_hooks = list(route_hooks)
         self._runner: web.AppRunner | None = None
@@ -122,9 +135,9 @@ class RestApi:
         return self._runner.addresses[0][1]
 
     async def start(self) -> None:
-        self.token = await asyncio.to_thread(load_or_create_token, self._config.api_token,
-                                             self._config.state_dir)
-        auth = self._auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
+        self.token = await asyncio.to_thread(load_or_create_token, self._options.api_token,
+                                             self._options.state_dir)
+        auth = self._auth = Authenticator(self.token, trust_ingress=self._options.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
                               middlewares=[_json_errors, auth.middleware(_is_public, _error_body), self._warming])
         self._add_routes(app)
@@ -164,10 +177,10 @@ class RestApi:
         (as Jupyter prints it); a token the user set as `api_token` is never printed."""
         host = "127.0.0.1" if self._host in ("0.0.0.0", "::", "") else self._host
         page = f"http://{host}:{self.port}/"
-        return f"{page} (token: the api_token option)" if self._config.api_token else f"{page}?token={self.token}"
+        return f"{page} (token: the api_token option)" if self._options.api_token else f"{page}?token={self.token}"
 
     def log_ready_link(self) -> None:
-        if not self._config.in_addon:  # in the add-on the page is behind Home Assistant's ingress
+        if not self._options.in_addon:  # in the add-on the page is behind Home Assistant's ingress
             _LOGGER.info("ready: open %s", self.ready_link())
 
     @web.middleware
@@ -175,7 +188,7 @@ class RestApi:
         """During the warm-up a request waits for the agent (up to turn_timeout), then gets a 503."""
         if not (self._attached.is_set() or _is_public(request)):
             try:
-                await asyncio.wait_for(self._attached.wait(), self._config.turn_timeout)
+                await asyncio.wait_for(self._attached.wait(), self._options.turn_timeout)
             except asyncio.TimeoutError:
                 startup = self._startup()
                 raise ClientError(503, "warming", f"The hub is warming up ({startup['label']}, "
@@ -377,7 +390,7 @@ class RestApi:
                           conversation_id=body.get("conversation_id"), language=body.get("language"))
         started = time.monotonic()
         try:
-            result = await run_call(self._agent, call, "rest", self._config.language)
+            result = await run_call(self._agent, call, "rest", self._options.language)
         except CallError as err:
             raise ClientError(404, err.code, f"{err}; GET /api/personas lists them.") from None
         self.metrics.record_tool(name, result.ok, time.monotonic() - started, "rest")
@@ -441,13 +454,13 @@ class RestApi:
         engine = self._hub.engine
         try:
             generation = generation_request(
-                body, default_max_tokens=self._config.max_tokens,
-                default_temperature=self._config.temperature, context_tokens=engine.info.n_ctx)
+                body, default_max_tokens=self._options.max_tokens,
+                default_temperature=self._options.temperature, context_tokens=engine.info.n_ctx)
         except ChatRequestError as err:
             raise ClientError(400, err.code, str(err), err.param) from None
         # like a turn: admitted only if the model's queue lets it be done within turn_timeout,
         # and cut at turn_timeout, when the client leaves or when the hub stops
-        timeout = self._config.turn_timeout
+        timeout = self._options.turn_timeout
         generation = replace(generation, deadline=time.monotonic() + timeout)
         cutoff = Cutoff(request, timeout, self._stopping)
         completion = Completion(model=model_id(engine.info.name), stop=stop_sequences(body))
@@ -491,7 +504,7 @@ class RestApi:
         except EngineError as err:
             await _send_data(response, error_body(503, "engine_error", str(err)))
         except TimeoutError:
-            cut = _cut_error(cutoff.reason, self._config.turn_timeout)
+            cut = _cut_error(cutoff.reason, self._options.turn_timeout)
             if connected:
                 await _send_data(response, error_body(cut.status, cut.code, cut.message))
                 if await _send_raw(response, b"data: [DONE]\n\n"):

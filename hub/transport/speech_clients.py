@@ -33,7 +33,6 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from hub.config import HubConfig
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -135,10 +134,9 @@ def chunks_from_audio_bytes(
 # --- configuration ---------------------------------------------------------------------------
 
 
-def speech_uris(config: HubConfig) -> tuple[str | None, str | None]:
+def speech_uris(stt: str | None, tts: str | None, in_addon: bool) -> tuple[str | None, str | None]:
     """(stt_uri, tts_uri): the options, else inside the add-on the official whisper/piper add-ons."""
-    stt, tts = config.stt_uri, config.tts_uri
-    if config.in_addon:
+    if in_addon:
         stt, tts = stt or ADDON_STT_URI, tts or ADDON_TTS_URI
     return stt, tts
 

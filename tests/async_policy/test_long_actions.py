@@ -37,7 +37,7 @@ async def mqtt_home(tmp_path, mosquitto):
     hub = TestHub(tmp_path, engine, demo_home=False, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port)
     broker = BrokerSettings("127.0.0.1", mosquitto.port)
     agent = ObservedAgent(hub.agent)
-    stack = MqttStack(hub.config, store=hub.store, settings=RuntimeSettings(hub.config), agent=agent,
+    stack = MqttStack(hub.options.mqtt, store=hub.store, settings=RuntimeSettings(hub.options.settings), agent=agent,
                       broker=broker, demo_home=False)
     demo = MqttDemoHome.on_broker(broker, travel_seconds=TRAVEL_S)
     await stack.start()

@@ -47,7 +47,7 @@ async def test_timer_fires_later_and_reaches_mqtt_the_conversation_and_the_next_
                              follow_up])
     hub = TestHub(tmp_path, engine, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port)
     agent = ObservedAgent(hub.agent)
-    stack = MqttStack(hub.config, store=hub.store, settings=RuntimeSettings(hub.config), agent=agent,
+    stack = MqttStack(hub.options.mqtt, store=hub.store, settings=RuntimeSettings(hub.options.settings), agent=agent,
                       broker=BrokerSettings("127.0.0.1", mosquitto.port), demo_home=False)
     await stack.start()
     hub.later.reporter.agent = stack.agent

@@ -14,6 +14,7 @@ from wyoming.ping import Ping, Pong
 
 import hub
 from hub.config import validate
+from hub.options import hub_options
 from hub.interfaces.wyoming_server import MAX_TRANSCRIPT_CHARS, WyomingServer
 from hub.locales import phrase
 from helpers.wyoming_fake_agent import ScriptedAgent
@@ -28,7 +29,7 @@ def agent() -> ScriptedAgent:
 
 @pytest.fixture
 async def server(agent: ScriptedAgent):
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False, turn_timeout=1.0)
+    server = WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False, turn_timeout=1.0)
     await server.start()
     yield server
     await server.stop()
@@ -264,7 +265,7 @@ async def test_malformed_event_gets_an_error_and_the_connection_survives(server:
 
 
 async def test_stop_cancels_running_turns(agent: ScriptedAgent) -> None:
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False, turn_timeout=60)
+    server = WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False, turn_timeout=60)
     await server.start()
     client = client_for(server)
     await client.connect()
@@ -276,7 +277,7 @@ async def test_stop_cancels_running_turns(agent: ScriptedAgent) -> None:
 
 
 async def test_default_port_and_timeout_come_from_the_options(agent: ScriptedAgent) -> None:
-    server = WyomingServer(agent, validate({"wyoming_port": 10611, "turn_timeout": 7}), discovery=False)
+    server = WyomingServer(agent, hub_options(validate({"wyoming_port": 10611, "turn_timeout": 7})).wyoming, discovery=False)
     assert server.port == 10611 and server.turn_timeout > 7
-    assert WyomingServer(agent, validate({})).port == 10500
+    assert WyomingServer(agent, hub_options(validate({})).wyoming).port == 10500
     assert server.info().handle[0].models[0].languages == agent.languages
