@@ -23,7 +23,6 @@ from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.mqtt_stack import MqttStack
 from hub.options import hub_options
 from hub.llm.factory import create_engine
@@ -62,10 +61,11 @@ class HubApp:
                      *self.later.tools()]:
             self.registry.register(tool)
         home_tools = self.registry.names()  # what the home persona may call
+        self._tool_deps: ToolDeps | None = None  # the custom tools' MQTT and HA, from start()
         self.custom = self._load_custom()
         self.personas = self._persona_book(home_tools)
         self._engine = engine
-        self.agent: ObservedAgent | None = None  # every interface gets the observed agent
+        self.agent: Agent | None = None  # from start(): every interface gets it
         self.mqtt: MqttStack | None = None
         self.home_assistant: HomeAssistantBackend | None = None
         self.voice: "VoicePipeline | None" = None
@@ -93,13 +93,13 @@ class HubApp:
         if self._engine is None:
             self._engine = await create_engine(self.options.llm)  # local GGUF or a remote server
         fast_path = FastPath(self.store, self.registry, self.resolver)
-        self.agent = ObservedAgent(Agent(
+        self.agent = Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
-        ))
-        await self._start(self.agent.agent)  # primes the stable prompt and conversations while idle
-        self.later.reporter.agent = self.agent
+        )
+        await self._start(self.agent)  # primes the stable prompt and conversations while idle
+        self.later.reporter.connect_agent(self.agent)
         self.startup.advance("loading_home")
         if HomeAssistantBackend.configured(self.options.home_assistant):
             self.home_assistant = HomeAssistantBackend(self.options.home_assistant, self.store)
@@ -109,6 +109,9 @@ class HubApp:
         await self._start(self.mqtt)
         if self.mqtt.enabled:
             self.later.connect_mqtt(self.mqtt.client, self.mqtt.topics.base)
+        if self._tool_deps is not None:
+            self._tool_deps.connect(mqtt=self.mqtt.client,
+                                    home_assistant=self.home_assistant.client if self.home_assistant else None)
         if self.mqtt.demo is not None:
             _LOGGER.info("no Home Assistant or MQTT broker configured: using the MQTT demo home")
             for area, aliases in DEMO_AREA_ALIASES.items():
@@ -136,12 +139,8 @@ class HubApp:
         custom = self.options.custom
         if not custom.custom_file:
             return None
-        deps = ToolDeps(
-            secrets=parse_secrets(custom.tool_secrets),
-            mqtt=lambda: self.mqtt.client if self.mqtt is not None else None,
-            home_assistant=lambda: self.home_assistant.client if self.home_assistant is not None else None,
-            policy=self.policy, reporter=self.later.reporter, language=custom.language,
-        )
+        deps = self._tool_deps = ToolDeps(secrets=parse_secrets(custom.tool_secrets), policy=self.policy,
+                                          reporter=self.later.reporter, language=custom.language)
         setup = load_custom_file(Path(custom.custom_file), deps)
         for tool in setup.tools:
             self.registry.register(tool)
@@ -163,7 +162,7 @@ class HubApp:
 
     async def _primed(self) -> None:
         """Ready once the stable prompt is primed (engines that cannot prime are ready at once)."""
-        primer = self.agent.agent.primer if self.agent is not None else None
+        primer = self.agent.primer if self.agent is not None else None
         deadline = asyncio.get_running_loop().time() + PRIMING_WAIT_S
         while (primer is not None and primer.supported and not primer.primes
                and asyncio.get_running_loop().time() < deadline):

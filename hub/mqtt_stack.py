@@ -20,11 +20,11 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from hub.agent.api import AgentApi
 from hub.config import ConfigError
 from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.backends.mqtt.devices import MqttDevices
-from hub.interfaces.agent_activity import observed
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_api import MqttApi
 from hub.transport.mqtt_client import BrokerOptions, BrokerSettings, MqttClient, broker_from_options
@@ -54,7 +54,7 @@ class MqttStack:
         *,
         store: EntityStore,
         settings: Any,
-        agent: Any,
+        agent: AgentApi,
         broker: BrokerSettings | None = None,
         demo_home: bool = True,
         demo_travel_seconds: float = 4.0,
@@ -62,7 +62,7 @@ class MqttStack:
         self.options = options
         self.store = store
         self.settings = settings
-        self.agent = observed(agent)
+        self.agent = agent
         self.topics = HubTopics.from_options(options.topics)
         self._broker = broker
         self._demo_home = demo_home

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
+from hub.agent.activity import AgentActivity, ConversationsCleared, Observer, Reported
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.outcome import spoken_result
@@ -154,6 +155,7 @@ class Agent:
         self._fast_path = fast_path
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
+        self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
@@ -173,8 +175,20 @@ class Agent:
 
     # --- public API ---------------------------------------------------------------------------
 
-    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
-        """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
+    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+        """Stream one turn's events, shown to the observers; the last is always TurnDone.
+        Never raises for turn errors."""
+        return self.activity.observe(request, self._run(request))
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Observe every later turn, whichever interface asked; call the result to stop."""
+        return self.activity.add_observer(observer)
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait at most `timeout` s until no turn runs (a shutdown drain); True when idle."""
+        return await self.activity.wait_idle(timeout)
+
+    async def _run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         error = _check_request(request.text)
         if request.conversation_id is None:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
@@ -231,12 +245,14 @@ class Agent:
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
         argument validation and policy as the model's calls. Raises UnknownPersona."""
-        persona = self.personas.get(ctx.persona)
-        ctx = dataclasses.replace(ctx, persona=persona.key)
-        result = await self._registry.call(ToolCall(name, arguments), ctx,
-                                           allowed=self.personas.tool_names(persona))
+        started = time.monotonic()
+        persona = self.personas.get(ctx.persona)  # UnknownPersona: nothing ran
+        scoped = dataclasses.replace(ctx, persona=persona.key)
+        call = ToolCall(name, arguments)
+        result = await self._registry.call(call, scoped, allowed=self.personas.tool_names(persona))
         _LOGGER.info("direct tool %s from %s as %s: %s", name, ctx.source, persona.key,
                      "ok" if result.ok else result.data.get("error"))
+        self.activity.tool_called(call, ctx, result, started)
         return result
 
     def greet(self, persona_key: str | None, conversation_id: str | None = None) -> TurnResult:
@@ -303,9 +319,11 @@ class Agent:
         conversation = self.conversations.get_or_create(conversation_id, self._options.language)
         async with conversation.lock:
             conversation.messages.append(Message("assistant", text))
+        self.activity.notify(None, Reported(conversation_id, text))
 
     def clear_conversations(self) -> None:
         self.conversations.clear()
+        self.activity.notify(None, ConversationsCleared())
 
     # --- one turn -----------------------------------------------------------------------------
 

@@ -1,17 +1,4 @@
-"""Acknowledge, then report: the hub's asynchronous tools and their reporter, built together.
-
-For the composition root (see `hub/app.py`):
-
-    policy = ActionPolicy.from_options(options.policy)
-    later = AsyncTools(options.later, store)                    # before the tools are registered
-    for tool in build_home_tools(store, resolver, policy, later.tracker) + later.tools():
-        registry.register(tool)
-    agent = Agent(..., confirmations=ConfirmationHook(policy, registry))
-    later.reporter.agent = observed_agent                  # the ObservedAgent interfaces share
-    later.connect_mqtt(mqtt_stack.client, mqtt_stack.topics.base)   # when MQTT runs
-    later.connect_home_assistant(ha_backend.client)        # when HA runs (announce option)
-    await later.start() … await later.stop()
-"""
+"""Acknowledge, then report: the hub's asynchronous tools and their reporter, built together."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ import jsonschema
 from aiohttp import web
 
 from hub import __version__
+from hub.agent.api import AgentApi
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.config import validator_for
 from hub.home.entities import Entity, EntityStore
@@ -78,7 +79,7 @@ class HubAppLike(Protocol):
     settings: RuntimeSettings
     store: EntityStore
     registry: ToolRegistry
-    agent: Any  # hub.interfaces.agent_activity.ObservedAgent (the Agent API plus observers)
+    agent: AgentApi | None  # from start()
 
     @property
     def engine(self) -> Engine: ...
@@ -286,7 +287,7 @@ class RestApi:
         })
 
     @property
-    def _agent(self) -> Any:
+    def _agent(self) -> AgentApi:
         agent = self._hub.agent
         if agent is None:
             raise ClientError(503, "starting", "The hub is still starting.")

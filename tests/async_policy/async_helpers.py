@@ -62,7 +62,7 @@ class TestHub:
             confirmations=ConfirmationHook(self.policy, self.registry),
             clock_text=lambda: "Monday 2026-11-30 08:00",
         )
-        self.later.reporter.agent = self.agent
+        self.later.reporter.connect_agent(self.agent)
 
     async def start(self) -> None:
         await self.later.start()

@@ -17,7 +17,6 @@ from hub.config import validate
 from hub.options import hub_options
 from hub.home.entities import EntityStore
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.interfaces.rest_api import RestApi
@@ -62,8 +61,8 @@ async def hub(mosquitto, tmp_path):
     ])
     engine = ScriptedEngine([])
     settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
-    agent = ObservedAgent(Agent(engine=engine, registry=registry, settings=settings, options=hub_options(config).agent,
-                                personas=personas))
+    agent = Agent(engine=engine, registry=registry, settings=settings, options=hub_options(config).agent,
+                  personas=personas)
     stack = MqttStack(hub_options(config).mqtt, store=EntityStore(), settings=settings, agent=agent,
                       broker=BrokerSettings("127.0.0.1", mosquitto.port), demo_home=False)
     await stack.start()

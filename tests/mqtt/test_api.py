@@ -13,7 +13,6 @@ import pytest
 from hub.config import validate
 from hub.options import hub_options
 from hub.home.entities import EntityStore
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.mqtt_helpers import Sniffer, diagnose, eventually, json_with
@@ -34,7 +33,7 @@ async def hub(mosquitto, tmp_path: Path):
     settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
     store = EntityStore()
     agent = FakeAgent(settings, store)
-    stack = MqttStack(hub_options(config).mqtt, store=store, settings=settings, agent=ObservedAgent(agent))
+    stack = MqttStack(hub_options(config).mqtt, store=store, settings=settings, agent=agent)
     await stack.start()
     assert stack.client.connected
     stack.fake = agent
