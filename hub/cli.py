@@ -176,7 +176,7 @@ async def _ask_running(hub, args: argparse.Namespace, options: CliOptions) -> di
 async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
     from hub.agent.types import ReplyChunk, ToolFinished, TurnDone, TurnRequest
     from hub.app import HubApp
-    from hub.interfaces.rest_api import result_json, tool_finished_json
+    from hub.interfaces.turn_json import result_json, tool_finished_json
 
     options = config.options_for(CliOptions)
     if not (options.mqtt_host or options.ha_url or options.in_addon):

@@ -27,7 +27,8 @@ from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.backends.mqtt.devices import MqttDevices
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_api import MqttApi
-from hub.transport.mqtt_client import BrokerOptions, BrokerSettings, MqttClient, broker_from_options
+from hub.transport.mqtt_broker import BrokerOptions, BrokerSettings, broker_from_options
+from hub.transport.mqtt_client import MqttClient
 from hub.interfaces.mqtt_entities import HubEntities
 from hub.transport.mqtt_topics import HubTopics, TopicOptions
 from hub.interfaces.tool_api_mqtt import MqttToolApi

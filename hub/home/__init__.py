@@ -1,1 +1,1 @@
-"""Entities, their resolution, tools and policy; Home Assistant and MQTT device backends."""
+"""Entities, their resolution, the home tools and policy, and the understanding layer."""

@@ -1,1 +1,1 @@
-"""Wyoming, MQTT and HTTP interfaces."""
+"""The servers: Wyoming, MQTT API, HTTP (REST, OpenAI-compatible, web page) and the voice pipeline."""

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import html
-import json
 import logging
 import re
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
@@ -33,25 +32,19 @@ from aiohttp import web
 
 from hub import __version__
 from hub.agent.api import AgentApi
-from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
+from hub.agent.types import TurnDone, TurnRequest
 from hub.config import validator_for
-from hub.home.entities import Entity, EntityStore
+from hub.home.entities import EntityStore
 from hub.agent.personas import UnknownPersona
 from hub.core.tools import ToolRegistry
-from hub.interfaces import direct_tools, json_input, rest_schema as schema
+from hub.interfaces import direct_tools, http_sse as sse, json_input, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
-from hub.interfaces.http_cutoff import Cutoff
-from hub.interfaces.openai_compat import (
-    ChatRequestError,
-    Completion,
-    error_body,
-    generation_request,
-    model_id,
-    stop_sequences,
-)
-from hub.llm.types import Engine, EngineError, Reasoning, ReasoningMode
+from hub.interfaces.http_errors import ClientError, json_error_body, json_errors
+from hub.interfaces.openai_routes import CompletionOptions, OpenAiRoutes
+from hub.llm.types import Engine, Reasoning, ReasoningMode
 from hub.interfaces.metrics import METRICS, Gauge, HubMetrics, model_gauges
+from hub.interfaces.turn_json import entity_json, result_json, turn_event
 from hub.settings import RUNTIME_TYPES, RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -65,12 +58,11 @@ RouteHook = Callable[[web.Application], None]
 class HttpOptions:
     http_port: int
     api_token: str | None
-    turn_timeout: int  # a request's wait during the warm-up, and a chat completion's limit
+    turn_timeout: int  # a request's wait during the warm-up
     language: str
-    max_tokens: int  # chat completions' defaults
-    temperature: float
     state_dir: Path  # the generated token is kept there
     in_addon: bool  # trusts Home Assistant's ingress
+    completions: CompletionOptions
 
 
 class HubAppLike(Protocol):
@@ -83,14 +75,6 @@ class HubAppLike(Protocol):
 
     @property
     def engine(self) -> Engine: ...
-
-
-class ClientError(Exception):
-    """Ends a request with a 4xx JSON error."""
-
-    def __init__(self, status: int, code: str, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.param = status, code, message, param
 
 
 class RestApi:
@@ -126,6 +110,7 @@ class RestApi:
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
         self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http_cutoff)
         self._attached = asyncio.Event()  # the agent is there (see attach())
+        self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -140,7 +125,7 @@ class RestApi:
                                              self._options.state_dir)
         auth = self._auth = Authenticator(self.token, trust_ingress=self._options.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
-                              middlewares=[_json_errors, auth.middleware(_is_public, _error_body), self._warming])
+                              middlewares=[json_errors, auth.middleware(_is_public, json_error_body), self._warming])
         self._add_routes(app)
         self.app = app
         known = {r.resource.canonical for r in app.router.routes() if r.resource is not None}
@@ -234,9 +219,7 @@ class RestApi:
         app.router.add_get("/api/conversations/{conversation_id}", self._conversation)
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_get("/v1/models/{model}", self._model)
-        app.router.add_post("/v1/chat/completions", self._chat_completions)
+        self._openai.add_routes(app)
 
     # --- page and plumbing --------------------------------------------------------------------
 
@@ -328,14 +311,14 @@ class RestApi:
         return await self._stream_turn(request, agent.run(turn))
 
     async def _stream_turn(self, request: web.Request, events: AsyncIterator[Any]) -> web.StreamResponse:
-        response = await _start_sse(request)
+        response = await sse.start(request)
         connected = True
         async for event in events:
             if connected:
                 # the turn goes on when the client leaves: an understood command still happens
-                connected = await _send_event(response, *_turn_event(event))
+                connected = await sse.send_event(response, *turn_event(event))
         if connected:
-            await _finish(response)
+            await sse.finish(response)
         return response
 
     # --- home and tools -----------------------------------------------------------------------
@@ -433,126 +416,7 @@ class RestApi:
             self._hub.settings.set(name, value)
         return web.json_response(self._hub.settings.as_dict())
 
-    # --- OpenAI-compatible --------------------------------------------------------------------
-
-    async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [self._model_json()]})
-
-    async def _model(self, request: web.Request) -> web.Response:
-        model = self._model_json()
-        if request.match_info["model"] != model["id"]:
-            raise ClientError(404, "model_not_found", f"The model {request.match_info['model']!r} does not "
-                                                      f"exist; this hub serves {model['id']!r}.", "model")
-        return web.json_response(model)
-
-    def _model_json(self) -> dict[str, Any]:
-        info = self._hub.engine.info
-        return {"id": model_id(info.name), "object": "model", "created": 0, "owned_by": "bolt-hub",
-                "name": info.name, "context_length": info.n_ctx}
-
-    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
-        body = await self._json_body(request, "chat")
-        engine = self._hub.engine
-        try:
-            generation = generation_request(
-                body, default_max_tokens=self._options.max_tokens,
-                default_temperature=self._options.temperature, context_tokens=engine.info.n_ctx)
-        except ChatRequestError as err:
-            raise ClientError(400, err.code, str(err), err.param) from None
-        # like a turn: admitted only if the model's queue lets it be done within turn_timeout,
-        # and cut at turn_timeout, when the client leaves or when the hub stops
-        timeout = self._options.turn_timeout
-        generation = replace(generation, deadline=time.monotonic() + timeout)
-        cutoff = Cutoff(request, timeout, self._stopping)
-        completion = Completion(model=model_id(engine.info.name), stop=stop_sequences(body))
-        deltas = engine.stream(generation)
-        try:
-            try:
-                async with cutoff:
-                    # the first delta comes before any header: a busy or failing engine gets a real status
-                    first = await _first_delta(deltas)
-                    if not body.get("stream"):
-                        completion.add(first)
-                        async for delta in deltas:
-                            if completion.stopped or completion.looping:
-                                break
-                            completion.add(delta)
-                        return web.json_response(completion.response())
-            except TimeoutError:
-                raise _cut_error(cutoff.reason, timeout) from None
-            return await self._stream_completion(request, completion, first, deltas, cutoff,
-                                                 bool(body.get("stream_options", {}).get("include_usage")))
-        finally:
-            await deltas.aclose()
-
-    async def _stream_completion(self, request: web.Request, completion: Completion, first: Any,
-                                 deltas: AsyncIterator[Any], cutoff: Cutoff,
-                                 include_usage: bool) -> web.StreamResponse:
-        response = await _start_sse(request)
-        connected = await _send_data(response, completion.chunk({"role": "assistant", "content": ""}))
-        pending = [first]
-        try:
-            async with cutoff:
-                while connected:
-                    delta = pending.pop() if pending else await anext(deltas, None)
-                    if delta is None:
-                        break
-                    out = completion.add(delta)
-                    if out is not None:
-                        connected = await _send_data(response, completion.chunk(out))
-                    if completion.stopped or completion.looping:
-                        break
-        except EngineError as err:
-            await _send_data(response, error_body(503, "engine_error", str(err)))
-        except TimeoutError:
-            cut = _cut_error(cutoff.reason, self._options.turn_timeout)
-            if connected:
-                await _send_data(response, error_body(cut.status, cut.code, cut.message))
-                if await _send_raw(response, b"data: [DONE]\n\n"):
-                    await _finish(response)
-            return response
-        if connected:
-            await _send_data(response, completion.chunk({}, completion.finish_reason))
-            if include_usage and completion.usage is not None:
-                await _send_data(response, completion.usage_chunk())
-            if await _send_raw(response, b"data: [DONE]\n\n"):
-                await _finish(response)
-        return response
-
-
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def result_json(result: TurnResult) -> dict[str, Any]:
-    return {
-        "conversation_id": result.conversation_id, "language": result.language, "reply": result.reply,
-        "ok": result.ok, "error": result.error, "path": result.path,
-        "tool_calls": [tool_finished_json(f) for f in result.tool_calls],
-        "timings": asdict(result.timings),
-    }
-
-
-def tool_finished_json(finished: ToolFinished) -> dict[str, Any]:
-    return {"id": finished.call.id, "name": finished.call.name, "arguments": finished.call.arguments,
-            "ok": finished.ok, "result": finished.data, "seconds": round(finished.seconds, 4)}
-
-
-def entity_json(entity: Entity) -> dict[str, Any]:
-    return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
-            "domain": entity.domain, "area": entity.area, "aliases": list(entity.aliases),
-            "device_class": entity.device_class, "attributes": entity.attributes, "source": entity.source}
-
-
-def _turn_event(event: Any) -> tuple[str, dict[str, Any]]:
-    if isinstance(event, ReplyChunk):
-        return "chunk", {"text": event.text}
-    if isinstance(event, ToolStarted):
-        return "tool_started", {"id": event.call.id, "name": event.call.name, "arguments": event.call.arguments}
-    if isinstance(event, ToolFinished):
-        return "tool_finished", tool_finished_json(event)
-    if isinstance(event, TurnDone):
-        return "done", result_json(event.result)
-    raise TypeError(f"unexpected turn event {event!r}")
 
 
 def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reasoning | None:
@@ -578,82 +442,3 @@ def _is_public(request: web.Request) -> bool:
 
 def _read_web_file(name: str) -> str:
     return resources.files("hub.interfaces").joinpath("web", name).read_text(encoding="utf-8")
-
-
-def _cut_error(reason: str | None, timeout: float) -> ClientError:
-    """What a chat completion cut short by its Cutoff answers."""
-    if reason == "stopping":
-        return ClientError(503, "stopping", "The hub is shutting down.")
-    if reason == "disconnected":  # nobody reads it
-        return ClientError(499, "client_closed_request", "The client closed the connection.")
-    return ClientError(504, "timeout", f"The model did not finish within turn_timeout ({timeout:g} s).")
-
-
-async def _first_delta(deltas: AsyncIterator[Any]) -> Any:
-    try:
-        return await anext(deltas)
-    except EngineError as err:
-        if type(err).__name__ == "EngineBusy":
-            raise ClientError(503, "busy", "The model is busy with other requests; retry shortly.") from None
-        raise ClientError(400, "model_error", str(err)) from None
-    except StopAsyncIteration:
-        raise ClientError(503, "model_error", "The model produced nothing.") from None
-
-
-async def _start_sse(request: web.Request) -> web.StreamResponse:
-    response = web.StreamResponse(headers={
-        "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    await response.prepare(request)
-    return response
-
-
-async def _send_event(response: web.StreamResponse, name: str, data: dict[str, Any]) -> bool:
-    payload = json.dumps(data, ensure_ascii=False)
-    return await _send_raw(response, f"event: {name}\ndata: {payload}\n\n".encode())
-
-
-async def _send_data(response: web.StreamResponse, data: dict[str, Any]) -> bool:
-    return await _send_raw(response, f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
-
-
-async def _send_raw(response: web.StreamResponse, payload: bytes) -> bool:
-    """Write to a stream; False once the client has gone."""
-    try:
-        await response.write(payload)
-        return True
-    except (ConnectionResetError, RuntimeError):
-        return False
-
-
-async def _finish(response: web.StreamResponse) -> None:
-    try:
-        await response.write_eof()
-    except (ConnectionResetError, RuntimeError):
-        pass
-
-
-@web.middleware
-async def _json_errors(request: web.Request, handler: Callable) -> web.StreamResponse:
-    """ClientError and aiohttp's own 4xx (404, 405, 413) become JSON errors."""
-    try:
-        return await handler(request)
-    except ClientError as err:
-        headers = {"Retry-After": "2"} if err.status == 503 else None
-        return web.json_response(_error_body(request, err.code, err.message, err.status, err.param),
-                                 status=err.status, headers=headers)
-    except web.HTTPException as err:
-        if err.status < 400 or err.status >= 500:
-            raise
-        code = (err.reason or "error").lower().replace(" ", "_")
-        return web.json_response(_error_body(request, code, f"{err.reason}: {request.method} {request.path}",
-                                             err.status),
-                                 status=err.status, headers={k: v for k, v in err.headers.items()
-                                                             if k in ("Allow",)})
-
-
-def _error_body(request: web.Request, code: str, message: str, status: int = 401,
-                param: str | None = None) -> dict[str, Any]:
-    """The hub's `{"error": code, "message"}`, or OpenAI's shape on its routes."""
-    if request.path.startswith("/v1/"):
-        return error_body(status, code, message, param)
-    return {"error": code, "message": message}

@@ -16,7 +16,7 @@ import logging
 import socket
 import time
 
-from hub.transport.mqtt_client import BrokerSettings
+from hub.transport.mqtt_broker import BrokerSettings
 
 _LOGGER = logging.getLogger(__name__)
 

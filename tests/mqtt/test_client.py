@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from hub.transport.mqtt_client import BrokerSettings, MqttClient, MqttMessage, broker_from_options
+from hub.transport.mqtt_broker import BrokerSettings, broker_from_options
+from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.config import validate
 from hub.options import hub_options
 from mqtt.mqtt_helpers import Mosquitto, Sniffer, diagnose

@@ -1,8 +1,8 @@
 """A served hub started while Home Assistant cannot be reached; a real HA appears later.
 
-The hub starts anyway and answers; its HA connection retries in the background (ha_registry's
-backoff) and loads the home once HA answers, without a restart. When HA goes away again, a
-command gets the clear "can't reach Home Assistant" reply.
+The hub starts anyway and answers; its HA connection retries in the background (the backoff of
+hub.backends.ha.registry) and loads the home once HA answers, without a restart. When HA goes
+away again, a command gets the clear "can't reach Home Assistant" reply.
 """
 
 from __future__ import annotations

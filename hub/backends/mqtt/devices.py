@@ -31,8 +31,6 @@ from hub.backends.mqtt.commands import MqttBackend
 from hub.backends.mqtt.discovery import (
     SUPPORTED_COMPONENTS,
     ComponentConfig,
-    command_topics,
-    DiscoveryError,
     DiscoveryMessage,
     friendly_name,
     object_slug,
@@ -40,6 +38,7 @@ from hub.backends.mqtt.discovery import (
     parse_device_message,
     parse_topic,
 )
+from hub.backends.mqtt.schemas import DiscoveryError, command_topics
 from hub.backends.mqtt.states import StateHandler, availability_handler, state_handlers
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import SOURCE, TrackedEntity, availability_entries
@@ -115,9 +114,6 @@ class MqttDevices:
             if tracked.entity_id == entity_id:
                 return tracked
         return None
-
-    def all_tracked(self) -> list[TrackedEntity]:
-        return list(self._tracked.values())
 
     # --- discovery ---------------------------------------------------------------------------
 

@@ -1,0 +1,42 @@
+"""Turns, tool calls and entities as JSON: the shapes of the REST API, its SSE stream and the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnResult
+from hub.home.entities import Entity
+
+
+def result_json(result: TurnResult) -> dict[str, Any]:
+    return {
+        "conversation_id": result.conversation_id, "language": result.language, "reply": result.reply,
+        "ok": result.ok, "error": result.error, "path": result.path,
+        "tool_calls": [tool_finished_json(f) for f in result.tool_calls],
+        "timings": asdict(result.timings),
+    }
+
+
+def tool_finished_json(finished: ToolFinished) -> dict[str, Any]:
+    return {"id": finished.call.id, "name": finished.call.name, "arguments": finished.call.arguments,
+            "ok": finished.ok, "result": finished.data, "seconds": round(finished.seconds, 4)}
+
+
+def entity_json(entity: Entity) -> dict[str, Any]:
+    return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
+            "domain": entity.domain, "area": entity.area, "aliases": list(entity.aliases),
+            "device_class": entity.device_class, "attributes": entity.attributes, "source": entity.source}
+
+
+def turn_event(event: Any) -> tuple[str, dict[str, Any]]:
+    """A turn event as a server-sent event: (event name, data)."""
+    if isinstance(event, ReplyChunk):
+        return "chunk", {"text": event.text}
+    if isinstance(event, ToolStarted):
+        return "tool_started", {"id": event.call.id, "name": event.call.name, "arguments": event.call.arguments}
+    if isinstance(event, ToolFinished):
+        return "tool_finished", tool_finished_json(event)
+    if isinstance(event, TurnDone):
+        return "done", result_json(event.result)
+    raise TypeError(f"unexpected turn event {event!r}")
