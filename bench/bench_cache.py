@@ -34,6 +34,7 @@ from llama_cpp import Llama  # noqa: E402
 from hub.agent.agent import Agent  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.config import validate  # noqa: E402
+from hub.options import hub_options  # noqa: E402
 from hub.core.tools import ToolRegistry  # noqa: E402
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers  # noqa: E402
 from hub.llm.grammar import tool_call_grammar  # noqa: E402
@@ -116,9 +117,9 @@ def raw_turn(llm: Llama, tokens: list[int], max_tokens: int) -> float:
 async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
     """A free-text turn (no tools: base models wander into tool syntax otherwise)."""
     engine = engine_for(model)
-    config = validate({"fast_path": False, "max_tokens": 64, "temperature": 0.0, "max_reply_chars": 4000,
-                       "turn_timeout": 600})
-    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
+    options = hub_options(validate({"fast_path": False, "max_tokens": 64, "temperature": 0.0,
+                                    "max_reply_chars": 4000, "turn_timeout": 600}))
+    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(options.settings), options=options.agent,
                   clock_text=lambda: CLOCK)
     with without_extra_buffers(extra_buffers_fail(model)):
         raw = Llama(str(model), n_ctx=N_CTX, n_threads=engine.engine._llm.n_threads,

@@ -32,6 +32,7 @@ from hub.agent.agent import Agent
 from hub.agent.speakable import make_speakable
 from hub.agent.types import TurnRequest
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.models import smollm2_path
@@ -113,24 +114,24 @@ async def main() -> None:
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: SmolLM2-135M-Instruct)")
     parser.add_argument("--seeds", type=int, default=3, help="sampling seeds per prompt and mode")
     parser.add_argument("--max-tokens", type=int, default=256, help="completion tokens allowed per reply")
-    parser.add_argument("--cap", type=int, default=validate({}).max_reply_chars, help="max_reply_chars to apply")
+    parser.add_argument("--cap", type=int, default=hub_options(validate({})).agent.max_reply_chars, help="max_reply_chars to apply")
     parser.add_argument("--threads", type=int, default=0)
     args = parser.parse_args()
 
     path = args.model or smollm2_path()
-    config = validate({"fast_path": False, "reasoning": "off", "turn_timeout": 600,
-                       "max_tokens": args.max_tokens, "max_reply_chars": 4000})
+    options = hub_options(validate({"fast_path": False, "reasoning": "off", "turn_timeout": 600,
+                                    "max_tokens": args.max_tokens, "max_reply_chars": 4000}))
     on: list[Sample] = []
     off: list[Sample] = []
     per_prompt: dict[str, dict[bool, list[Sample]]] = {p: {True: [], False: []} for p in PROMPTS}
     for seed in range(1, args.seeds + 1):
         model = LlamaEngine(path, n_ctx=2048, threads=args.threads, seed=seed)
         engine = TextRecorder(model)
-        agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
+        agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(options.settings), options=options.agent,
                       clock_text=lambda: "Monday 2026-11-30 18:00")
         if seed == 1:
             print(f"model: {model.info.name} ({path.name}, {model.info.n_params / 1e6:.0f}M params), "
-                  f"temperature {config.temperature}, seeds 1-{args.seeds}, max_tokens {args.max_tokens}, "
+                  f"temperature {options.agent.temperature}, seeds 1-{args.seeds}, max_tokens {args.max_tokens}, "
                   f"cap {args.cap} chars, {len(PROMPTS)} prompts", flush=True)
         try:
             for index, prompt in enumerate(PROMPTS):

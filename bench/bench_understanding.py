@@ -134,11 +134,12 @@ async def latency(args: argparse.Namespace, chosen: list[str]) -> None:
     if not handled or args.model_turns == 0:
         return
     from hub.config import validate
+    from hub.options import hub_options
     from hub.llm.factory import create_engine
     from hub.llm.models import gemma3_270m_path
 
-    engine = await create_engine(validate({"model_path": str(args.model or gemma3_270m_path()),
-                                           "max_tokens": 48, "temperature": 0.0}))
+    engine = await create_engine(hub_options(validate({"model_path": str(args.model or gemma3_270m_path()),
+                                                       "max_tokens": 48, "temperature": 0.0})).llm)
     try:
         seconds = []
         for case in handled:

@@ -23,8 +23,8 @@ from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.mqtt_stack import MqttStack
+from hub.options import hub_options
 from hub.llm.factory import create_engine
 from hub.llm.types import Engine
 from hub.settings import RuntimeSettings
@@ -50,21 +50,22 @@ class HubApp:
     """Everything one running hub is made of. `serve()` runs it until stopped."""
 
     def __init__(self, config: HubConfig, engine: Engine | None = None) -> None:
-        self.config = config
-        self.settings = RuntimeSettings(config, config.state_dir / "settings.json")
+        self.options = options = hub_options(config)  # each part gets its own
+        self.settings = RuntimeSettings(options.settings, config.state_dir / "settings.json")
         self.store = EntityStore()
         self.resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
-        self.policy = ActionPolicy.from_config(config)
-        self.later = AsyncTools(config, self.store)  # timers, watches, slow actions, reports
+        self.policy = ActionPolicy.from_options(options.policy)
+        self.later = AsyncTools(options.later, self.store)  # timers, watches, slow actions, reports
         for tool in [*build_home_tools(self.store, self.resolver, self.policy, self.later.tracker),
                      *self.later.tools()]:
             self.registry.register(tool)
         home_tools = self.registry.names()  # what the home persona may call
+        self._tool_deps: ToolDeps | None = None  # the custom tools' MQTT and HA, from start()
         self.custom = self._load_custom()
         self.personas = self._persona_book(home_tools)
         self._engine = engine
-        self.agent: ObservedAgent | None = None  # every interface gets the observed agent
+        self.agent: Agent | None = None  # from start(): every interface gets it
         self.mqtt: MqttStack | None = None
         self.home_assistant: HomeAssistantBackend | None = None
         self.voice: "VoicePipeline | None" = None
@@ -90,65 +91,65 @@ class HubApp:
             await self._start(self.http)
         self.startup.advance("loading_model")
         if self._engine is None:
-            self._engine = await create_engine(self.config)  # local GGUF or a remote server
+            self._engine = await create_engine(self.options.llm)  # local GGUF or a remote server
         fast_path = FastPath(self.store, self.registry, self.resolver)
-        self.agent = ObservedAgent(Agent(
-            engine=self._engine, registry=self.registry, settings=self.settings, config=self.config,
+        self.agent = Agent(
+            engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
-        ))
-        await self._start(self.agent.agent)  # primes the stable prompt and conversations while idle
-        self.later.reporter.agent = self.agent
+        )
+        await self._start(self.agent)  # primes the stable prompt and conversations while idle
+        self.later.reporter.connect_agent(self.agent)
         self.startup.advance("loading_home")
-        if HomeAssistantBackend.configured(self.config):
-            self.home_assistant = HomeAssistantBackend(self.config, self.store)
+        if HomeAssistantBackend.configured(self.options.home_assistant):
+            self.home_assistant = HomeAssistantBackend(self.options.home_assistant, self.store)
             await self._start(self.home_assistant)  # waits briefly for a first load
             self.later.connect_home_assistant(self.home_assistant.client)
-        self.mqtt = MqttStack(self.config, store=self.store, settings=self.settings, agent=self.agent)
+        self.mqtt = MqttStack(self.options.mqtt, store=self.store, settings=self.settings, agent=self.agent)
         await self._start(self.mqtt)
         if self.mqtt.enabled:
             self.later.connect_mqtt(self.mqtt.client, self.mqtt.topics.base)
+        if self._tool_deps is not None:
+            self._tool_deps.connect(mqtt=self.mqtt.client,
+                                    home_assistant=self.home_assistant.client if self.home_assistant else None)
         if self.mqtt.demo is not None:
             _LOGGER.info("no Home Assistant or MQTT broker configured: using the MQTT demo home")
             for area, aliases in DEMO_AREA_ALIASES.items():
                 self.store.set_area_aliases(area, aliases)
             await _settled(self.store)
-        elif not HomeAssistantBackend.configured(self.config) and not self.mqtt.enabled:
+        elif not HomeAssistantBackend.configured(self.options.home_assistant) and not self.mqtt.enabled:
             _LOGGER.info("no home to control could be reached: using the in-memory demo home")
             load_demo_home(self.store)
         self.startup.advance("preparing")
         await self._start(self.later)  # after MQTT, so timers overdue at start reach it
-        if self.config.fast_path:
-            await fast_path.prepare(self.config.language)  # else the first request pays the load
+        if self.options.agent.fast_path:
+            await fast_path.prepare(self.options.agent.language)  # else the first request pays the load
         if listeners:
             from hub.interfaces.wyoming_server import WyomingServer
 
             assert self.voice is not None and self.http is not None
             self.voice.agent = self.agent
-            await self._start(WyomingServer(self.agent, self.config, self.agent.languages, settings=self.settings))
+            await self._start(WyomingServer(self.agent, self.options.wyoming, self.agent.languages, settings=self.settings))
             self.http.attach()
         self.startup.advance("priming")
         self._warming = asyncio.create_task(self._primed(), name="warm-up")
 
     def _load_custom(self) -> CustomSetup | None:
         """The user's personas and tools (`custom_file`); a bad file stops the hub with a clear error."""
-        if not self.config.custom_file:
+        custom = self.options.custom
+        if not custom.custom_file:
             return None
-        deps = ToolDeps(
-            secrets=parse_secrets(self.config.tool_secrets),
-            mqtt=lambda: self.mqtt.client if self.mqtt is not None else None,
-            home_assistant=lambda: self.home_assistant.client if self.home_assistant is not None else None,
-            policy=self.policy, reporter=self.later.reporter, language=self.config.language,
-        )
-        setup = load_custom_file(Path(self.config.custom_file), deps)
+        deps = self._tool_deps = ToolDeps(secrets=parse_secrets(custom.tool_secrets), policy=self.policy,
+                                          reporter=self.later.reporter, language=custom.language)
+        setup = load_custom_file(Path(custom.custom_file), deps)
         for tool in setup.tools:
             self.registry.register(tool)
-        _LOGGER.info("custom file %s: %d personas, %d tools", self.config.custom_file,
+        _LOGGER.info("custom file %s: %d personas, %d tools", custom.custom_file,
                      len(setup.personas), len(setup.tools))
         return setup
 
     def _persona_book(self, home_tools: list[str]) -> PersonaBook:
-        default = self.config.default_persona or (self.custom and self.custom.default_persona) or "home"
+        default = self.options.custom.default_persona or (self.custom and self.custom.default_persona) or "home"
         try:
             return PersonaBook(home_persona(ASSISTANT_INSTRUCTIONS), self.custom.personas if self.custom else (),
                                default=default, home_tools=home_tools)
@@ -161,7 +162,7 @@ class HubApp:
 
     async def _primed(self) -> None:
         """Ready once the stable prompt is primed (engines that cannot prime are ready at once)."""
-        primer = self.agent.agent.primer if self.agent is not None else None
+        primer = self.agent.primer if self.agent is not None else None
         deadline = asyncio.get_running_loop().time() + PRIMING_WAIT_S
         while (primer is not None and primer.supported and not primer.primes
                and asyncio.get_running_loop().time() < deadline):
@@ -207,8 +208,8 @@ class HubApp:
         from hub.interfaces.rest_api import RestApi
         from hub.interfaces.voice_http import add_voice_routes
 
-        voice = self.voice = VoicePipeline.from_config(self.config, None)
-        return RestApi(self, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])
+        voice = self.voice = VoicePipeline.from_options(self.options.voice, None)
+        return RestApi(self, self.options.http, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])
 
 
 async def _settled(store: EntityStore, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:

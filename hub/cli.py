@@ -11,12 +11,34 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Sequence
 
 from hub import __version__, config as config_module
 from hub.config import ConfigError, HubConfig, shown_value
 
 _LOGGER = logging.getLogger("hub")
+
+
+@dataclass(frozen=True)
+class CliOptions:
+    """The options the command line itself reads (the hub it starts gets all of them)."""
+
+    log_level: str
+    http_port: int
+    wyoming_port: int
+    api_token: str | None
+    turn_timeout: int
+    engine: str
+    remote_url: str | None
+    model_path: str | None
+    n_ctx: int
+    kv_cache_type: str
+    model_home_control: bool
+    mqtt_host: str | None
+    ha_url: str | None
+    in_addon: bool
+    state_dir: Path
 
 
 class CliError(Exception):
@@ -28,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = config_module.load(args.config, **_option_overrides(args))
         logging.basicConfig(
-            level=getattr(logging, (args.log_level or config.log_level).upper()),
+            level=getattr(logging, (args.log_level or config.options_for(CliOptions).log_level).upper()),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
         for chatty in ("transitions", "amqtt"):  # the embedded broker's state machine
@@ -109,14 +131,15 @@ def _ask(args: argparse.Namespace, config: HubConfig) -> int:
 async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
     from hub.interfaces.hub_client import RunningHub, saved_token
 
-    url = (args.hub or f"http://127.0.0.1:{config.http_port}").rstrip("/")
+    options = config.options_for(CliOptions)
+    url = (args.hub or f"http://127.0.0.1:{options.http_port}").rstrip("/")
     if await RunningHub.health(url) is not None:
-        token = saved_token(config.api_token, config.state_dir)
+        token = saved_token(options.api_token, options.state_dir)
         if token is None:
             raise CliError(f"a hub runs at {url}, but its API token is neither the api_token option nor in "
-                           f"{config.state_dir / 'api_token'}: pass --config with its options")
+                           f"{options.state_dir / 'api_token'}: pass --config with its options")
         print(f"(asking the hub running at {url})", file=sys.stderr)
-        result = await _ask_running(RunningHub(url, token), args, config)
+        result = await _ask_running(RunningHub(url, token), args, options)
     elif args.hub:
         raise CliError(f"no hub answers at {url}")
     else:
@@ -127,7 +150,7 @@ async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
     return 0 if result["ok"] else 1
 
 
-async def _ask_running(hub, args: argparse.Namespace, config: HubConfig) -> dict:
+async def _ask_running(hub, args: argparse.Namespace, options: CliOptions) -> dict:
     body = {"text": args.text, "conversation_id": args.conversation_id, "language": args.language}
     if args.reasoning:
         body["reasoning"] = {"mode": args.reasoning, **({"budget": args.reasoning_budget}
@@ -135,10 +158,10 @@ async def _ask_running(hub, args: argparse.Namespace, config: HubConfig) -> dict
     if args.no_fast_path:
         raise CliError("--no-fast-path applies to a hub started in this process; the running hub "
                        "uses its own fast_path option")
-    await hub.wait_ready(timeout_s=float(config.turn_timeout) * 4)
+    await hub.wait_ready(timeout_s=float(options.turn_timeout) * 4)
     result = None
     async for name, data in hub.ask({k: v for k, v in body.items() if v is not None},
-                                    timeout_s=float(config.turn_timeout) * 2):
+                                    timeout_s=float(options.turn_timeout) * 2):
         if name == "chunk" and not args.json:
             print(data["text"], end="", flush=True)
         elif name == "tool_finished" and not args.json:
@@ -155,7 +178,8 @@ async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
     from hub.app import HubApp
     from hub.interfaces.turn_json import result_json, tool_finished_json
 
-    if not (config.mqtt_host or config.ha_url or config.in_addon):
+    options = config.options_for(CliOptions)
+    if not (options.mqtt_host or options.ha_url or options.in_addon):
         # the embedded broker of a one-off turn must not collide with a running `serve`
         config = config.with_changes(mqtt_port=_free_port())
     app = HubApp(config)
@@ -241,7 +265,9 @@ def _check(args: argparse.Namespace, config: HubConfig) -> int:
     for name, value in sorted(config.values.items()):
         print(f"  {name}: {shown_value(name, value)}")
     problems = asyncio.run(_setup_problems(config))
-    problems += asyncio.run(_remote_problems(config)) if config.engine == "openai" else _model_problems(config)
+    options = config.options_for(CliOptions)
+    problems += (asyncio.run(_remote_problems(config)) if options.engine == "openai"
+                 else _model_problems(options))
     for problem in problems:
         print(f"Problem: {problem}")
     print(f"{len(problems)} problem(s): `bolt-hub serve` would not start" if problems else "Ready to serve")
@@ -263,16 +289,17 @@ async def _setup_problems(config: HubConfig) -> list[str]:
 
 async def _remote_problems(config: HubConfig) -> list[str]:
     """`engine: openai`: the server must be named and answer, as `serve` requires."""
-    from hub.llm.openai_engine import OpenAIEngine
+    from hub.llm.factory import remote_engine
+    from hub.options import hub_options
     from hub.llm.types import EngineError
 
     try:
-        remote = OpenAIEngine.from_config(config)
+        remote = remote_engine(hub_options(config).llm)
     except EngineError as err:
         return [str(err)]
     try:
         info = await remote.connect()
-        print(f"Remote model: {info.name} at {config.remote_url}")
+        print(f"Remote model: {info.name} at {config.options_for(CliOptions).remote_url}")
         return []
     except EngineError as err:
         return [str(err)]
@@ -280,38 +307,38 @@ async def _remote_problems(config: HubConfig) -> list[str]:
         await remote.close()
 
 
-def _model_problems(config: HubConfig) -> list[str]:
+def _model_problems(options: CliOptions) -> list[str]:
     from hub.llm.inspect import inspect_gguf
     from hub.llm.models import STAND_IN_WARNING, resolve_model_path
-    from hub.llm.types import SMALL_MODEL_PARAMS
+    from hub.llm.types import stands_in
 
-    path, stand_in = resolve_model_path(config.model_path)
+    path, stand_in = resolve_model_path(options.model_path)
     print(f"Model file: {path}")
     if stand_in:
         print(f"  note: {STAND_IN_WARNING}")
-    report = inspect_gguf(path, n_ctx=config.n_ctx, kv_cache_type=config.kv_cache_type)
+    report = inspect_gguf(path, n_ctx=options.n_ctx, kv_cache_type=options.kv_cache_type)
     for line in report.describe():
         print(f"  {line}")
-    if stand_in or 0 < report.n_params < SMALL_MODEL_PARAMS:
-        print("Device control by the model: " + ("allowed (model_home_control)" if config.model_home_control
+    if stands_in(stand_in, report.n_params):
+        print("Device control by the model: " + ("allowed (model_home_control)" if options.model_home_control
               else "off: a stand-in model chats and reads states; only the fast path acts"))
     else:
         print("Device control by the model: on")
-    return list(report.problems(n_ctx=config.n_ctx))
+    return list(report.problems(n_ctx=options.n_ctx))
 
 
 # --- health -----------------------------------------------------------------------------------
 
 
 def _health(args: argparse.Namespace, config: HubConfig) -> int:
-    return asyncio.run(_health_async(args.host, config))
+    return asyncio.run(_health_async(args.host, config.options_for(CliOptions)))
 
 
-async def _health_async(host: str, config: HubConfig) -> int:
+async def _health_async(host: str, options: CliOptions) -> int:
     """0 when healthy or still warming up (the image's start period covers the warm-up), else 1."""
     from hub.interfaces.hub_client import RunningHub, wyoming_describe
 
-    url = f"http://{host}:{config.http_port}"
+    url = f"http://{host}:{options.http_port}"
     health = await RunningHub.health(url)
     if health is None:
         print(f"unhealthy: no answer from {url}/health")
@@ -321,13 +348,13 @@ async def _health_async(host: str, config: HubConfig) -> int:
         print(f"warming up: {startup.get('label')} ({round(100 * startup.get('progress', 0))}%)")
         return 0
     try:
-        info = await wyoming_describe(host, config.wyoming_port)
+        info = await wyoming_describe(host, options.wyoming_port)
     except (OSError, asyncio.TimeoutError) as err:
-        print(f"unhealthy: the Wyoming server on {host}:{config.wyoming_port} does not answer describe "
+        print(f"unhealthy: the Wyoming server on {host}:{options.wyoming_port} does not answer describe "
               f"({err or type(err).__name__})")
         return 1
     if not info.handle:
-        print(f"unhealthy: the Wyoming server on {host}:{config.wyoming_port} offers no conversation agent")
+        print(f"unhealthy: the Wyoming server on {host}:{options.wyoming_port} offers no conversation agent")
         return 1
-    print(f"healthy: HTTP {url}/health ok, Wyoming {host}:{config.wyoming_port} describes {info.handle[0].name}")
+    print(f"healthy: HTTP {url}/health ok, Wyoming {host}:{options.wyoming_port} describes {info.handle[0].name}")
     return 0

@@ -9,13 +9,15 @@ Options come from, in order of precedence: environment (`BOLT_HUB_<NAME>`), a YA
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
 import re
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import voluptuous as vol
 import yaml
@@ -112,7 +114,8 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTION_BY_NAME = {o.name: o for o in OPTIONS}
-
+DERIVED = ("state_dir", "in_addon")  # HubConfig properties a part may ask for by name
+T = TypeVar("T")
 
 
 def env_name(option: str) -> str:
@@ -202,14 +205,28 @@ SCHEMA = _build_schema()
 
 @dataclass(frozen=True)
 class HubConfig:
-    """Validated options. Attribute access: `config.n_ctx`; missing optional options are None."""
+    """Validated options by name (missing optional options are absent). The parts get theirs
+    as typed dataclasses (`hub.options`), never this object."""
 
     values: dict[str, Any]
 
-    def __getattr__(self, name: str) -> Any:
-        if name in OPTION_BY_NAME:
-            return self.values.get(name)
-        raise AttributeError(name)
+    def options_for(self, cls: type[T]) -> T:
+        """`cls`, a part's options dataclass, filled by name: a field is a nested options
+        dataclass (filled the same way), else the option of its name, else the property of its
+        name (DERIVED). A field that names neither is a TypeError (tests build every part's)."""
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+            hint = hints[field.name]
+            if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+                values[field.name] = self.options_for(hint)
+            elif field.name in OPTION_BY_NAME:
+                values[field.name] = self.values.get(field.name)
+            elif field.name in DERIVED:
+                values[field.name] = getattr(self, field.name)
+            else:
+                raise TypeError(f"{cls.__name__}.{field.name} names no option")
+        return cls(**values)
 
     def with_changes(self, **changes: Any) -> "HubConfig":
         return validate({**self.values, **changes})
@@ -220,8 +237,8 @@ class HubConfig:
 
     @property
     def state_dir(self) -> Path:
-        if self.data_dir:
-            return Path(self.data_dir)
+        if self.values.get("data_dir"):
+            return Path(self.values["data_dir"])
         if self.in_addon:
             return Path("/data")
         return Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "bolt-hub"

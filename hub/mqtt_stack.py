@@ -1,6 +1,6 @@
 """Everything MQTT in one start/stop component, for the composition root.
 
-    mqtt = MqttStack(config, store=store, settings=settings, agent=agent)
+    mqtt = MqttStack(options.mqtt, store=store, settings=settings, agent=agent)
     await mqtt.start()   # after the store, settings and agent exist; before serving users
     ...
     await mqtt.stop()
@@ -17,41 +17,54 @@ from __future__ import annotations
 
 import logging
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
+from hub.agent.api import AgentApi
 from hub.config import ConfigError
 from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.backends.mqtt.devices import MqttDevices
-from hub.interfaces.agent_activity import observed
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
 from hub.interfaces.mqtt_api import MqttApi
-from hub.transport.mqtt_broker import BrokerSettings, broker_from_config
+from hub.transport.mqtt_broker import BrokerOptions, BrokerSettings, broker_from_options
 from hub.transport.mqtt_client import MqttClient
 from hub.interfaces.mqtt_entities import HubEntities
-from hub.transport.mqtt_topics import HubTopics
+from hub.transport.mqtt_topics import HubTopics, TopicOptions
 from hub.interfaces.tool_api_mqtt import MqttToolApi
 
 _LOGGER = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class MqttStackOptions:
+    broker: BrokerOptions
+    topics: TopicOptions
+    include_entities: str | None  # of the discovered devices
+    exclude_entities: str | None
+    queue_size: int
+    language: str
+    ha_url: str | None  # with Home Assistant but no broker, MQTT is off
+    in_addon: bool
+
+
 class MqttStack:
     def __init__(
         self,
-        config: Any,
+        options: MqttStackOptions,
         *,
         store: EntityStore,
         settings: Any,
-        agent: Any,
+        agent: AgentApi,
         broker: BrokerSettings | None = None,
         demo_home: bool = True,
         demo_travel_seconds: float = 4.0,
     ) -> None:
-        self.config = config
+        self.options = options
         self.store = store
         self.settings = settings
-        self.agent = observed(agent)
-        self.topics = HubTopics.from_config(config)
+        self.agent = agent
+        self.topics = HubTopics.from_options(options.topics)
         self._broker = broker
         self._demo_home = demo_home
         self._demo_travel_seconds = demo_travel_seconds
@@ -68,12 +81,12 @@ class MqttStack:
         return self.client is not None
 
     async def start(self) -> None:
-        broker = self._broker or await broker_from_config(self.config)
+        broker = self._broker or await broker_from_options(self.options.broker)
         if broker is None:
-            if self.config.ha_url or self.config.in_addon:
+            if self.options.ha_url or self.options.in_addon:
                 _LOGGER.info("MQTT is off: no broker configured")
                 return
-            self.embedded = EmbeddedBroker(int(self.config.mqtt_port))
+            self.embedded = EmbeddedBroker(self.options.broker.mqtt_port)
             try:
                 await self.embedded.start()
             except EmbeddedBrokerError as err:
@@ -89,13 +102,17 @@ class MqttStack:
             availability_topic=self.topics.availability,
             birth_topic=self.topics.ha_status,
         )
-        self.devices = MqttDevices.from_config(self.client, self.store, self.config, ignore_node_ids=[self.topics.node_id])
+        self.devices = MqttDevices(self.client, self.store, discovery_prefix=self.topics.discovery_prefix,
+                                   ignore_node_ids=[self.topics.node_id],
+                                   include_entities=self.options.include_entities,
+                                   exclude_entities=self.options.exclude_entities)
         # queue_size counts the asks waiting for the model: one may run besides them
-        self.api = MqttApi(self.client, self.agent, self.topics, max_pending=int(self.config.queue_size) + 1,
-                           language=self.config.language)
-        self.tools = MqttToolApi(self.client, self.agent, self.topics, default_language=self.config.language,
-                                 max_pending=int(self.config.queue_size))
-        self.entities = HubEntities(self.client, self.topics, self.settings, self.agent, self.api, self.config.instance_name)
+        self.api = MqttApi(self.client, self.agent, self.topics, max_pending=self.options.queue_size + 1,
+                           language=self.options.language)
+        self.tools = MqttToolApi(self.client, self.agent, self.topics, default_language=self.options.language,
+                                 max_pending=self.options.queue_size)
+        self.entities = HubEntities(self.client, self.topics, self.settings, self.agent, self.api,
+                                   self.options.topics.instance_name)
         for component in (self.devices, self.api, self.tools, self.entities):
             await component.start()
         await self.client.start()

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from hub.config import HubConfig, validator_for
+from hub.config import validator_for
 from hub.llm.types import Reasoning, ReasoningMode
 
 _LOGGER = logging.getLogger(__name__)
@@ -26,18 +26,20 @@ RUNTIME_TYPES = {
 }
 
 
-@dataclass
-class _Values:
+@dataclass(frozen=True)
+class SettingValues:
+    """The settings' values; the options give the defaults."""
+
     conversational_mode: bool
     reasoning: str
     reasoning_budget: int
 
 
 class RuntimeSettings:
-    def __init__(self, config: HubConfig, path: Path | None = None) -> None:
+    def __init__(self, defaults: SettingValues, path: Path | None = None) -> None:
         self._path = path
-        self._defaults = {name: getattr(config, name) for name in RUNTIME_TYPES}
-        self._values = _Values(**self._defaults)
+        self._defaults = asdict(defaults)
+        self._values = defaults
         self._listeners: list[Callable[[str, Any], None]] = []
         self._load()
 
@@ -60,7 +62,7 @@ class RuntimeSettings:
             value = validator_for(RUNTIME_TYPES[name])(value)
         except Exception as err:  # voluptuous raises Invalid subclasses
             raise ValueError(f"invalid value for {name}: {err}") from None
-        setattr(self._values, name, value)
+        self._values = replace(self._values, **{name: value})
         self._save()
         for listener in list(self._listeners):
             listener(name, value)
@@ -81,7 +83,7 @@ class RuntimeSettings:
             # a saved value only applies while the option default it overrode is unchanged
             if name in RUNTIME_TYPES and saved.get("defaults", {}).get(name) == self._defaults[name]:
                 try:
-                    setattr(self._values, name, validator_for(RUNTIME_TYPES[name])(value))
+                    self._values = replace(self._values, **{name: validator_for(RUNTIME_TYPES[name])(value)})
                 except Exception:
                     _LOGGER.warning("ignoring invalid saved setting %s=%r", name, value)
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import typing
 from pathlib import Path
 
 import pytest
 import yaml
 
 from hub import config
+from hub.cli import CliOptions
+from hub.options import HubOptions, hub_options
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,16 +48,16 @@ def test_file_then_env_precedence(tmp_path: Path) -> None:
     path = tmp_path / "options.yaml"
     path.write_text("n_ctx: 4096\nlanguage: de\n")
     loaded = config.load(path, environ={"BOLT_HUB_N_CTX": "2048"})
-    assert loaded.n_ctx == 2048
-    assert loaded.language == "de"
-    assert loaded.ha_url is None
+    assert loaded.values["n_ctx"] == 2048
+    assert loaded.values["language"] == "de"
+    assert loaded.values.get("ha_url") is None
 
 
 def test_options_json_is_read(tmp_path: Path) -> None:
     path = tmp_path / "options.json"
     path.write_text(json.dumps({"reasoning": "budget", "reasoning_budget": 64}))
     loaded = config.load(path, environ={})
-    assert loaded.reasoning == "budget" and loaded.reasoning_budget == 64
+    assert loaded.values["reasoning"] == "budget" and loaded.values["reasoning_budget"] == 64
 
 
 @pytest.mark.parametrize(
@@ -77,3 +81,47 @@ def test_broken_file_is_a_clear_error(tmp_path: Path) -> None:
         config.load(path, environ={})
     with pytest.raises(config.ConfigError, match="cannot read"):
         config.load(tmp_path / "missing.yaml", environ={})
+
+
+def _python_type(option: config.Option) -> object:
+    base = option.type.rstrip("?")
+    kind = {"bool": bool, "port": int, "float": float}.get(base) or (int if base.startswith("int") else str)
+    return kind | None if option.type.endswith("?") else kind
+
+
+def _leaf_fields(cls: type) -> list[tuple[str, str, object]]:
+    """(class, field, type) of every option field under `cls`, nested options included."""
+    found = []
+    for name, hint in typing.get_type_hints(cls).items():
+        if dataclasses.is_dataclass(hint):
+            found += _leaf_fields(hint)
+        else:
+            found.append((cls.__name__, name, hint))
+    return found
+
+
+def test_each_parts_options_are_typed_as_the_option_table_says() -> None:
+    expected = {**{o.name: _python_type(o) for o in config.OPTIONS}, "state_dir": Path, "in_addon": bool}
+    fields = _leaf_fields(HubOptions) + _leaf_fields(CliOptions)
+    wrong = [f"{cls}.{name}: {hint} (option: {expected.get(name, 'none')})"
+             for cls, name, hint in fields if expected.get(name) != hint]
+    assert not wrong
+    unread = set(expected) - {name for _, name, _ in fields} - {"data_dir"}  # data_dir: via state_dir
+    assert not unread, f"options no part reads: {sorted(unread)}"
+
+
+def test_parts_get_the_validated_options() -> None:
+    loaded = config.validate({"wyoming_port": 10611, "turn_timeout": 7, "mqtt_host": "broker.lan"})
+    options = hub_options(loaded)
+    assert (options.wyoming.wyoming_port, options.agent.turn_timeout) == (10611, 7)
+    assert options.mqtt.broker.mqtt_host == "broker.lan" and options.mqtt.broker.mqtt_port == 1883
+    assert options.llm.engine == "local" and options.llm.state_dir == loaded.state_dir
+
+
+def test_an_options_field_that_names_no_option_fails() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Typo:
+        turn_timout: int
+
+    with pytest.raises(TypeError, match="Typo.turn_timout names no option"):
+        config.validate({}).options_for(Typo)

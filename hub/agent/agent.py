@@ -16,11 +16,12 @@ import time
 from dataclasses import replace
 from typing import Any, AsyncIterator, Callable, Sequence
 
+from hub.agent.activity import AgentActivity, ConversationsCleared, Observer, Reported
 from hub.agent import prompt
 from hub.agent.choices import Choices
 from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import ConfirmationsLike, FastPathLike, HomeView
+from hub.agent.ports import AgentOptions, ConfirmationsLike, FastPathLike, HomeView
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import (
@@ -43,37 +44,19 @@ from hub.agent.types import (
     final_result,
     request_problem,
 )
-from hub.config import HubConfig
 from hub.home import language as language_id
 from hub.home.entities import Entity
 from hub.home.resolve import Match
 from hub.core.answer import DirectAnswer
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import (
-    Engine,
-    EngineBusy,
-    EngineError,
-    GenerationRequest,
-    ModelInfo,
-    Message,
-    PromptTooLong,
-    ToolCall,
-    ToolConstraint,
-    SMALL_MODEL_PARAMS,
-)
+from hub.llm.types import (Engine, EngineBusy, EngineError, GenerationRequest, Message, PromptTooLong, ToolCall,
+                           ToolConstraint, stands_in)
 from hub.locales import SUPPORTED_LANGUAGES, join_list, normalize_language, phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 _STOPPING = object()  # put in a running turn's events by stop_turns()
-
-
-def model_stands_in(info: ModelInfo) -> bool:
-    """The embedded default, or any model under the small-model size: it may chat and read
-    states, but device actions come only from the deterministic path unless
-    `model_home_control` allows it (its entity choices are not to be trusted)."""
-    return info.is_stand_in or 0 < info.n_params < SMALL_MODEL_PARAMS
 
 
 class Agent:
@@ -83,7 +66,7 @@ class Agent:
         engine: Engine,
         registry: ToolRegistry,
         settings: RuntimeSettings,
-        config: HubConfig,
+        options: AgentOptions,
         home: HomeView | None = None,
         fast_path: FastPathLike | None = None,
         confirmations: ConfirmationsLike | None = None,
@@ -93,16 +76,17 @@ class Agent:
         self._engine = engine
         self._registry = registry
         self._settings = settings
-        self._config = config
+        self._options = options
         self._home = home
         self._fast_path = fast_path
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
-        self.conversations = ConversationStore(idle_seconds=config.conversation_idle_minutes * 60)
+        self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
+        self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._constrained = engine.uses_constrained_tools
-        self.model_acts = config.model_home_control or not model_stands_in(engine.info)
-        self._choices = Choices(config.confirm_seconds)  # commands asking "which one?"
+        self.model_acts = options.model_home_control or not stands_in(engine.info.is_stand_in, engine.info.n_params)
+        self._choices = Choices(options.confirm_seconds)  # commands asking "which one?"
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
@@ -116,8 +100,20 @@ class Agent:
 
     # --- public API ---------------------------------------------------------------------------
 
-    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
-        """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
+    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+        """Stream one turn's events, shown to the observers; the last is always TurnDone.
+        Never raises for turn errors."""
+        return self.activity.observe(request, self._run(request))
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Observe every later turn, whichever interface asked; call the result to stop."""
+        return self.activity.add_observer(observer)
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait at most `timeout` s until no turn runs (a shutdown drain); True when idle."""
+        return await self.activity.wait_idle(timeout)
+
+    async def _run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         error = request_problem(request.text)
         if request.conversation_id is None:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
@@ -132,7 +128,7 @@ class Agent:
             error = "stopping"
         languages = await self._languages(request, persona, known) if not error else []
         language = languages[0] if languages else normalize_language(
-            request.language or persona.language, default=self._config.language)
+            request.language or persona.language, default=self._options.language)
         if error:
             yield TurnDone(self._failure(request.conversation_id or "", language, error))
             return
@@ -142,7 +138,7 @@ class Agent:
         if request.client is not None:
             self.conversations.remember_client(request.client, conversation.id)
         events: asyncio.Queue[Any] = asyncio.Queue()
-        deadline = time.monotonic() + self._config.turn_timeout
+        deadline = time.monotonic() + self._options.turn_timeout
         task = asyncio.create_task(self._locked_turn(request, conversation, languages, persona, deadline, events))
         self._open_turns.add(events)
         try:
@@ -150,7 +146,7 @@ class Agent:
                 try:
                     event = await asyncio.wait_for(events.get(), max(0.0, deadline - time.monotonic()))
                 except asyncio.TimeoutError:
-                    _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._config.turn_timeout)
+                    _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._options.turn_timeout)
                     event = TurnDone(self._failure(conversation.id, language, "timeout"))
                 if event is _STOPPING:
                     _LOGGER.info("turn in %s cut short: the hub is stopping", conversation.id)
@@ -169,19 +165,21 @@ class Agent:
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
         argument validation and policy as the model's calls. Raises UnknownPersona."""
-        persona = self.personas.get(ctx.persona)
-        ctx = dataclasses.replace(ctx, persona=persona.key)
-        result = await self._registry.call(ToolCall(name, arguments), ctx,
-                                           allowed=self.personas.tool_names(persona))
+        started = time.monotonic()
+        persona = self.personas.get(ctx.persona)  # UnknownPersona: nothing ran
+        scoped = dataclasses.replace(ctx, persona=persona.key)
+        call = ToolCall(name, arguments)
+        result = await self._registry.call(call, scoped, allowed=self.personas.tool_names(persona))
         _LOGGER.info("direct tool %s from %s as %s: %s", name, ctx.source, persona.key,
                      "ok" if result.ok else result.data.get("error"))
+        self.activity.tool_called(call, ctx, result, started)
         return result
 
     def greet(self, persona_key: str | None, conversation_id: str | None = None) -> TurnResult:
         """Start a conversation with a persona: its greeting (empty when it has none) goes into
         the history as its first words. Raises UnknownPersona."""
         persona = self.personas.get(persona_key)
-        language = normalize_language(persona.language, default=self._config.language)
+        language = normalize_language(persona.language, default=self._options.language)
         conversation = self.conversations.get_or_create(conversation_id, language)
         conversation.persona = persona.key
         if persona.greeting and not conversation.messages:
@@ -197,7 +195,7 @@ class Agent:
             messages=[self._system_message(persona, conversational)],
             tools=self._registry.specs(self._offered_tools(persona)),
             reasoning=reasoning, conversational=conversational,
-            max_tokens=self._config.max_tokens, temperature=self._config.temperature,
+            max_tokens=self._options.max_tokens, temperature=self._options.temperature,
         )
 
     async def start(self) -> None:
@@ -238,12 +236,14 @@ class Agent:
 
     async def report(self, conversation_id: str, text: str) -> None:
         """Add an outcome that arrived after its turn ended, as something the hub said."""
-        conversation = self.conversations.get_or_create(conversation_id, self._config.language)
+        conversation = self.conversations.get_or_create(conversation_id, self._options.language)
         async with conversation.lock:
             conversation.messages.append(Message("assistant", text))
+        self.activity.notify(None, Reported(conversation_id, text))
 
     def clear_conversations(self) -> None:
         self.conversations.clear()
+        self.activity.notify(None, ConversationsCleared())
 
     # --- one turn -----------------------------------------------------------------------------
 
@@ -301,7 +301,7 @@ class Agent:
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
         direct = [(self._confirmations, "confirmation")] if state.persona.home else []
-        if self._config.fast_path and state.persona.home:
+        if self._options.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
         for handler, path in direct:
             if handler is None:
@@ -327,7 +327,7 @@ class Agent:
         still loading from start() is waited for at most `language_id.READY_WAIT_S`; past that the
         script, the named and the preferred language are the candidates (their templates decide)."""
         preferred = known.language if known is not None else normalize_language(
-            persona.language, default=self._config.language)
+            persona.language, default=self._options.language)
         loading = self._language_loading
         if request.language is None and loading is not None and not loading.done():
             await asyncio.wait([loading], timeout=language_id.READY_WAIT_S)  # the load goes on
@@ -353,7 +353,7 @@ class Agent:
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not match.candidates and not targets))]
-        reply = ReplyBuilder(state.language, self._config.max_reply_chars, on_chunk=chunk_emitter(state, emit),
+        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state, emit),
                              keep=functools.partial(speakable, self._registry, state, question))
         retries_left = 1
         spoken_results: list[str] = []
@@ -364,13 +364,13 @@ class Agent:
                 return narrowed
             constraint = narrowed
 
-        for round_no in range(self._config.max_tool_rounds + 1):
+        for round_no in range(self._options.max_tool_rounds + 1):
             if round_no > 0:
                 constraint = None
             generation = GenerationRequest(
                 messages=[system, *conversation.messages, *turn_messages], tools=tools,
                 reasoning=reasoning, conversational=conversational,
-                max_tokens=self._config.max_tokens, temperature=self._config.temperature,
+                max_tokens=self._options.max_tokens, temperature=self._options.temperature,
                 constraint=constraint,
                 # refused at once (busy) if the queue says it cannot be done in time; once a tool
                 # ran, the turn goes on, so its reply can say what happened
@@ -382,7 +382,7 @@ class Agent:
                 reply.finish(drop_incomplete=stop_reason == "length")
                 turn_messages.append(Message("assistant", raw_text if not reply.capped else reply.text))
                 break
-            if round_no == self._config.max_tool_rounds:
+            if round_no == self._options.max_tool_rounds:
                 _LOGGER.info("tool round limit reached in %s", conversation.id)
                 turn_messages.append(Message("assistant", raw_text))
                 break
@@ -487,7 +487,7 @@ class Agent:
         return self._home.name_of(entity_id) if self._home is not None else None
 
     def _trim(self, conversation: Conversation) -> None:
-        conversation.trim(self._config.history_tokens, self._message_tokens)
+        conversation.trim(self._options.history_tokens, self._message_tokens)
 
     def _message_tokens(self, message: Message) -> int:
         calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)

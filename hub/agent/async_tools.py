@@ -1,20 +1,9 @@
-"""Acknowledge, then report: the hub's asynchronous tools and their reporter, built together.
-
-For the composition root (see `hub/app.py`):
-
-    policy = ActionPolicy.from_config(config)
-    later = AsyncTools(config, store)                      # before the tools are registered
-    for tool in build_home_tools(store, resolver, policy, later.tracker) + later.tools():
-        registry.register(tool)
-    agent = Agent(..., confirmations=ConfirmationHook(policy, registry))
-    later.reporter.agent = observed_agent                  # the ObservedAgent interfaces share
-    later.connect_mqtt(mqtt_stack.client, mqtt_stack.topics.base)   # when MQTT runs
-    later.connect_home_assistant(ha_backend.client)        # when HA runs (announce option)
-    await later.start() … await later.stop()
-"""
+"""Acknowledge, then report: the hub's asynchronous tools and their reporter, built together."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hub.agent.reports import MqttReportPublisher, Publisher, ReportHub, Reporter, SatelliteAnnouncer, ServiceCaller
@@ -23,15 +12,22 @@ from hub.home.timers import TimerService, build_timer_tools
 from hub.home.watches import ActionTracker, NotifyWhen, StateWatches
 
 
+@dataclass(frozen=True)
+class AsyncToolsOptions:
+    action_report_timeout: int
+    announce_reports: bool
+    state_dir: Path  # timers are kept there across restarts
+
+
 class AsyncTools:
-    def __init__(self, config: Any, store: EntityStore) -> None:
-        self.config = config
+    def __init__(self, options: AsyncToolsOptions, store: EntityStore) -> None:
+        self.options = options
         self.store = store
         self.reports = ReportHub()  # REST/SSE listeners subscribe here
         self.reporter = Reporter(sinks=(self.reports,))
         self.watches = StateWatches(store)
-        self.tracker = ActionTracker(self.watches, self.reporter, float(config.action_report_timeout))
-        self.timers = TimerService(config.state_dir, self.reporter)
+        self.tracker = ActionTracker(self.watches, self.reporter, float(options.action_report_timeout))
+        self.timers = TimerService(options.state_dir, self.reporter)
         self.announcer: SatelliteAnnouncer | None = None
 
     def tools(self) -> list[Any]:
@@ -45,7 +41,7 @@ class AsyncTools:
 
     def connect_home_assistant(self, ha: ServiceCaller | None) -> None:
         """Announce reports on the satellite a request came from, if the option allows."""
-        if ha is not None and self.config.announce_reports and self.announcer is None:
+        if ha is not None and self.options.announce_reports and self.announcer is None:
             self.announcer = SatelliteAnnouncer(ha)
             self.reporter.add_sink(self.announcer)
 

@@ -1,16 +1,32 @@
-"""What the agent is handed from below: the home view, the fast path, the confirmation hook.
+"""What the agent is handed: its options, the home view, the fast path, the confirmation hook.
 
 Protocols: the composition root hands in the real ones (hub.home), tests stand in for each.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Collection, Protocol, Sequence
 
 from hub.core.answer import DirectAnswer
 from hub.core.tools import ToolContext
 from hub.home.entities import Entity
 from hub.home.resolve import Fit, Match
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    language: str
+    turn_timeout: int
+    max_tokens: int
+    temperature: float
+    max_reply_chars: int
+    max_tool_rounds: int
+    history_tokens: int
+    conversation_idle_minutes: int
+    confirm_seconds: int
+    fast_path: bool
+    model_home_control: bool
 
 
 class FastPathLike(Protocol):

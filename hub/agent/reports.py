@@ -4,8 +4,8 @@ A timer fires, a garage door finishes closing, a watched washing machine turns o
 `Reporter` gets (ToolContext of the original request, spoken text in its language, kind, data)
 and
 1. logs it,
-2. appends it to the conversation (`agent.report`), so the next turn knows — pass the
-   ObservedAgent the interfaces share, and the MQTT API also publishes it as an event,
+2. appends it to the conversation (`agent.report`, connected once the agent exists), so the
+   next turn knows — and the agent's observers (the MQTT API) see it as an event,
 3. hands it to every sink: `ReportHub` (REST/SSE listeners), `MqttReportPublisher`
    (`<base>/report`), `SatelliteAnnouncer` (HA `assist_satellite.announce` on the satellite the
    request came from). A failing sink is logged and never stops the others.
@@ -52,8 +52,14 @@ class Reporter:
     """The one place outcomes are delivered; timers and watches call it as their OutcomeSink."""
 
     def __init__(self, agent: ConversationLog | None = None, sinks: tuple[ReportSink, ...] = ()) -> None:
-        self.agent = agent
+        self._agent = agent
         self._sinks: list[ReportSink] = list(sinks)
+
+    def connect_agent(self, agent: ConversationLog) -> None:
+        """The agent whose conversations get the reports: it is built after the tools that
+        report (they are in its registry), so the composition root connects it, once."""
+        assert self._agent is None, "the reporter already reports to an agent"
+        self._agent = agent
 
     def add_sink(self, sink: ReportSink) -> Callable[[], None]:
         self._sinks.append(sink)
@@ -63,9 +69,9 @@ class Reporter:
         report = Report(ctx.conversation_id, text, ctx.language, kind, ctx.source,
                         ctx.satellite_id, ctx.device_id, dict(data))
         _LOGGER.info("report (%s) to %s from %s: %s %s", kind, ctx.conversation_id, ctx.source, text, data)
-        if self.agent is not None:
+        if self._agent is not None:
             try:
-                await self.agent.report(ctx.conversation_id, text)
+                await self._agent.report(ctx.conversation_id, text)
             except Exception:
                 _LOGGER.exception("could not add the report to conversation %s", ctx.conversation_id)
         for sink in list(self._sinks):

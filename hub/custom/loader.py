@@ -53,6 +53,14 @@ TOOL_TYPES = ("mqtt", "rest", "ha_service", "ha_script", "sequence")
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
+@dataclass(frozen=True)
+class CustomOptions:
+    custom_file: str | None
+    tool_secrets: str | None
+    default_persona: str | None  # wins over the file's
+    language: str
+
+
 @dataclass
 class CustomSetup:
     personas: list[Persona]

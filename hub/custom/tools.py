@@ -39,14 +39,20 @@ Localized = str | Mapping[str, str]
 
 @dataclass
 class ToolDeps:
-    """What custom tools reach at run time; callables, because MQTT and HA come and go."""
+    """What custom tools reach at run time. MQTT and Home Assistant start after the tools are
+    loaded, so the composition root connects them (`connect`, once); until then, and when
+    neither runs, a tool that needs one answers that it is unavailable."""
 
     secrets: Mapping[str, str]
-    mqtt: Callable[[], MqttClient | None]
-    home_assistant: Callable[[], ServiceCaller | None]
     policy: ActionPolicy
     reporter: OutcomeSink
     language: str = "en"
+    mqtt: MqttClient | None = None
+    home_assistant: ServiceCaller | None = None
+
+    def connect(self, *, mqtt: MqttClient | None, home_assistant: ServiceCaller | None) -> None:
+        assert self.mqtt is None and self.home_assistant is None, "custom tools are connected once"
+        self.mqtt, self.home_assistant = mqtt, home_assistant
 
 
 def localized(value: Localized | None, language: str) -> str | None:
@@ -199,7 +205,7 @@ class MqttTool(CustomTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
                   background: bool) -> ToolResult:
-        client = self.deps.mqtt()
+        client = self.deps.mqtt
         if client is None or not client.connected:
             raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
         variables = self.variables(args, ctx, call_id)
@@ -389,7 +395,7 @@ class HaServiceTool(CustomTool):
 
     async def _call(self, domain: str, service: str, data: dict[str, Any], args: dict[str, Any],
                     ctx: ToolContext, variables: Mapping[str, Any]) -> ToolResult:
-        ha = self.deps.home_assistant()
+        ha = self.deps.home_assistant
         if ha is None:
             raise ToolError(phrase(ctx.language, "error.ha_unavailable"), code="ha_unavailable", tool=self.name)
         entities = self.targets(data)

@@ -13,6 +13,7 @@ and no entity name, alias or state quoted in its prompt — can widen it:
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import logging
 import time
@@ -60,6 +61,16 @@ class PendingAction:
     asked_at: float  # policy clock (monotonic)
 
 
+@dataclass(frozen=True)
+class PolicyOptions:
+    allowed_domains: str
+    allowed_services: str | None
+    read_only_entities: str | None
+    confirm_entities: str | None
+    confirm_seconds: int
+    rate_limit_per_minute: int
+
+
 def parse_patterns(value: str | Iterable[str] | None) -> tuple[str, ...]:
     """Comma-separated (or listed) ids/globs, lower-cased, blanks dropped."""
     items = value.split(",") if isinstance(value, str) else (value or ())
@@ -95,16 +106,8 @@ class ActionPolicy:
         self._recent: dict[str, deque[float]] = {}  # entity id → times of executed actions
 
     @classmethod
-    def from_config(cls, config: Any, clock: Callable[[], float] = time.monotonic) -> "ActionPolicy":
-        return cls(
-            allowed_domains=config.allowed_domains,
-            allowed_services=config.allowed_services,
-            read_only_entities=config.read_only_entities,
-            confirm_entities=config.confirm_entities,
-            confirm_seconds=config.confirm_seconds,
-            rate_limit_per_minute=config.rate_limit_per_minute,
-            clock=clock,
-        )
+    def from_options(cls, options: PolicyOptions, clock: Callable[[], float] = time.monotonic) -> "ActionPolicy":
+        return cls(**dataclasses.asdict(options), clock=clock)
 
     # --- the checks ---------------------------------------------------------------------------
 

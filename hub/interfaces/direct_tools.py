@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.agent.api import AgentApi
 from hub.agent.personas import UnknownPersona
 from hub.core.tools import ToolContext, ToolResult
 from hub.interfaces import json_input
@@ -73,7 +74,7 @@ def parse_call(tool: str, payload: bytes) -> DirectCall:
     return DirectCall(tool, arguments, call_id, **fields)
 
 
-async def run_call(agent: Any, call: DirectCall, source: str, default_language: str) -> ToolResult:
+async def run_call(agent: AgentApi, call: DirectCall, source: str, default_language: str) -> ToolResult:
     """Run a call through the agent (persona scoping, policy, validation). Raises CallError
     for an unknown persona; a refused or failed tool is an ok=False result."""
     ctx = ToolContext(

@@ -16,11 +16,11 @@ import logging
 import os
 import socket
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
-from hub.config import HubConfig
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -31,17 +31,23 @@ _SUPERVISOR_ATTEMPTS = 5
 _SUPERVISOR_RETRY_S = 5.0
 
 
+@dataclass(frozen=True)
+class DiscoveryOptions:
+    zeroconf: bool
+    instance_name: str
+
+
 class Discovery:
     """Announces the Wyoming server the right way for where the hub runs."""
 
     def __init__(
         self,
-        config: HubConfig,
+        options: DiscoveryOptions,
         *,
         environ: dict[str, str] | None = None,
         supervisor_url: str = SUPERVISOR_URL,
     ) -> None:
-        self.config = config
+        self.options = options
         self.port = 0
         self._environ = dict(os.environ) if environ is None else environ
         self._supervisor_url = supervisor_url.rstrip("/")
@@ -60,7 +66,7 @@ class Discovery:
         self._zeroconf_host = host
         if self.supervisor_token:
             self._task = asyncio.create_task(self._announce_to_supervisor(), name="supervisor discovery")
-        elif self.config.zeroconf:
+        elif self.options.zeroconf:
             try:
                 await self._register_zeroconf()
             except Exception as err:  # OSError, zeroconf errors: no multicast route, name clash, ...
@@ -119,7 +125,7 @@ class Discovery:
             f"{self.zeroconf_name()}.{WYOMING_SERVICE_TYPE}",
             addresses=[socket.inet_aton(host)],
             port=self.port,
-            properties={"name": self.config.instance_name},
+            properties={"name": self.options.instance_name},
             server=f"{self.zeroconf_name()}.local.",
         )
         interfaces = [host] if self._zeroconf_host else None

@@ -37,7 +37,8 @@ from typing import Any, Callable
 from hub.agent.personas import UnknownPersona
 from hub.agent.types import MAX_REQUEST_CHARS, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.interfaces import json_input
-from hub.interfaces.agent_activity import ConversationsCleared, ObservedAgent, Reported, Turn, TurnStarted, observed
+from hub.agent.activity import ConversationsCleared, Reported, Turn, TurnStarted
+from hub.agent.api import AgentApi
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.transport.mqtt_topics import HubTopics
@@ -169,11 +170,11 @@ def reply_json(result: TurnResult, ask_id: str | int | None, source: str) -> dic
 class MqttApi:
     """start/stop component serving asks over MQTT."""
 
-    def __init__(self, client: MqttClient, agent: Any, topics: HubTopics, max_pending: int = 64,
+    def __init__(self, client: MqttClient, agent: AgentApi, topics: HubTopics, max_pending: int = 64,
                  language: str = "en") -> None:
         self.client = client
         self.language = language
-        self.agent: ObservedAgent = observed(agent)
+        self.agent = agent
         self.topics = topics
         self.max_pending = max_pending
         self._tasks: set[asyncio.Task] = set()
@@ -267,7 +268,7 @@ class MqttApi:
         )
         self._ask_ids[id(request)] = ask.id
         try:
-            # the reply is published by _observe at TurnDone (also the one ObservedAgent makes up
+            # the reply is published by _observe at TurnDone (also the one the agent's activity makes up
             # when the agent raises or the turn is cancelled), so every ask gets exactly one
             await self.agent.ask(request)
         except Exception:

@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone
-from hub.interfaces.agent_activity import ObservedAgent, Turn, TurnStarted, observed
+from hub.agent.activity import Turn, TurnStarted
+from hub.agent.api import AgentApi
 from hub.interfaces.mqtt_api import Ask, MqttApi
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.transport.mqtt_topics import HubTopics
@@ -104,12 +105,12 @@ class HubEntities:
     """start/stop component: publishes the discovery and states, obeys the entities' commands."""
 
     def __init__(
-        self, client: MqttClient, topics: HubTopics, settings: Any, agent: Any, api: MqttApi, device_name: str = "Bolt Hub"
+        self, client: MqttClient, topics: HubTopics, settings: Any, agent: AgentApi, api: MqttApi, device_name: str = "Bolt Hub"
     ) -> None:
         self.client = client
         self.topics = topics
         self.settings = settings
-        self.agent: ObservedAgent = observed(agent)
+        self.agent = agent
         self.api = api
         self.device_name = device_name
         self.status = "idle"

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from aiohttp import web
 
-from hub.config import HubConfig
 from hub.interfaces import http_sse as sse
 from hub.interfaces.http_cutoff import Cutoff
 from hub.interfaces.http_errors import ClientError
@@ -31,10 +30,15 @@ from hub.llm.types import Engine, EngineError
 BodyReader = Callable[[web.Request, str], Awaitable[Any]]  # (request, schema name) -> checked JSON
 
 
-class ModelHost(Protocol):
-    """What the routes need of the hub: its options and its loaded engine."""
+@dataclass(frozen=True)
+class CompletionOptions:
+    max_tokens: int  # a request's defaults
+    temperature: float
+    turn_timeout: int  # a completion's limit
 
-    config: HubConfig
+
+class ModelHost(Protocol):
+    """What the routes need of the hub: its loaded engine."""
 
     @property
     def engine(self) -> Engine: ...
@@ -43,8 +47,10 @@ class ModelHost(Protocol):
 class OpenAiRoutes:
     """Adds the `/v1/` routes to the REST API's app (behind its token check and error middleware)."""
 
-    def __init__(self, hub: ModelHost, read_body: BodyReader, stopping: asyncio.Event) -> None:
+    def __init__(self, hub: ModelHost, options: CompletionOptions, read_body: BodyReader,
+                 stopping: asyncio.Event) -> None:
         self._hub = hub
+        self._options = options
         self._read_body = read_body
         self._stopping = stopping
 
@@ -73,13 +79,13 @@ class OpenAiRoutes:
         engine = self._hub.engine
         try:
             generation = generation_request(
-                body, default_max_tokens=self._hub.config.max_tokens,
-                default_temperature=self._hub.config.temperature, context_tokens=engine.info.n_ctx)
+                body, default_max_tokens=self._options.max_tokens,
+                default_temperature=self._options.temperature, context_tokens=engine.info.n_ctx)
         except ChatRequestError as err:
             raise ClientError(400, err.code, str(err), err.param) from None
         # like a turn: admitted only if the model's queue lets it be done within turn_timeout,
         # and cut at turn_timeout, when the client leaves or when the hub stops
-        timeout = self._hub.config.turn_timeout
+        timeout = self._options.turn_timeout
         generation = replace(generation, deadline=time.monotonic() + timeout)
         cutoff = Cutoff(request, timeout, self._stopping)
         completion = Completion(model=model_id(engine.info.name), stop=stop_sequences(body))
@@ -123,7 +129,7 @@ class OpenAiRoutes:
         except EngineError as err:
             await sse.send_data(response, error_body(503, "engine_error", str(err)))
         except TimeoutError:
-            cut = _cut_error(cutoff.reason, self._hub.config.turn_timeout)
+            cut = _cut_error(cutoff.reason, self._options.turn_timeout)
             if connected:
                 await sse.send_data(response, error_body(cut.status, cut.code, cut.message))
                 if await sse.send_raw(response, b"data: [DONE]\n\n"):

@@ -22,6 +22,8 @@ import html
 import logging
 import re
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
@@ -29,8 +31,9 @@ import jsonschema
 from aiohttp import web
 
 from hub import __version__
+from hub.agent.api import AgentApi
 from hub.agent.types import TurnDone, TurnRequest
-from hub.config import HubConfig, validator_for
+from hub.config import validator_for
 from hub.home.entities import EntityStore
 from hub.agent.personas import UnknownPersona
 from hub.core.tools import ToolRegistry
@@ -38,7 +41,7 @@ from hub.interfaces import direct_tools, http_sse as sse, json_input, rest_schem
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http_errors import ClientError, json_error_body, json_errors
-from hub.interfaces.openai_routes import OpenAiRoutes
+from hub.interfaces.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine, Reasoning, ReasoningMode
 from hub.interfaces.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.interfaces.turn_json import entity_json, result_json, turn_event
@@ -51,14 +54,24 @@ STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css", "favicon.s
 RouteHook = Callable[[web.Application], None]
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    http_port: int
+    api_token: str | None
+    turn_timeout: int  # a request's wait during the warm-up
+    language: str
+    state_dir: Path  # the generated token is kept there
+    in_addon: bool  # trusts Home Assistant's ingress
+    completions: CompletionOptions
+
+
 class HubAppLike(Protocol):
     """What the API needs from `hub.app.HubApp` (after `start()` loaded the engine and agent)."""
 
-    config: HubConfig
     settings: RuntimeSettings
     store: EntityStore
     registry: ToolRegistry
-    agent: Any  # hub.interfaces.agent_activity.ObservedAgent (the Agent API plus observers)
+    agent: AgentApi | None  # from start()
 
     @property
     def engine(self) -> Engine: ...
@@ -68,15 +81,16 @@ class RestApi:
     def __init__(
         self,
         hub_app: HubAppLike,
+        options: HttpOptions,
         *,
         host: str = "0.0.0.0",
         port: int | None = None,
         route_hooks: Sequence[RouteHook] = (),
     ) -> None:
         self._hub = hub_app
-        self._config = hub_app.config
+        self._options = options
         self._host = host
-        self._port = self._config.http_port if port is None else port
+        self._port = self._options.http_port if port is None else port
         self.metrics: HubMetrics = METRICS
         self._route_hooks = list(route_hooks)
         self._runner: web.AppRunner | None = None
@@ -96,7 +110,7 @@ class RestApi:
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
         self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http_cutoff)
         self._attached = asyncio.Event()  # the agent is there (see attach())
-        self._openai = OpenAiRoutes(hub_app, self._json_body, self._stopping)
+        self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -107,9 +121,9 @@ class RestApi:
         return self._runner.addresses[0][1]
 
     async def start(self) -> None:
-        self.token = await asyncio.to_thread(load_or_create_token, self._config.api_token,
-                                             self._config.state_dir)
-        auth = self._auth = Authenticator(self.token, trust_ingress=self._config.in_addon)
+        self.token = await asyncio.to_thread(load_or_create_token, self._options.api_token,
+                                             self._options.state_dir)
+        auth = self._auth = Authenticator(self.token, trust_ingress=self._options.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
                               middlewares=[json_errors, auth.middleware(_is_public, json_error_body), self._warming])
         self._add_routes(app)
@@ -149,10 +163,10 @@ class RestApi:
         (as Jupyter prints it); a token the user set as `api_token` is never printed."""
         host = "127.0.0.1" if self._host in ("0.0.0.0", "::", "") else self._host
         page = f"http://{host}:{self.port}/"
-        return f"{page} (token: the api_token option)" if self._config.api_token else f"{page}?token={self.token}"
+        return f"{page} (token: the api_token option)" if self._options.api_token else f"{page}?token={self.token}"
 
     def log_ready_link(self) -> None:
-        if not self._config.in_addon:  # in the add-on the page is behind Home Assistant's ingress
+        if not self._options.in_addon:  # in the add-on the page is behind Home Assistant's ingress
             _LOGGER.info("ready: open %s", self.ready_link())
 
     @web.middleware
@@ -160,7 +174,7 @@ class RestApi:
         """During the warm-up a request waits for the agent (up to turn_timeout), then gets a 503."""
         if not (self._attached.is_set() or _is_public(request)):
             try:
-                await asyncio.wait_for(self._attached.wait(), self._config.turn_timeout)
+                await asyncio.wait_for(self._attached.wait(), self._options.turn_timeout)
             except asyncio.TimeoutError:
                 startup = self._startup()
                 raise ClientError(503, "warming", f"The hub is warming up ({startup['label']}, "
@@ -256,7 +270,7 @@ class RestApi:
         })
 
     @property
-    def _agent(self) -> Any:
+    def _agent(self) -> AgentApi:
         agent = self._hub.agent
         if agent is None:
             raise ClientError(503, "starting", "The hub is still starting.")
@@ -360,7 +374,7 @@ class RestApi:
                           conversation_id=body.get("conversation_id"), language=body.get("language"))
         started = time.monotonic()
         try:
-            result = await run_call(self._agent, call, "rest", self._config.language)
+            result = await run_call(self._agent, call, "rest", self._options.language)
         except CallError as err:
             raise ClientError(404, err.code, f"{err}; GET /api/personas lists them.") from None
         self.metrics.record_tool(name, result.ok, time.monotonic() - started, "rest")

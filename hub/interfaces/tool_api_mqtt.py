@@ -16,6 +16,7 @@ import asyncio
 import logging
 from typing import Any, Callable
 
+from hub.agent.api import AgentApi
 from hub.interfaces.direct_tools import CallError, DirectCall, error_json, parse_call, result_json, run_call
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.transport.mqtt_topics import HubTopics
@@ -26,7 +27,7 @@ _LOGGER = logging.getLogger(__name__)
 class MqttToolApi:
     """start/stop component serving direct tool calls over MQTT."""
 
-    def __init__(self, client: MqttClient, agent: Any, topics: HubTopics, *, default_language: str = "en",
+    def __init__(self, client: MqttClient, agent: AgentApi, topics: HubTopics, *, default_language: str = "en",
                  max_pending: int = 64) -> None:
         self.client = client
         self.agent = agent

@@ -23,7 +23,6 @@ from wyoming.audio import AudioChunk, AudioChunkConverter
 from hub.agent.sentences import SentenceSplitter
 from hub.agent.speakable import make_speakable
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.config import HubConfig
 from hub.interfaces.voice_events import (
     VoiceAudioChunk,
     VoiceAudioStart,
@@ -57,6 +56,15 @@ connection. sentences: one request per sentence, pipelined. whole: the complete 
 request once the agent is done (no sentence streaming; the baseline the bench compares with)."""
 
 MAX_INPUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class VoiceOptions:
+    stt_uri: str | None
+    tts_uri: str | None
+    tts_voices: str | None
+    language: str
+    in_addon: bool  # the add-on finds the official speech add-ons by itself
 
 
 class AgentLike(Protocol):
@@ -103,16 +111,16 @@ class VoicePipeline:
         self.metrics = metrics or VoiceMetrics()
 
     @classmethod
-    def from_config(cls, config: HubConfig, agent: AgentLike | None) -> "VoicePipeline":
+    def from_options(cls, options: VoiceOptions, agent: AgentLike | None) -> "VoicePipeline":
         """`agent` may come later (`pipeline.agent = …`): the hub's HTTP API, and so this
         pipeline's routes, start before the model is loaded and refuse requests until then."""
-        stt_uri, tts_uri = speech_uris(config.stt_uri, config.tts_uri, config.in_addon)
-        voices = parse_voice_map(config.tts_voices)  # a mistake here is reported even without TTS
+        stt_uri, tts_uri = speech_uris(options.stt_uri, options.tts_uri, options.in_addon)
+        voices = parse_voice_map(options.tts_voices)  # a mistake here is reported even without TTS
         return cls(
             agent,
             stt=WyomingSTT(stt_uri) if stt_uri else None,
             tts=WyomingTTS(tts_uri, voices=voices) if tts_uri else None,
-            default_language=config.language,
+            default_language=options.language,
         )
 
     # --- public API ---------------------------------------------------------------------------

@@ -50,11 +50,10 @@ from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult, request_problem
-from hub.config import HubConfig
 from hub.interfaces import json_input
 from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.llm.types import Reasoning, ReasoningMode
-from hub.interfaces.discovery import Discovery
+from hub.interfaces.discovery import Discovery, DiscoveryOptions
 from hub.locales import normalize_language, phrase
 from hub.settings import RuntimeSettings
 
@@ -85,13 +84,25 @@ class ProtocolProblem:
     not_an_event: bool = False
 
 
+@dataclass(frozen=True)
+class WyomingOptions:
+    wyoming_port: int
+    wyoming_allowed_clients: str | None
+    wyoming_idle_timeout: int
+    wyoming_max_connections: int
+    reasoning_budget: int  # without runtime settings
+    language: str
+    in_addon: bool  # trusts the Supervisor's network
+    discovery: DiscoveryOptions
+
+
 class WyomingServer:
     """Serves the agent over Wyoming and announces itself (zeroconf / Supervisor discovery)."""
 
     def __init__(
         self,
         agent: TurnAgent,
-        config: HubConfig,
+        options: WyomingOptions,
         languages: Sequence[str] | None = None,
         *,
         host: str = "0.0.0.0",
@@ -100,19 +111,19 @@ class WyomingServer:
         settings: RuntimeSettings | None = None,
     ) -> None:
         self.agent = agent
-        self.config = config
+        self.options = options
         self.settings = settings  # the current reasoning budget for `context.reasoning: budget`
         self.host = host
-        self._requested_port = config.wyoming_port if port is None else port
+        self._requested_port = options.wyoming_port if port is None else port
         self.languages = list(agent.languages if languages is None else languages)
         self._server: AsyncServer | None = None
         self.discovery: Discovery | None = (
-            Discovery(config) if discovery is True else discovery if isinstance(discovery, Discovery) else None
+            Discovery(options.discovery) if discovery is True else discovery if isinstance(discovery, Discovery) else None
         )
         self.turns: set[asyncio.Task] = set()  # running turns, on any connection
-        self.allowed_clients = allowed_networks(config.wyoming_allowed_clients, config.in_addon)
-        self.idle_timeout = float(config.wyoming_idle_timeout)
-        self.max_connections = int(config.wyoming_max_connections)
+        self.allowed_clients = allowed_networks(options.wyoming_allowed_clients, options.in_addon)
+        self.idle_timeout = float(options.wyoming_idle_timeout)
+        self.max_connections = options.wyoming_max_connections
         self.connections: set[WyomingTurnHandler] = set()
 
     @property
@@ -125,7 +136,7 @@ class WyomingServer:
 
     @property
     def reasoning_budget(self) -> int:
-        return self.settings.reasoning.budget if self.settings is not None else self.config.reasoning_budget
+        return self.settings.reasoning.budget if self.settings is not None else self.options.reasoning_budget
 
     @property
     def uri(self) -> str:
@@ -276,7 +287,7 @@ class WyomingTurnHandler(AsyncEventHandler):
 
     async def _on_transcript(self, data: dict[str, Any]) -> None:
         context = data.get("context") if isinstance(data.get("context"), dict) else {}
-        language = normalize_language(data.get("language"), default=self.server.config.language)
+        language = normalize_language(data.get("language"), default=self.server.options.language)
         conversation_id = _text_or_none(context.get("conversation_id"))
         satellite = _text_or_none(context.get("satellite_id")) or _text_or_none(context.get("device_id")) or ""
         text = data.get("text")

@@ -44,7 +44,6 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
 import llama_cpp
 from llama_cpp import Llama, LlamaGrammar
 
-from hub.config import HubConfig
 from hub.llm.admission import QueueEstimate
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
@@ -52,7 +51,6 @@ from hub.llm.control_tokens import ControlTokenGuard
 from hub.llm.grammar import constrained_delta, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
 from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
-from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.state_store import StateStore, model_identity
@@ -119,7 +117,7 @@ def _auto_threads() -> int:
 class LlamaEngine:
     """Engine protocol over llama-cpp-python. Construction loads the model (blocking: seconds).
 
-    Use `LlamaEngine.from_config(config)` in the hub (in a thread: `asyncio.to_thread`), or the
+    Use `hub.llm.factory.local_engine(options)` in the hub (in a thread: `asyncio.to_thread`), or the
     constructor directly in tests and tools.
     """
 
@@ -236,29 +234,6 @@ class LlamaEngine:
             "loaded %s (%s, %.0fM params, n_ctx %d, %d threads, format %s)",
             self.info.name, self.info.architecture, self.info.n_params / 1e6, self.info.n_ctx, n_threads,
             self.chat_format.name,
-        )
-
-    @classmethod
-    def from_config(cls, config: HubConfig) -> "LlamaEngine":
-        try:
-            path, stand_in = resolve_model_path(config.model_path)
-        except ModelNotFound as err:
-            raise EngineError(str(err)) from None
-        if stand_in:
-            _LOGGER.warning(STAND_IN_WARNING)
-        return cls(
-            path,
-            n_ctx=config.n_ctx,
-            n_gpu_layers=config.n_gpu_layers,
-            threads=config.threads,
-            flash_attn=config.flash_attn,
-            kv_cache_type=config.kv_cache_type,
-            constrained_tools=config.constrained_tools,
-            queue_size=config.queue_size,
-            prompt_cache_mib=config.prompt_cache_mib,
-            draft_tokens=config.draft_tokens,
-            is_stand_in=stand_in,
-            state_dir=config.state_dir / "prefix_states",
         )
 
     # --- small public helpers ------------------------------------------------------------------

@@ -31,7 +31,6 @@ from typing import Any, AsyncIterator, Sequence
 
 import aiohttp
 
-from hub.config import HubConfig
 from hub.llm.grammar import constrained_delta, tool_call_schema
 from hub.llm.stream_parser import StreamParser
 from hub.llm.types import (
@@ -101,16 +100,6 @@ class OpenAIEngine:
         self._session_loop: asyncio.AbstractEventLoop | None = None
         self.info = ModelInfo(name=model or "remote", architecture="remote", path=self._base_url,
                               n_ctx=n_ctx, n_ctx_train=n_ctx, n_params=0)
-
-    @classmethod
-    def from_config(cls, config: HubConfig) -> "OpenAIEngine":
-        server = config.remote_server
-        url = config.remote_url or (NVIDIA_URL if server == "nvidia" else None)
-        if not url:
-            raise EngineError("engine is 'openai' but remote_url is not set (e.g. http://gpu-box:8080/v1)")
-        return cls(url, model=config.remote_model, api_key=config.remote_api_key, server=server,
-                   constrained_tools=config.constrained_tools, n_ctx=config.n_ctx,
-                   queue_size=config.queue_size, timeout_s=float(config.turn_timeout) * 2)
 
     # --- Engine protocol -------------------------------------------------------------------
 

@@ -155,6 +155,13 @@ class ModelInfo:
     is_stand_in: bool = False  # an embedded test model standing in for Bolt E4B
 
 
+def stands_in(is_stand_in: bool, n_params: int) -> bool:
+    """The embedded default, or any model under the small-model size: it may chat and read
+    states, but device actions come only from the deterministic path unless
+    `model_home_control` allows it (its entity choices are not to be trusted)."""
+    return is_stand_in or 0 < n_params < SMALL_MODEL_PARAMS
+
+
 class EngineError(RuntimeError):
     """A model problem worth telling the user in plain words (bad file, context too long, ...)."""
 

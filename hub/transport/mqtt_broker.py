@@ -7,7 +7,6 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 import aiohttp
 
@@ -29,20 +28,29 @@ class BrokerSettings:
 
 
 
-async def broker_from_config(
-    config: Any, environ: dict[str, str] | None = None, supervisor_url: str = SUPERVISOR_URL
+@dataclass(frozen=True)
+class BrokerOptions:
+    mqtt_host: str | None
+    mqtt_port: int
+    mqtt_username: str | None
+    mqtt_password: str | None
+    mqtt_tls: bool
+
+
+async def broker_from_options(
+    options: BrokerOptions, environ: dict[str, str] | None = None, supervisor_url: str = SUPERVISOR_URL
 ) -> BrokerSettings | None:
     """The broker to use: the `mqtt_*` options, else (in the add-on) the Supervisor's MQTT service.
 
     Returns None when neither names a broker (the caller may then start the embedded one).
     """
-    if config.mqtt_host:
+    if options.mqtt_host:
         return BrokerSettings(
-            host=config.mqtt_host,
-            port=int(config.mqtt_port),
-            username=config.mqtt_username,
-            password=config.mqtt_password,
-            tls=bool(config.mqtt_tls),
+            host=options.mqtt_host,
+            port=options.mqtt_port,
+            username=options.mqtt_username,
+            password=options.mqtt_password,
+            tls=options.mqtt_tls,
         )
     environ = dict(os.environ) if environ is None else environ
     token = environ.get("SUPERVISOR_TOKEN")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -31,19 +30,26 @@ def slugify(text: str, default: str = "unnamed") -> str:
 
 
 @dataclass(frozen=True)
+class TopicOptions:
+    instance_name: str
+    mqtt_base_topic: str
+    mqtt_discovery_prefix: str
+
+
+@dataclass(frozen=True)
 class HubTopics:
     base: str
     node_id: str  # the hub's device id in discovery topics and unique ids
     discovery_prefix: str = "homeassistant"
 
     @classmethod
-    def from_config(cls, config: Any) -> "HubTopics":
-        instance = slugify(config.instance_name, "bolt_hub")
-        base_root = str(config.mqtt_base_topic).strip("/") or "bolt_hub"
+    def from_options(cls, options: TopicOptions) -> "HubTopics":
+        instance = slugify(options.instance_name, "bolt_hub")
+        base_root = options.mqtt_base_topic.strip("/") or "bolt_hub"
         return cls(
             base=f"{base_root}/{instance}",
             node_id=slugify(f"{base_root}_{instance}"),
-            discovery_prefix=str(config.mqtt_discovery_prefix).strip("/") or "homeassistant",
+            discovery_prefix=options.mqtt_discovery_prefix.strip("/") or "homeassistant",
         )
 
     @property

@@ -10,6 +10,7 @@ import pytest
 from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall, ToolSpec
 from hub.settings import RuntimeSettings
@@ -39,7 +40,7 @@ def make_agent(engine: ScriptedEngine, **options: Any) -> tuple[Agent, LampTool]
     registry = ToolRegistry()
     lamp = LampTool()
     registry.register(lamp)
-    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
+    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                   clock_text=lambda: "Monday 2026-11-30 08:00")
     return agent, lamp
 

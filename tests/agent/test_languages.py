@@ -10,6 +10,7 @@ import pytest
 from hub.agent.agent import Agent
 from hub.agent.types import TurnRequest
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import load_demo_home
 from hub.home.entities import EntityStore
@@ -36,8 +37,8 @@ class DemoHub:
         for tool in build_home_tools(self.store, resolver):
             registry.register(tool)
         self.engine = ScriptedEngine(rounds or [])
-        self.agent = Agent(engine=self.engine, registry=registry, settings=RuntimeSettings(self.config),
-                           config=self.config, home=StoreHomeView(self.store, resolver),
+        self.agent = Agent(engine=self.engine, registry=registry, settings=RuntimeSettings(hub_options(self.config).settings),
+                           options=hub_options(self.config).agent, home=StoreHomeView(self.store, resolver),
                            fast_path=FastPath(self.store, registry, resolver),
                            clock_text=lambda: "Monday 2026-11-30 08:00")
 

@@ -14,6 +14,7 @@ from hub.agent.agent import Agent
 from hub.agent.prompt import CONVERSATIONAL_INSTRUCTIONS, WRITTEN_INSTRUCTIONS
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.llm.chat_format import TemplateChatFormat
 from hub.llm.types import Delta, GenerationRequest, Reasoning, ReasoningMode, TextDelta, ThinkingDelta
@@ -39,8 +40,8 @@ CHATTY_TEMPLATE = (
 
 def make_agent(engine: Any, **options: Any) -> tuple[Agent, RuntimeSettings]:
     config = validate({"fast_path": False, **options})
-    settings = RuntimeSettings(config)
-    agent = Agent(engine=engine, registry=ToolRegistry(), settings=settings, config=config,
+    settings = RuntimeSettings(hub_options(config).settings)
+    agent = Agent(engine=engine, registry=ToolRegistry(), settings=settings, options=hub_options(config).agent,
                   clock_text=lambda: "Monday 2026-11-30 08:00")
     return agent, settings
 

@@ -16,6 +16,7 @@ from hub.agent.agent import Agent
 from hub.agent.prompt import CONVERSATIONAL_INSTRUCTIONS, WRITTEN_INSTRUCTIONS
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, Done, GenerationRequest, Reasoning, ReasoningMode, TextDelta, ThinkingDelta
@@ -76,7 +77,7 @@ def smollm(smollm_path: Path) -> LlamaEngine:
 def make_agent(smollm: LlamaEngine, **options: Any) -> tuple[Agent, RecordingEngine]:
     engine = RecordingEngine(smollm)
     config = validate({"fast_path": False, "max_tokens": 40, "reasoning": "off", **options})
-    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
+    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                   clock_text=lambda: "Monday 2026-11-30 08:00")
     return agent, engine
 

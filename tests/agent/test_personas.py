@@ -11,6 +11,7 @@ from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_person
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode, ToolSpec
 from hub.settings import RuntimeSettings
@@ -40,7 +41,7 @@ def make(engine: ScriptedEngine) -> tuple[Agent, dict[str, CountingTool]]:
     for tool in tools.values():
         registry.register(tool)
     book = PersonaBook(home_persona(ASSISTANT_INSTRUCTIONS), [SMITH, ROBOT], home_tools=["lamp"])
-    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
+    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                   personas=book, clock_text=lambda: "Monday 2026-11-30 08:00")
     return agent, tools
 

@@ -10,6 +10,7 @@ from hub.agent.async_tools import AsyncTools
 from hub.agent.pending import ConfirmationHook
 from hub.agent.types import TurnRequest, TurnResult
 from hub.config import HubConfig, validate
+from hub.options import hub_options
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
@@ -43,23 +44,25 @@ class TestHub:
     def __init__(self, tmp_path: Path, engine: Engine, *, demo_home: bool = True,
                  store: EntityStore | None = None, policy_clock: Any = None, **options: Any) -> None:
         self.config: HubConfig = validate({"fast_path": False, "data_dir": str(tmp_path), **options})
+        self.options = hub_options(self.config)
         self.store = store or EntityStore()
         self.backend: DemoBackend | None = load_demo_home(self.store) if demo_home else None
         self.resolver = EntityResolver(self.store)
         kwargs = {"clock": policy_clock} if policy_clock is not None else {}
-        self.policy = ActionPolicy.from_config(self.config, **kwargs)
-        self.later = AsyncTools(self.config, self.store)
+        self.policy = ActionPolicy.from_options(self.options.policy, **kwargs)
+        self.later = AsyncTools(self.options.later, self.store)
         self.registry = ToolRegistry()
         for tool in build_home_tools(self.store, self.resolver, self.policy, self.later.tracker) + self.later.tools():
             self.registry.register(tool)
-        self.fast_path = FastPath(self.store, self.registry, self.resolver) if self.config.fast_path else None
+        self.fast_path = FastPath(self.store, self.registry, self.resolver) if self.options.agent.fast_path else None
         self.agent = Agent(
-            engine=engine, registry=self.registry, settings=RuntimeSettings(self.config), config=self.config,
+            engine=engine, registry=self.registry, settings=RuntimeSettings(self.options.settings),
+            options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=self.fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry),
             clock_text=lambda: "Monday 2026-11-30 08:00",
         )
-        self.later.reporter.agent = self.agent
+        self.later.reporter.connect_agent(self.agent)
 
     async def start(self) -> None:
         await self.later.start()

@@ -15,7 +15,6 @@ from hub.home.entities import Entity, EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.core.tools import ToolContext
 from hub.home.watches import ActionTracker, StateWatches, expected_outcome
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.llm.types import ToolCall
@@ -36,13 +35,12 @@ async def mqtt_home(tmp_path, mosquitto):
     engine = ScriptedEngine([], constrained=True)  # small-model mode: the tools' own sentences are spoken
     hub = TestHub(tmp_path, engine, demo_home=False, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port)
     broker = BrokerSettings("127.0.0.1", mosquitto.port)
-    agent = ObservedAgent(hub.agent)
-    stack = MqttStack(hub.config, store=hub.store, settings=RuntimeSettings(hub.config), agent=agent,
+    agent = hub.agent
+    stack = MqttStack(hub.options.mqtt, store=hub.store, settings=RuntimeSettings(hub.options.settings), agent=agent,
                       broker=broker, demo_home=False)
     demo = MqttDemoHome.on_broker(broker, travel_seconds=TRAVEL_S)
     await stack.start()
     await demo.start()
-    hub.later.reporter.agent = stack.agent
     hub.later.connect_mqtt(stack.client, stack.topics.base)
     await hub.start()
     sniffer = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{stack.topics.base}/report"])

@@ -12,7 +12,6 @@ import pytest
 from hub.agent.types import TurnRequest
 from hub.home.timers import TIMERS_FILE, TimerService, spoken_duration
 from hub.core.tools import ToolContext
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.llm.types import GenerationRequest, ToolCall, ToolCallDelta
@@ -46,11 +45,10 @@ async def test_timer_fires_later_and_reaches_mqtt_the_conversation_and_the_next_
     engine = ScriptedEngine([[ToolCallDelta(ToolCall("start_timer", {"seconds": 2, "name": "tea"}))], text("Your tea timer is running."),
                              follow_up])
     hub = TestHub(tmp_path, engine, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port)
-    agent = ObservedAgent(hub.agent)
-    stack = MqttStack(hub.config, store=hub.store, settings=RuntimeSettings(hub.config), agent=agent,
+    agent = hub.agent
+    stack = MqttStack(hub.options.mqtt, store=hub.store, settings=RuntimeSettings(hub.options.settings), agent=agent,
                       broker=BrokerSettings("127.0.0.1", mosquitto.port), demo_home=False)
     await stack.start()
-    hub.later.reporter.agent = stack.agent
     hub.later.connect_mqtt(stack.client, stack.topics.base)
     await hub.start()
     base = stack.topics.base

@@ -38,7 +38,7 @@ def make_setup(tmp_path: Path, reports: list[Report]) -> Callable[..., CustomSet
              secrets: dict[str, str] | None = None, language: str = "en") -> CustomSetup:
         path = tmp_path / "custom.yaml"
         path.write_text(text, encoding="utf-8")
-        deps = ToolDeps(secrets=secrets or {}, mqtt=lambda: mqtt, home_assistant=lambda: ha,
+        deps = ToolDeps(secrets=secrets or {}, mqtt=mqtt, home_assistant=ha,
                         policy=policy or ActionPolicy(), reporter=Reporter(sinks=(reports.append,)),
                         language=language)
         return load_custom_file(path, deps)

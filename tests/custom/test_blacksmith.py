@@ -230,7 +230,7 @@ async def test_the_blacksmith_is_asked_over_mqtt_and_rest(mosquitto, tmp_path, s
         [call("lookup_recipe", item="horseshoe")], text("One iron ingot."),  # REST ask, same conversation
     ])
     app = await start_hub(mosquitto, tmp_path, engine, api_token="smith-token")
-    rest = RestApi(app, host="127.0.0.1", port=0)
+    rest = RestApi(app, app.options.http, host="127.0.0.1", port=0)
     await rest.start()
     sniffer = sniffer_factory([f"{BASE}/reply"])
     try:
@@ -338,7 +338,7 @@ async def test_the_blacksmith_greets_a_new_customer_and_remembers_it(mosquitto, 
 
     engine = ScriptedEngine([sees_greeting])
     app = await start_hub(mosquitto, tmp_path, engine, api_token="smith-token")
-    rest = RestApi(app, host="127.0.0.1", port=0)
+    rest = RestApi(app, app.options.http, host="127.0.0.1", port=0)
     await rest.start()
     sniffer = sniffer_factory([f"{BASE}/reply"])
     try:

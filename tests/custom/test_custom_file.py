@@ -119,7 +119,7 @@ def test_a_missing_file_is_a_clear_error(make_setup, tmp_path):
     from hub.custom.loader import ToolDeps, load_custom_file
     from hub.home.policy import ActionPolicy
 
-    deps = ToolDeps({}, lambda: None, lambda: None, ActionPolicy(), reporter=None)  # type: ignore[arg-type]
+    deps = ToolDeps({}, ActionPolicy(), reporter=None)  # type: ignore[arg-type]
     with pytest.raises(CustomConfigError, match=r"nothere\.yaml: cannot read the custom file"):
         load_custom_file(tmp_path / "nothere.yaml", deps)
 

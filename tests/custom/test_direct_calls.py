@@ -14,9 +14,9 @@ import pytest
 from hub.agent.agent import Agent
 from hub.agent.personas import Persona, PersonaBook, home_persona
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.entities import EntityStore
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.interfaces.rest_api import RestApi
@@ -59,14 +59,14 @@ async def hub(mosquitto, tmp_path):
         Persona("tavern", "Ada", "You are Ada.", tools=("tavern_bell",)),
     ])
     engine = ScriptedEngine([])
-    settings = RuntimeSettings(config, tmp_path / "settings.json")
-    agent = ObservedAgent(Agent(engine=engine, registry=registry, settings=settings, config=config,
-                                personas=personas))
-    stack = MqttStack(config, store=EntityStore(), settings=settings, agent=agent,
+    settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
+    agent = Agent(engine=engine, registry=registry, settings=settings, options=hub_options(config).agent,
+                  personas=personas)
+    stack = MqttStack(hub_options(config).mqtt, store=EntityStore(), settings=settings, agent=agent,
                       broker=BrokerSettings("127.0.0.1", mosquitto.port), demo_home=False)
     await stack.start()
-    rest = RestApi(SimpleNamespace(config=config, settings=settings, store=EntityStore(), registry=registry,
-                                   agent=agent, engine=engine), host="127.0.0.1", port=0)
+    rest = RestApi(SimpleNamespace(settings=settings, store=EntityStore(), registry=registry, agent=agent, engine=engine),
+                   hub_options(config).http, host="127.0.0.1", port=0)
     await rest.start()
     yield SimpleNamespace(bells=bells, stack=stack, rest=rest, url=f"http://127.0.0.1:{rest.port}")
     await rest.stop()

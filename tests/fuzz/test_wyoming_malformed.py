@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hub.config import validate
+from hub.options import hub_options
 from hub.interfaces.wyoming_server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
 
@@ -50,7 +51,7 @@ def _is_valid_header(line: bytes) -> bool:
 def server_port() -> Iterator[int]:
     """The server on its own loop in a thread, so hypothesis drives it with plain calls."""
     loop = asyncio.new_event_loop()
-    server = WyomingServer(ScriptedAgent(), validate({}), host="127.0.0.1", port=0, discovery=False)
+    server = WyomingServer(ScriptedAgent(), hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False)
     loop.run_until_complete(server.start())
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hub.config import ConfigError, validate
+from hub.options import hub_options
 from hub.backends.ha.client import HAEndpoint
 from hub.backends.ha.registry import EntityFilter, HomeAssistantBackend, Snapshot, build_entities
 from hub.home.entities import EntityStore
@@ -67,22 +68,22 @@ def test_expose_all_skips_hidden_and_configuration_entities() -> None:
 
 
 def test_include_and_exclude_globs() -> None:
-    entity_filter = EntityFilter.from_config(validate({"include_entities": "input_boolean.*, switch.router_reboot",
-                                                       "exclude_entities": "light.h*"}))
+    entity_filter = EntityFilter.from_options(hub_options(validate({"include_entities": "input_boolean.*, switch.router_reboot",
+                                                       "exclude_entities": "light.h*"})).home_assistant)
     assert set(by_id(entity_filter)) == {"light.desk", "sensor.outside", "input_boolean.secret", "switch.router_reboot"}
     assert set(by_id(EntityFilter(include=("light.*",), exclude=("light.*",)))) == {"sensor.outside"}, "exclude wins"
 
 
 def test_endpoint_from_options_and_addon_environment() -> None:
-    standalone = HAEndpoint.from_config(validate({"ha_url": "https://ha.example:8123/", "ha_token": "t"}), environ={})
+    standalone = HAEndpoint.from_options(hub_options(validate({"ha_url": "https://ha.example:8123/", "ha_token": "t"})).home_assistant, environ={})
     assert (standalone.rest_url, standalone.ws_url) == ("https://ha.example:8123/api", "wss://ha.example:8123/api/websocket")
-    addon = HAEndpoint.from_config(validate({}), environ={"SUPERVISOR_TOKEN": "sv"})
+    addon = HAEndpoint.from_options(hub_options(validate({})).home_assistant, environ={"SUPERVISOR_TOKEN": "sv"})
     assert (addon.rest_url, addon.ws_url, addon.token) == ("http://supervisor/core/api", "ws://supervisor/core/websocket", "sv")
-    explicit = HAEndpoint.from_config(validate({"ha_url": "http://10.0.0.2:8123", "ha_token": "t"}), environ={"SUPERVISOR_TOKEN": "sv"})
+    explicit = HAEndpoint.from_options(hub_options(validate({"ha_url": "http://10.0.0.2:8123", "ha_token": "t"})).home_assistant, environ={"SUPERVISOR_TOKEN": "sv"})
     assert explicit.rest_url == "http://10.0.0.2:8123/api", "an explicit ha_url wins in the add-on"
-    assert HAEndpoint.from_config(validate({}), environ={}) is None
-    assert not HomeAssistantBackend.configured(validate({}), environ={})
-    assert HomeAssistantBackend.configured(validate({}), environ={"SUPERVISOR_TOKEN": "sv"})
+    assert HAEndpoint.from_options(hub_options(validate({})).home_assistant, environ={}) is None
+    assert not HomeAssistantBackend.configured(hub_options(validate({})).home_assistant, environ={})
+    assert HomeAssistantBackend.configured(hub_options(validate({})).home_assistant, environ={"SUPERVISOR_TOKEN": "sv"})
 
 
 @pytest.mark.parametrize("options, message", [
@@ -92,4 +93,4 @@ def test_endpoint_from_options_and_addon_environment() -> None:
 ])
 def test_unusable_options_are_config_errors(options: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        HomeAssistantBackend(validate(options), EntityStore(), environ={})
+        HomeAssistantBackend(hub_options(validate(options)).home_assistant, EntityStore(), environ={})

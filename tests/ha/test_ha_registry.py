@@ -11,6 +11,7 @@ import pytest
 
 from ha.ha_harness import HomeAssistantInstance, TcpProxy, free_port
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.backends.ha.client import HAClient, HAEndpoint, HARequestError
 from hub.backends.ha.registry import HomeAssistantAuthError, HomeAssistantBackend, HomeAssistantUnavailable
@@ -22,7 +23,7 @@ FAST_RETRY = (0.2, 0.5, 1.0)
 
 def backend_for(url: str, token: str, store: EntityStore, **options: Any) -> HomeAssistantBackend:
     config = validate({"ha_url": url, "ha_token": token, **options})
-    return HomeAssistantBackend(config, store, environ={}, reconnect_delays=FAST_RETRY, auth_retry_s=0.5)
+    return HomeAssistantBackend(hub_options(config).home_assistant, store, environ={}, reconnect_delays=FAST_RETRY, auth_retry_s=0.5)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from typing import Any
 
 from hub.agent.agent import Agent
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolSpec
 from hub.settings import RuntimeSettings
@@ -39,6 +40,6 @@ def make_agent(engine: ScriptedEngine, turn_timeout: int) -> tuple[Agent, Hangin
     registry = ToolRegistry()
     tool = HangingTool()
     registry.register(tool)
-    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
+    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                   clock_text=lambda: "Monday 2026-11-30 08:00")
     return agent, tool

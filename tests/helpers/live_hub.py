@@ -68,9 +68,9 @@ class LiveHub:
                 from hub.interfaces.voice import VoicePipeline
                 from hub.interfaces.voice_http import add_voice_routes
 
-                pipeline = VoicePipeline.from_config(self.config, self.app.agent)
+                pipeline = VoicePipeline.from_options(self.app.options.voice, self.app.agent)
                 hooks.append(lambda app: add_voice_routes(app, pipeline))
-            self.api = RestApi(self.app, host="127.0.0.1", port=0, route_hooks=hooks)
+            self.api = RestApi(self.app, self.app.options.http, host="127.0.0.1", port=0, route_hooks=hooks)
             await self.api.start()
         except BaseException as err:
             self._error = err

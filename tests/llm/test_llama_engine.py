@@ -15,6 +15,8 @@ import pytest
 
 from hub.config import validate
 from hub.llm.llama_engine import LlamaEngine
+from hub.llm.factory import local_engine
+from hub.options import hub_options
 from hub.llm.types import EngineBusy, PromptTooLong
 from hub.llm.models import STAND_IN_WARNING
 from hub.llm.types import (
@@ -298,10 +300,10 @@ async def test_empty_messages_and_overlong_prompts_are_clear_errors(smollm_path:
         await engine.close()
 
 
-async def test_from_config_uses_the_options_and_warns_about_the_stand_in(caplog) -> None:
+async def test_local_engine_uses_the_options_and_warns_about_the_stand_in(caplog) -> None:
     config = validate({"n_ctx": 1024, "threads": 1, "kv_cache_type": "q8_0", "queue_size": 2})
-    with caplog.at_level(logging.WARNING, logger="hub.llm.llama_engine"):
-        engine = await asyncio.to_thread(LlamaEngine.from_config, config)
+    with caplog.at_level(logging.WARNING, logger="hub.llm.factory"):
+        engine = await asyncio.to_thread(local_engine, hub_options(config).llm)
     try:
         assert STAND_IN_WARNING in caplog.text
         assert engine.info.is_stand_in and engine.info.n_ctx == 1024
@@ -311,10 +313,10 @@ async def test_from_config_uses_the_options_and_warns_about_the_stand_in(caplog)
         await engine.close()
 
 
-def test_from_config_missing_model_path_is_a_clear_error(tmp_path: Path) -> None:
+def test_local_engine_missing_model_path_is_a_clear_error(tmp_path: Path) -> None:
     config = validate({"model_path": str(tmp_path / "gone.gguf")})
     with pytest.raises(EngineError, match="not found"):
-        LlamaEngine.from_config(config)
+        local_engine(hub_options(config).llm)
 
 
 async def test_closing_the_engine_ends_a_running_stream_with_a_clear_error(smollm_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""A scripted agent with the Agent API (`run`, `ask`, `report`, `clear_conversations`).
+"""A scripted agent with the Agent API (`run`, `ask`, `report`, `clear_conversations`,
+`add_observer`: its turns are observed like the Agent's, by `hub.agent.activity`).
 
 It stands in for the lead's Agent in the MQTT API tests: it echoes the text, calls a tool when
 asked to, can be held at a gate to test ordering and reconnects, and reads the runtime settings
@@ -11,6 +12,7 @@ import asyncio
 import uuid
 from typing import Any, AsyncIterator
 
+from hub.agent.activity import AgentActivity, ConversationsCleared, Reported
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.llm.types import ToolCall
 
@@ -27,11 +29,18 @@ class FakeAgent:
         self.finished: list[str] = []
         self.cleared = 0
         self.reports: list[tuple[str, str]] = []
+        self.activity = AgentActivity()
 
     def gate(self, text: str) -> asyncio.Event:
         return self.gates.setdefault(text, asyncio.Event())
 
-    async def run(self, request: TurnRequest) -> AsyncIterator[Any]:
+    def add_observer(self, observer: Any) -> Any:
+        return self.activity.add_observer(observer)
+
+    def run(self, request: TurnRequest) -> AsyncIterator[Any]:
+        return self.activity.observe(request, self.turn(request))
+
+    async def turn(self, request: TurnRequest) -> AsyncIterator[Any]:
         self.requests.append(request)
         self.started.append(request.text)
         if request.text in self.gates:
@@ -67,6 +76,8 @@ class FakeAgent:
 
     async def report(self, conversation_id: str, text: str) -> None:
         self.reports.append((conversation_id, text))
+        self.activity.notify(None, Reported(conversation_id, text))
 
     def clear_conversations(self) -> None:
         self.cleared += 1
+        self.activity.notify(None, ConversationsCleared())

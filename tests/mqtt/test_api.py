@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.entities import EntityStore
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
 from mqtt.mqtt_helpers import Sniffer, diagnose, eventually, json_with
@@ -30,10 +30,10 @@ def hub_config(port: int):
 @pytest.fixture
 async def hub(mosquitto, tmp_path: Path):
     config = hub_config(mosquitto.port)
-    settings = RuntimeSettings(config, tmp_path / "settings.json")
+    settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
     store = EntityStore()
     agent = FakeAgent(settings, store)
-    stack = MqttStack(config, store=store, settings=settings, agent=ObservedAgent(agent))
+    stack = MqttStack(hub_options(config).mqtt, store=store, settings=settings, agent=agent)
     await stack.start()
     assert stack.client.connected
     stack.fake = agent
@@ -197,7 +197,7 @@ async def test_settings_changed_over_mqtt_apply_at_once_and_persist(hub, wire, t
     await wire.wait_for(settings_topic, json_with(reasoning_budget=512))
 
     # persisted: a new RuntimeSettings on the same file sees the changes
-    again = RuntimeSettings(hub_config(1883), tmp_path / "settings.json")
+    again = RuntimeSettings(hub_options(hub_config(1883)).settings, tmp_path / "settings.json")
     assert again.as_dict() == {"conversational_mode": False, "reasoning": "budget", "reasoning_budget": 512}
 
 

@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
-from hub.transport.mqtt_broker import BrokerSettings, broker_from_config
+from hub.transport.mqtt_broker import BrokerSettings, broker_from_options
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.config import validate
+from hub.options import hub_options
 from mqtt.mqtt_helpers import Mosquitto, Sniffer, diagnose
 
 pytestmark = pytest.mark.timeout(60)
@@ -138,10 +139,10 @@ async def test_outbox_is_bounded_and_drops_the_oldest(tmp_path):
 
 async def test_broker_from_options_and_none_without_options():
     config = validate({"mqtt_host": "broker.lan", "mqtt_port": 8883, "mqtt_username": "u", "mqtt_password": "s3cr3t-pw", "mqtt_tls": True})
-    broker = await broker_from_config(config, environ={})
+    broker = await broker_from_options(hub_options(config).mqtt.broker, environ={})
     assert broker == BrokerSettings("broker.lan", 8883, "u", "s3cr3t-pw", True)
     assert "s3cr3t-pw" not in repr(broker)
-    assert await broker_from_config(validate({}), environ={}) is None
+    assert await broker_from_options(hub_options(validate({})).mqtt.broker, environ={}) is None
 
 
 async def test_broker_from_the_supervisor_service(aiohttp_server=None):
@@ -164,7 +165,7 @@ async def test_broker_from_the_supervisor_service(aiohttp_server=None):
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
     try:
-        broker = await broker_from_config(validate({}), environ={"SUPERVISOR_TOKEN": "tok"}, supervisor_url=f"http://127.0.0.1:{port}")
+        broker = await broker_from_options(hub_options(validate({})).mqtt.broker, environ={"SUPERVISOR_TOKEN": "tok"}, supervisor_url=f"http://127.0.0.1:{port}")
     finally:
         await runner.cleanup()
     assert broker == BrokerSettings("core-mosquitto", 1883, "addons", "secret", False)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
-from hub.interfaces.agent_activity import ObservedAgent
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.settings import RuntimeSettings
@@ -84,10 +84,10 @@ async def test_retained_commands_act_on_nothing_at_start_or_restart(mosquitto, t
 
 def start_stack(port: int, tmp_path: Path) -> MqttStack:
     config = validate({"instance_name": "Test Hub", "mqtt_host": "127.0.0.1", "mqtt_port": port})
-    settings = RuntimeSettings(config, tmp_path / "settings.json")
+    settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
     store = EntityStore()
-    stack = MqttStack(config, store=store, settings=settings, agent=ObservedAgent(FakeAgent(settings, store)))
-    stack.fake = stack.agent.agent
+    stack = MqttStack(hub_options(config).mqtt, store=store, settings=settings, agent=FakeAgent(settings, store))
+    stack.fake = stack.agent
     return stack
 
 

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from hub.config import ConfigError, validate
+from hub.options import hub_options
 from hub.home.entities import EntityStore
 from hub.transport import embedded_broker
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
@@ -29,10 +30,10 @@ def not_in_an_addon(monkeypatch):
 async def test_bare_hub_serves_mqtt_and_drives_the_demo_home_end_to_end(tmp_path):
     port = free_port()
     config = validate({"mqtt_port": port, "data_dir": str(tmp_path)})
-    settings = RuntimeSettings(config, tmp_path / "settings.json")
+    settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
     store = EntityStore()
     agent = FakeAgent(settings, store)
-    stack = MqttStack(config, store=store, settings=settings, agent=agent, demo_travel_seconds=0.5)
+    stack = MqttStack(hub_options(config).mqtt, store=store, settings=settings, agent=agent, demo_travel_seconds=0.5)
     await stack.start()
     sniffer = None
     try:
@@ -68,7 +69,7 @@ async def test_a_port_held_by_another_program_is_waited_for_then_a_clear_error(t
             await EmbeddedBroker(port).start()
         assert time.monotonic() - started >= 1.0, "it waited for the port first"
         config = validate({"mqtt_port": port})
-        stack = MqttStack(config, store=EntityStore(), settings=RuntimeSettings(config), agent=FakeAgent())
+        stack = MqttStack(hub_options(config).mqtt, store=EntityStore(), settings=RuntimeSettings(hub_options(config).settings), agent=FakeAgent())
         with pytest.raises(ConfigError, match=f"mqtt_port: the embedded MQTT broker cannot start: port 127.0.0.1:{port} is taken"):
             await stack.start()
         await stack.stop()
@@ -91,7 +92,7 @@ async def test_a_port_freed_while_waiting_is_taken(tmp_path, monkeypatch):
 
 async def test_with_home_assistant_but_no_broker_mqtt_is_off(tmp_path):
     config = validate({"ha_url": "http://127.0.0.1:1", "ha_token": "x"})
-    stack = MqttStack(config, store=EntityStore(), settings=RuntimeSettings(config), agent=FakeAgent())
+    stack = MqttStack(hub_options(config).mqtt, store=EntityStore(), settings=RuntimeSettings(hub_options(config).settings), agent=FakeAgent())
     await stack.start()
     assert not stack.enabled and stack.embedded is None
     await stack.stop()

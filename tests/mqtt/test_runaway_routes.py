@@ -41,7 +41,7 @@ async def hub(mosquitto, tmp_path):
 
 
 async def wyoming_reply(app: HubApp, text: str) -> str:
-    async with AsyncTcpClient("127.0.0.1", app.config.wyoming_port) as client:
+    async with AsyncTcpClient("127.0.0.1", app.options.wyoming.wyoming_port) as client:
         await client.write_event(Event(type="transcript", data={"text": text}))
         while True:
             event = await asyncio.wait_for(client.read_event(), 20)
@@ -63,7 +63,7 @@ async def mqtt_reply(mosquitto, text: str) -> str:
 
 async def rest_reply(app: HubApp, text: str, streamed: bool) -> str:
     headers = {"Authorization": f"Bearer {TOKEN}", **({"Accept": "text/event-stream"} if streamed else {})}
-    url = f"http://127.0.0.1:{app.config.http_port}/api/ask"
+    url = f"http://127.0.0.1:{app.options.http.http_port}/api/ask"
     async with aiohttp.ClientSession() as session:
         async with session.post(url, json={"text": text}, headers=headers, timeout=aiohttp.ClientTimeout(20)) as response:
             assert response.status == 200
@@ -93,7 +93,7 @@ async def test_a_loop_is_stopped_on_every_route(hub, mosquitto, loop) -> None:
 @pytest.mark.parametrize("stream", [False, True])
 async def test_a_loop_ends_an_openai_completion(hub, stream) -> None:
     app, engine = hub
-    url = f"http://127.0.0.1:{app.config.http_port}/v1/chat/completions"
+    url = f"http://127.0.0.1:{app.options.http.http_port}/v1/chat/completions"
     body = {"model": "bolt", "messages": [{"role": "user", "content": "What is the capital of France?"}],
             "stream": stream}
     async with aiohttp.ClientSession() as session:

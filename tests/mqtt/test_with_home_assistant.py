@@ -19,6 +19,7 @@ import pytest
 import ha.ha_harness as harness
 from ha.ha_harness import HA_VENV, HomeAssistantInstance, ensure_installed
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.transport.mqtt_client import BrokerSettings
@@ -103,10 +104,10 @@ def ha_log_problems(ha: HomeAssistantInstance) -> list[str]:
 async def test_home_assistant_sees_and_drives_the_hub_and_runs_the_blueprints(home_assistant, broker, tmp_path):
     ha = home_assistant
     config = validate({"instance_name": "Test Hub", "mqtt_host": "127.0.0.1", "mqtt_port": broker.port})
-    settings = RuntimeSettings(config, tmp_path / "settings.json")
+    settings = RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json")
     store = EntityStore()
     agent = FakeAgent(settings, store)
-    stack = MqttStack(config, store=store, settings=settings, agent=agent)
+    stack = MqttStack(hub_options(config).mqtt, store=store, settings=settings, agent=agent)
     demo = MqttDemoHome.on_broker(BrokerSettings("127.0.0.1", broker.port), travel_seconds=1.0)
     await stack.start()
     await demo.start()
@@ -134,7 +135,7 @@ async def test_home_assistant_sees_and_drives_the_hub_and_runs_the_blueprints(ho
         await ha.call_service("number", "set_value", entity_id="number.test_hub_reasoning_budget", value=300)
         await eventually(lambda: settings.as_dict() == {"conversational_mode": False, "reasoning": "budget", "reasoning_budget": 300}, timeout=20)
         # persisted, and HA shows the state the hub confirmed
-        assert RuntimeSettings(config, tmp_path / "settings.json").as_dict()["reasoning_budget"] == 300
+        assert RuntimeSettings(hub_options(config).settings, tmp_path / "settings.json").as_dict()["reasoning_budget"] == 300
         await wait_state(ha, "switch.test_hub_conversational_mode", lambda s: s["state"] == "off")
         await wait_state(ha, "number.test_hub_reasoning_budget", lambda s: float(s["state"]) == 300)
 

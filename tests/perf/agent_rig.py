@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator
 
 from hub.agent.agent import Agent
 from hub.config import validate
+from hub.options import hub_options
 from hub.agent.prompt import stable_system_message
 from hub.home.catalogue import build_home_tools
 from hub.home.context import OVERVIEW_MAX_ENTITIES
@@ -98,7 +99,7 @@ def build_agent(
     for tool in build_home_tools(store, resolver):
         registry.register(tool)
     view = StoreHomeView(store, resolver, overview_max_entities=overview_max_entities)
-    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(config), config=config,
+    agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                   home=view, fast_path=fast_path, clock_text=lambda: CLOCK)
     return agent, view, registry
 

@@ -19,6 +19,7 @@ from aiohttp import web
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest
 from hub.config import validate
 from hub.llm.factory import create_engine
+from hub.options import hub_options
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.openai_engine import OpenAIEngine, openai_messages
 from hub.llm.types import (
@@ -137,16 +138,16 @@ async def test_unreachable_server_is_a_clear_error_and_a_failed_turn() -> None:
 
 async def test_factory_builds_the_configured_engine(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="remote_url"):
-        await create_engine(validate({"engine": "openai"}))
+        await create_engine(hub_options(validate({"engine": "openai"})).llm)
     with pytest.raises(EngineError, match="cannot reach"):
-        await create_engine(validate({"engine": "openai", "remote_url": f"http://127.0.0.1:{free_port()}/v1"}))
+        await create_engine(hub_options(validate({"engine": "openai", "remote_url": f"http://127.0.0.1:{free_port()}/v1"})).llm)
     with pytest.raises(EngineError, match="http"):
         OpenAIEngine("gpu-box:8080/v1")
 
 
 @pytest.mark.slow
 async def test_factory_connects_to_a_real_server(server: LlamaCppServer) -> None:
-    remote = await create_engine(validate({"engine": "openai", "remote_url": server.url}))
+    remote = await create_engine(hub_options(validate({"engine": "openai", "remote_url": server.url})).llm)
     try:
         assert isinstance(remote, OpenAIEngine) and remote.info.name.endswith(".gguf")
     finally:

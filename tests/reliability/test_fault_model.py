@@ -17,6 +17,7 @@ import pytest
 from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, EngineError, GenerationRequest, TextDelta
@@ -64,7 +65,7 @@ class FailingDetokenizer:
 def make_agent(engine, **options) -> Agent:
     config = validate({"fast_path": False, "max_tokens": 24, "temperature": 0.0, "turn_timeout": 240,
                        **options})
-    return Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
+    return Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                  clock_text=lambda: "Monday 2026-11-30 08:00")
 
 

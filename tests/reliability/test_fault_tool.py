@@ -14,6 +14,8 @@ from wyoming.asr import Transcript
 from wyoming.client import AsyncTcpClient
 
 from hub.agent.types import TurnRequest
+from hub.config import validate
+from hub.options import hub_options
 from hub.interfaces.wyoming_server import WyomingServer
 from hub.llm.types import GenerationRequest
 from hub.locales import phrase
@@ -71,7 +73,8 @@ async def test_timeout_is_spoken_over_wyoming_and_the_connection_goes_on() -> No
     same connection's next transcript is answered."""
     engine = ScriptedEngine([[call("wait_for_garage")], text("Done now.")])
     agent, tool = make_agent(engine, turn_timeout=2)
-    server = WyomingServer(agent, agent._config, host="127.0.0.1", port=0, discovery=False)
+    server = WyomingServer(agent, hub_options(validate({"turn_timeout": 2})).wyoming, host="127.0.0.1", port=0,
+                           discovery=False)
     await server.start()
     try:
         async with AsyncTcpClient("127.0.0.1", server.port) as client:

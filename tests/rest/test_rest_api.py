@@ -447,7 +447,7 @@ def test_openapi_document_is_valid_and_complete(live_hub, auth):
 def test_a_taken_port_fails_in_one_clear_error(live_hub, auth):
     from hub.interfaces.rest_api import RestApi
 
-    second = RestApi(live_hub.app, host="127.0.0.1", port=live_hub.api.port)
+    second = RestApi(live_hub.app, live_hub.app.options.http, host="127.0.0.1", port=live_hub.api.port)
     with pytest.raises(OSError, match=r"cannot serve HTTP on 127\.0\.0\.1:\d+"):
         live_hub.run(second.start)
     assert requests.get(f"{live_hub.url}/api/status", headers=auth, timeout=10).status_code == 200

@@ -14,6 +14,7 @@ from wyoming.error import Error
 from wyoming.event import async_read_event, async_write_event
 
 from hub.config import validate
+from hub.options import hub_options
 from hub.transport.speech_clients import (
     ADDON_STT_URI,
     ADDON_TTS_URI,
@@ -150,15 +151,15 @@ def test_voice_map_and_uris() -> None:
 
 
 def test_addon_defaults_find_the_official_addons(monkeypatch: pytest.MonkeyPatch) -> None:
-    def uris(config):
-        return speech_uris(config.stt_uri, config.tts_uri, config.in_addon)
+    def uris(options: dict) -> tuple[str | None, str | None]:
+        voice = hub_options(validate(options)).voice
+        return speech_uris(voice.stt_uri, voice.tts_uri, voice.in_addon)
 
-    config = validate({})
     monkeypatch.delenv("SUPERVISOR_TOKEN", raising=False)
-    assert uris(config) == (None, None)
+    assert uris({}) == (None, None)
     monkeypatch.setenv("SUPERVISOR_TOKEN", "x")
-    assert uris(config) == (ADDON_STT_URI, ADDON_TTS_URI)
-    assert uris(validate({"tts_uri": "tcp://10.0.0.5:10200"}))[1] == "tcp://10.0.0.5:10200"
+    assert uris({}) == (ADDON_STT_URI, ADDON_TTS_URI)
+    assert uris({"tts_uri": "tcp://10.0.0.5:10200"})[1] == "tcp://10.0.0.5:10200"
 
 
 async def test_server_error_event_is_reported() -> None:

@@ -22,6 +22,7 @@ from hub.interfaces.voice_events import (
     VoiceTranscript,
 )
 from hub.config import validate
+from hub.options import hub_options
 from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, parse_wav
 from hub.locales import phrase
 
@@ -225,21 +226,21 @@ async def test_next_sentence_synthesizes_while_the_current_one_is_sent(lookahead
     assert overlapped is bool(lookahead)
 
 
-def test_pipeline_from_config() -> None:
+def test_pipeline_from_options() -> None:
     config = validate({"stt_uri": "tcp://127.0.0.1:10300", "tts_uri": "tcp://127.0.0.1:10200",
                        "tts_voices": "en:en_US-joe-medium,de:de_DE-thorsten-medium", "language": "de"})
-    pipeline = VoicePipeline.from_config(config, ScriptedAgent(REPLY))
+    pipeline = VoicePipeline.from_options(hub_options(config).voice, ScriptedAgent(REPLY))
     assert pipeline.stt.uri == "tcp://127.0.0.1:10300" and pipeline.tts.uri == "tcp://127.0.0.1:10200"
     assert pipeline.tts.voice_for("de").name == "de_DE-thorsten-medium"
     assert pipeline.default_language == "de"
     with pytest.raises(ValueError, match="LANGUAGE:VOICE"):
-        VoicePipeline.from_config(validate({"tts_voices": "thorsten"}), ScriptedAgent(REPLY))
+        VoicePipeline.from_options(hub_options(validate({"tts_voices": "thorsten"})).voice, ScriptedAgent(REPLY))
 
 
 async def test_unconfigured_speech_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SUPERVISOR_TOKEN", raising=False)
     agent = ScriptedAgent(REPLY)
-    pipeline = VoicePipeline.from_config(validate({}), agent)
+    pipeline = VoicePipeline.from_options(hub_options(validate({})).voice, agent)
     events = await collect(pipeline.run([AudioChunk(16000, 2, 1, bytes(320))]))
     assert "no speech-to-text server is configured" in events[0].detail
     events = await collect(pipeline.respond("hello"))

@@ -14,6 +14,7 @@ from speech.speech_helpers import as_recording
 from hub.agent.agent import Agent
 from hub.interfaces.voice import VoicePipeline
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, to_wav
 from hub.interfaces.voice_http import add_voice_routes
@@ -29,7 +30,7 @@ async def test_a_loop_is_stopped_on_the_voice_route(loop, stt: WyomingSTT, tts: 
     engine = LoopingEngine()
     engine.loop = LOOPS[loop]
     config = validate({"data_dir": str(tmp_path), "max_reply_chars": MAX_REPLY, "fast_path": False})
-    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config)
+    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent)
     app = web.Application()
     add_voice_routes(app, VoicePipeline(agent, stt=stt, tts=tts), allow=lambda request: True)
     question = as_recording([chunk async for chunk in tts.synthesize("What is the capital of France?", "en")])

@@ -44,6 +44,7 @@ from hub.agent.async_tools import AsyncTools
 from hub.agent.pending import ConfirmationHook
 from hub.agent.types import TurnRequest, TurnResult
 from hub.config import validate
+from hub.options import hub_options
 from hub.home.catalogue import build_home_tools
 from hub.home.colors import COLORS, color_key
 from hub.backends.demo.home import DemoBackend
@@ -524,14 +525,14 @@ class Rig:
             self.store.set_floor(floor, [a for a, f in home.area_floor.items() if f == floor])
         resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
-        policy = ActionPolicy.from_config(config)
-        self.later = AsyncTools(config, self.store)
+        policy = ActionPolicy.from_options(hub_options(config).policy)
+        self.later = AsyncTools(hub_options(config).later, self.store)
         for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
             self.registry.register(tool)
         self.engine = engine or SilentEngine()
         self.fast_path = FastPath(self.store, self.registry, resolver)
-        self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(config),
-                           config=config, home=StoreHomeView(self.store, resolver), fast_path=self.fast_path,
+        self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(hub_options(config).settings),
+                           options=hub_options(config).agent, home=StoreHomeView(self.store, resolver), fast_path=self.fast_path,
                            confirmations=ConfirmationHook(policy, self.registry))
 
     async def __aenter__(self) -> "Rig":

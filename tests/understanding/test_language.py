@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from hub.options import hub_options
 from hub.agent.types import TurnRequest
 from hub.home import language
 from hub.locales import phrase
@@ -148,7 +149,7 @@ async def test_wyoming_as_home_assistant_2025_4_sends_it_in_german() -> None:
     from hub.interfaces.wyoming_server import WyomingServer
 
     async with Rig(home_for("de"), language_option="en") as rig:
-        server = WyomingServer(rig.agent, validate({"language": "en"}), host="127.0.0.1", port=0,
+        server = WyomingServer(rig.agent, hub_options(validate({"language": "en"})).wyoming, host="127.0.0.1", port=0,
                                discovery=False)
         await server.start()
         try:

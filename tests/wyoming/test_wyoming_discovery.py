@@ -14,6 +14,7 @@ from zeroconf import IPVersion
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from hub.config import validate
+from hub.options import hub_options
 from hub.interfaces import discovery as discovery_module
 from hub.interfaces.discovery import WYOMING_SERVICE_TYPE, Discovery
 from hub.interfaces.wyoming_server import WyomingServer
@@ -33,7 +34,7 @@ async def find_service(name: str) -> AsyncServiceInfo | None:
 
 
 async def test_server_is_found_by_zeroconf_and_answers_describe() -> None:
-    server = WyomingServer(ScriptedAgent(), validate({}), host="127.0.0.1", port=0, discovery=Discovery(validate({}), environ={}))
+    server = WyomingServer(ScriptedAgent(), hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=Discovery(hub_options(validate({})).wyoming.discovery, environ={}))
     await server.start()
     try:
         name = f"{server.discovery.zeroconf_name()}.{WYOMING_SERVICE_TYPE}"
@@ -51,7 +52,7 @@ async def test_server_is_found_by_zeroconf_and_answers_describe() -> None:
 
 async def test_zeroconf_off_announces_nothing() -> None:
     config = validate({"zeroconf": False})
-    server = WyomingServer(ScriptedAgent(), config, host="127.0.0.1", port=0, discovery=Discovery(config, environ={}))
+    server = WyomingServer(ScriptedAgent(), hub_options(config).wyoming, host="127.0.0.1", port=0, discovery=Discovery(hub_options(config).wyoming.discovery, environ={}))
     await server.start()
     try:
         assert await find_service(f"{server.discovery.zeroconf_name()}.{WYOMING_SERVICE_TYPE}") is None
@@ -60,7 +61,7 @@ async def test_zeroconf_off_announces_nothing() -> None:
 
 
 async def test_zeroconf_failure_warns_and_does_not_raise(caplog: pytest.LogCaptureFixture) -> None:
-    discovery = Discovery(validate({}), environ={})
+    discovery = Discovery(hub_options(validate({})).wyoming.discovery, environ={})
     with caplog.at_level(logging.WARNING):
         await discovery.start(10599, "192.0.2.254")  # TEST-NET-1: on no interface, cannot bind
     assert "zeroconf announcement failed" in caplog.text
@@ -104,8 +105,8 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_addon_posts_wyoming_discovery_to_the_supervisor(supervisor) -> None:
     fake, url = supervisor
     config = validate({})
-    discovery = Discovery(config, environ={"SUPERVISOR_TOKEN": "sv-token"}, supervisor_url=url)
-    server = WyomingServer(ScriptedAgent(), config, host="127.0.0.1", port=0, discovery=discovery)
+    discovery = Discovery(hub_options(config).wyoming.discovery, environ={"SUPERVISOR_TOKEN": "sv-token"}, supervisor_url=url)
+    server = WyomingServer(ScriptedAgent(), hub_options(config).wyoming, host="127.0.0.1", port=0, discovery=discovery)
     await server.start()
     try:
         await asyncio.wait_for(asyncio.shield(discovery._task), 10)
@@ -120,7 +121,7 @@ async def test_addon_posts_wyoming_discovery_to_the_supervisor(supervisor) -> No
 async def test_supervisor_refusing_discovery_warns(supervisor, caplog: pytest.LogCaptureFixture) -> None:
     fake, url = supervisor
     fake.status = 500
-    discovery = Discovery(validate({}), environ={"SUPERVISOR_TOKEN": "t"}, supervisor_url=url)
+    discovery = Discovery(hub_options(validate({})).wyoming.discovery, environ={"SUPERVISOR_TOKEN": "t"}, supervisor_url=url)
     with caplog.at_level(logging.WARNING):
         await discovery.start(10500)
         await asyncio.wait_for(asyncio.shield(discovery._task), 10)
@@ -133,7 +134,7 @@ async def test_unreachable_supervisor_warns(caplog: pytest.LogCaptureFixture) ->
     with socket.socket() as sock:  # a port that nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    discovery = Discovery(validate({}), environ={"SUPERVISOR_TOKEN": "t"}, supervisor_url=f"http://127.0.0.1:{port}")
+    discovery = Discovery(hub_options(validate({})).wyoming.discovery, environ={"SUPERVISOR_TOKEN": "t"}, supervisor_url=f"http://127.0.0.1:{port}")
     with caplog.at_level(logging.WARNING):
         await discovery.start(10500)
         await asyncio.wait_for(asyncio.shield(discovery._task), 10)

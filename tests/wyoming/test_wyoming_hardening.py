@@ -20,6 +20,7 @@ from wyoming.handle import Handled, NotHandled
 from wyoming.info import Describe, Info
 
 from hub.config import ConfigError, validate
+from hub.options import hub_options
 from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.interfaces.wyoming_server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
@@ -116,7 +117,7 @@ def agent() -> ScriptedAgent:
 
 
 async def started(agent: ScriptedAgent, **options) -> WyomingServer:
-    server = WyomingServer(agent, validate(options), host="127.0.0.1", port=0, discovery=False)
+    server = WyomingServer(agent, hub_options(validate(options)).wyoming, host="127.0.0.1", port=0, discovery=False)
     await server.start()
     return server
 

@@ -14,6 +14,7 @@ from wyoming.info import Describe, Info
 
 from hub.agent.agent import Agent
 from hub.config import validate
+from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.interfaces.wyoming_server import WyomingServer, turn_overrides
 from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode
@@ -44,13 +45,13 @@ async def turn(server: WyomingServer, data: dict[str, Any]) -> Event:
 
 def real_agent(engine: ScriptedEngine, **options: Any) -> Agent:
     config = validate({"fast_path": False, **options})
-    return Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(config), config=config,
+    return Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
                  clock_text=lambda: "Monday 2026-11-30 08:00")
 
 
 async def test_describe_lists_all_35_languages_of_the_real_agent() -> None:
     agent = real_agent(ScriptedEngine([]))
-    server = await started(WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False))
+    server = await started(WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False))
     try:
         async with AsyncTcpClient("127.0.0.1", server.port) as client:
             await client.write_event(Describe().event())
@@ -86,7 +87,7 @@ def test_turn_overrides(context: dict, conversational: bool | None, reasoning: R
 
 async def test_context_overrides_reach_the_turn_request_and_bad_ones_are_ignored(caplog) -> None:
     agent = ScriptedAgent()
-    server = await started(WyomingServer(agent, validate({"reasoning_budget": 64}), host="127.0.0.1", port=0,
+    server = await started(WyomingServer(agent, hub_options(validate({"reasoning_budget": 64})).wyoming, host="127.0.0.1", port=0,
                                          discovery=False))
     caplog.set_level(logging.DEBUG, logger="hub.interfaces.wyoming_server")
     try:
@@ -109,10 +110,10 @@ async def test_context_overrides_reach_the_turn_request_and_bad_ones_are_ignored
 
 async def test_budget_default_follows_the_runtime_setting() -> None:
     config = validate({})
-    settings = RuntimeSettings(config)
+    settings = RuntimeSettings(hub_options(config).settings)
     settings.set("reasoning_budget", 99)
     agent = ScriptedAgent()
-    server = await started(WyomingServer(agent, config, host="127.0.0.1", port=0, discovery=False,
+    server = await started(WyomingServer(agent, hub_options(config).wyoming, host="127.0.0.1", port=0, discovery=False,
                                          settings=settings))
     try:
         await turn(server, {"text": "hi", "context": {"reasoning": "budget"}})
@@ -124,7 +125,7 @@ async def test_budget_default_follows_the_runtime_setting() -> None:
 async def test_overrides_reach_the_model_through_the_real_agent() -> None:
     engine = ScriptedEngine([text("Fine."), text("Also fine.")])
     agent = real_agent(engine, conversational_mode=True, reasoning="off")
-    server = await started(WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False))
+    server = await started(WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False))
     try:
         overridden = await turn(server, {"text": "Explain heat pumps", "language": "de", "context": {
             "conversation_id": "w1", "conversational": False, "reasoning_budget": 16}})

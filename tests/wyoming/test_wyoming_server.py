@@ -14,6 +14,7 @@ from wyoming.ping import Ping, Pong
 
 import hub
 from hub.config import validate
+from hub.options import hub_options
 from hub.agent.types import MAX_REQUEST_CHARS
 from hub.interfaces.wyoming_server import WyomingServer
 from hub.locales import phrase
@@ -31,7 +32,7 @@ def agent() -> ScriptedAgent:
 
 @pytest.fixture
 async def server(agent: ScriptedAgent):
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False)
+    server = WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False)
     await server.start()
     yield server
     await server.stop()
@@ -41,7 +42,7 @@ async def server(agent: ScriptedAgent):
 async def hanging():
     """The real agent (turn_timeout 1 s) whose model calls a tool that never returns."""
     agent, tool = make_agent(ScriptedEngine([[call("wait_for_garage")]]), turn_timeout=1)
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False)
+    server = WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False)
     await server.start()
     yield server, tool
     await server.stop()
@@ -281,7 +282,7 @@ async def test_malformed_event_gets_an_error_and_the_connection_survives(server:
 
 
 async def test_stop_cancels_running_turns(agent: ScriptedAgent) -> None:
-    server = WyomingServer(agent, validate({}), host="127.0.0.1", port=0, discovery=False)
+    server = WyomingServer(agent, hub_options(validate({})).wyoming, host="127.0.0.1", port=0, discovery=False)
     await server.start()
     client = client_for(server)
     await client.connect()
@@ -293,7 +294,7 @@ async def test_stop_cancels_running_turns(agent: ScriptedAgent) -> None:
 
 
 async def test_default_port_comes_from_the_options(agent: ScriptedAgent) -> None:
-    server = WyomingServer(agent, validate({"wyoming_port": 10611}), discovery=False)
+    server = WyomingServer(agent, hub_options(validate({"wyoming_port": 10611})).wyoming, discovery=False)
     assert server.port == 10611
-    assert WyomingServer(agent, validate({})).port == 10500
+    assert WyomingServer(agent, hub_options(validate({})).wyoming).port == 10500
     assert server.info().handle[0].models[0].languages == agent.languages

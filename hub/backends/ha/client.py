@@ -22,7 +22,7 @@ from typing import Any, Awaitable, Callable
 
 import aiohttp
 
-from hub.config import ConfigError, HubConfig
+from hub.config import ConfigError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -53,6 +53,15 @@ class HARequestError(HAError):
 
 
 @dataclass(frozen=True)
+class HaOptions:
+    ha_url: str | None
+    ha_token: str | None
+    expose: str
+    include_entities: str | None
+    exclude_entities: str | None
+
+
+@dataclass(frozen=True)
 class HAEndpoint:
     rest_url: str  # ends in /api
     ws_url: str
@@ -60,14 +69,14 @@ class HAEndpoint:
     via_supervisor: bool = False
 
     @classmethod
-    def from_config(cls, config: HubConfig, environ: dict[str, str] | None = None) -> "HAEndpoint | None":
+    def from_options(cls, options: HaOptions, environ: dict[str, str] | None = None) -> "HAEndpoint | None":
         """Where HA is for these options, or None when the hub has no Home Assistant."""
         environ = dict(os.environ) if environ is None else environ
-        if config.ha_url:
-            if not config.ha_token:
+        if options.ha_url:
+            if not options.ha_token:
                 raise ConfigError("ha_url is set but ha_token is not: create a long-lived access token in "
                               "Home Assistant (your profile → Security) and set ha_token")
-            return cls.from_url(config.ha_url, config.ha_token)
+            return cls.from_url(options.ha_url, options.ha_token)
         if environ.get("SUPERVISOR_TOKEN"):
             return cls(SUPERVISOR_REST_URL, SUPERVISOR_WS_URL, environ["SUPERVISOR_TOKEN"], via_supervisor=True)
         return None

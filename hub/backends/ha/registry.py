@@ -1,6 +1,6 @@
 """Home Assistant's entities in the hub's EntityStore, kept current, and service calls back to HA.
 
-`HomeAssistantBackend(config, store)` is a component (`start()` / `stop()`): it connects to HA's
+`HomeAssistantBackend(options, store)` is a component (`start()` / `stop()`): it connects to HA's
 websocket, loads the area, device and entity registries and the states of the entities the
 options allow (`expose`: what HA exposes to Assist, or all; `include_entities` /
 `exclude_entities`: comma-separated ids or globs, exclude wins), puts them in the store as
@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from hub.config import ConfigError, HubConfig
+from hub.config import ConfigError
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.backends.ha.client import HAAuthError, HAClient, HAEndpoint, HAError, HARequestError, HAUnavailable, HAWebSocket
+from hub.backends.ha.client import HAAuthError, HAClient, HAEndpoint, HAError, HaOptions, HARequestError, HAUnavailable, HAWebSocket
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -54,8 +54,8 @@ class EntityFilter:
     exclude: tuple[str, ...] = ()
 
     @classmethod
-    def from_config(cls, config: HubConfig) -> "EntityFilter":
-        return cls(config.expose or "assist", _patterns(config.include_entities), _patterns(config.exclude_entities))
+    def from_options(cls, options: HaOptions) -> "EntityFilter":
+        return cls(options.expose, _patterns(options.include_entities), _patterns(options.exclude_entities))
 
     def allows(self, entity_id: str, exposed: bool, registry_entry: dict[str, Any] | None) -> bool:
         if any(fnmatch.fnmatchcase(entity_id, p) for p in self.exclude):
@@ -138,7 +138,7 @@ class HomeAssistantBackend:
 
     def __init__(
         self,
-        config: HubConfig,
+        options: HaOptions,
         store: EntityStore,
         *,
         endpoint: HAEndpoint | None = None,
@@ -146,12 +146,11 @@ class HomeAssistantBackend:
         reconnect_delays: Sequence[float] = RECONNECT_DELAYS_S,
         auth_retry_s: float = AUTH_RETRY_S,
     ) -> None:
-        self.config = config
         self.store = store
-        self.endpoint = endpoint or HAEndpoint.from_config(config, dict(os.environ) if environ is None else environ)
+        self.endpoint = endpoint or HAEndpoint.from_options(options, dict(os.environ) if environ is None else environ)
         if self.endpoint is None:
             raise ConfigError("no Home Assistant configured: set ha_url and ha_token, or run as the add-on")
-        self.filter = EntityFilter.from_config(config)
+        self.filter = EntityFilter.from_options(options)
         self.client = HAClient(self.endpoint)
         self.status = "stopped"  # stopped | connecting | connected | auth_failed | unavailable
         self.last_error: str | None = None
@@ -167,10 +166,10 @@ class HomeAssistantBackend:
         self._last_logged: tuple[str, str] | None = None
 
     @classmethod
-    def configured(cls, config: HubConfig, environ: dict[str, str] | None = None) -> bool:
+    def configured(cls, options: HaOptions, environ: dict[str, str] | None = None) -> bool:
         """True when the options (or the add-on environment) point at a Home Assistant."""
         environ = dict(os.environ) if environ is None else environ
-        return bool(config.ha_url or environ.get("SUPERVISOR_TOKEN"))
+        return bool(options.ha_url or environ.get("SUPERVISOR_TOKEN"))
 
     # --- component ----------------------------------------------------------------------
 

@@ -93,17 +93,6 @@ class MqttDevices:
         self._remove_listener: Callable[[], None] | None = None
         self.backend = MqttBackend(self)
 
-    @classmethod
-    def from_config(cls, client: MqttClient, store: EntityStore, config: Any, ignore_node_ids: Iterable[str] = ()) -> "MqttDevices":
-        return cls(
-            client,
-            store,
-            discovery_prefix=config.mqtt_discovery_prefix,
-            ignore_node_ids=ignore_node_ids,
-            include_entities=config.include_entities,
-            exclude_entities=config.exclude_entities,
-        )
-
     async def start(self) -> None:
         self.store.register_backend(SOURCE, self.backend)
         self._remove_listener = self.store.add_listener(self._on_store_change)

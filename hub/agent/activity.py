@@ -1,9 +1,10 @@
-"""An Agent wrapper that tells observers about every turn, whichever interface asked.
+"""The agent's observer list: who hears about every turn, whichever interface asked.
 
 The hub's MQTT side reports the status (idle/thinking/speaking), replies and tool calls of all
-turns — Wyoming, REST and MQTT alike — so the composition root wraps the one Agent once and
-hands the wrapper to every interface. The wrapper has the Agent's API and adds nothing to a
-turn but bookkeeping; an observer that raises is logged and never disturbs the turn.
+turns — Wyoming, REST and MQTT alike — and the REST API counts them, so each adds an observer to
+the one agent. Observing adds nothing to a turn but bookkeeping; an observer that raises is
+logged and never disturbs the turn. This is also the one place that guarantees observers a
+TurnDone for every TurnStarted, whatever happens to the turn.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Union
+from typing import AsyncIterator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult, final_result
 from hub.core.tools import ToolContext, ToolResult
@@ -54,43 +55,33 @@ Activity = Union[TurnStarted, ReplyChunk, ToolStarted, ToolFinished, TurnDone, R
 Observer = Callable[[Turn | None, Activity], None]
 
 
-class ObservedAgent:
-    """Same API as Agent (`languages`, `run`, `ask`, `report`, `clear_conversations`,
-    `call_tool`; any other attribute is the wrapped agent's), so every interface can be given
-    the wrapper."""
+class AgentActivity:
+    """The observers of one agent, and the turns running in it (for a shutdown drain)."""
 
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
+    def __init__(self) -> None:
         self._observers: list[Observer] = []
         self._running = 0
         self._idle = asyncio.Event()
         self._idle.set()
 
-    @property
-    def languages(self) -> list[str]:
-        return self.agent.languages
-
-    def __getattr__(self, name: str) -> Any:
-        # anything else the interfaces use (conversations, ...) is the wrapped agent's
-        if name == "agent":
-            raise AttributeError(name)
-        return getattr(self.agent, name)
-
     def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Observe every later turn; call the result to stop."""
         self._observers.append(observer)
         return lambda: self._observers.remove(observer) if observer in self._observers else None
 
-    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    async def observe(self, request: TurnRequest, events: AsyncIterator[TurnEvent]) -> AsyncIterator[TurnEvent]:
+        """`events`, one turn's stream, passed through and shown to the observers, which always
+        see it end with TurnDone (a made-up failure when the consumer gave up or the turn broke)."""
         turn = Turn(uuid.uuid4().hex[:12], request)
-        self._notify(turn, TurnStarted())
+        self.notify(turn, TurnStarted())
         done, error = False, "cancelled"
         self._running += 1
         self._idle.clear()
         try:
-            async for event in self.agent.run(request):
+            async for event in events:
                 if isinstance(event, TurnDone):
                     done = True
-                self._notify(turn, event)
+                self.notify(turn, event)
                 yield event
         except Exception:
             error = "internal"
@@ -110,7 +101,16 @@ class ObservedAgent:
                     error=error,
                 )
                 result.timings.total_s = time.monotonic() - turn.started
-                self._notify(turn, TurnDone(result))
+                self.notify(turn, TurnDone(result))
+
+    def tool_called(self, call: ToolCall, ctx: ToolContext, result: ToolResult, started: float) -> None:
+        """A direct tool call (no model), observed as a one-call turn: ToolStarted, ToolFinished
+        (no TurnStarted/TurnDone), so feeds like MQTT `tool_called` see every tool call."""
+        turn = Turn(uuid.uuid4().hex[:12], TurnRequest(
+            text="", conversation_id=ctx.conversation_id, language=ctx.language, source=ctx.source,
+            persona=ctx.persona), started)
+        self.notify(turn, ToolStarted(call))
+        self.notify(turn, ToolFinished(call, result.ok, result.data, time.monotonic() - started))
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait at most `timeout` s until no turn runs (a shutdown drain); True when idle."""
@@ -120,38 +120,10 @@ class ObservedAgent:
             return False
         return True
 
-    async def ask(self, request: TurnRequest) -> TurnResult:
-        return await final_result(self.run(request))
-
-    async def report(self, conversation_id: str, text: str) -> None:
-        await self.agent.report(conversation_id, text)
-        self._notify(None, Reported(conversation_id, text))
-
-    def clear_conversations(self) -> None:
-        self.agent.clear_conversations()
-        self._notify(None, ConversationsCleared())
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """A direct tool call (no model), observed as a one-call turn: ToolStarted, ToolFinished
-        (no TurnStarted/TurnDone), so feeds like MQTT `tool_called` see every tool call."""
-        started = time.monotonic()
-        result = await self.agent.call_tool(name, arguments, ctx)  # UnknownPersona: nothing ran
-        turn = Turn(uuid.uuid4().hex[:12], TurnRequest(
-            text="", conversation_id=ctx.conversation_id, language=ctx.language, source=ctx.source,
-            persona=ctx.persona), started)
-        call = ToolCall(name, arguments)
-        self._notify(turn, ToolStarted(call))
-        self._notify(turn, ToolFinished(call, result.ok, result.data, time.monotonic() - started))
-        return result
-
-    def _notify(self, turn: Turn | None, activity: Activity) -> None:
+    def notify(self, turn: Turn | None, activity: Activity) -> None:
         for observer in list(self._observers):
             try:
                 observer(turn, activity)
             except Exception:
                 _LOGGER.exception("agent observer failed")
 
-
-def observed(agent: Any) -> ObservedAgent:
-    """The agent itself when it is already observed, else a wrapper around it."""
-    return agent if isinstance(agent, ObservedAgent) else ObservedAgent(agent)

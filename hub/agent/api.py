@@ -1,0 +1,31 @@
+"""What the servers (`hub.interfaces`) use of the agent; `Agent` is one, test stand-ins may be."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Callable, Protocol
+
+from hub.agent.activity import Observer
+from hub.agent.conversation import ConversationStore
+from hub.agent.personas import PersonaBook
+from hub.agent.types import TurnEvent, TurnRequest, TurnResult
+from hub.core.tools import ToolContext, ToolResult
+
+
+class AgentApi(Protocol):
+    languages: list[str]
+    personas: PersonaBook
+    conversations: ConversationStore
+
+    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+
+    async def ask(self, request: TurnRequest) -> TurnResult: ...
+
+    def greet(self, persona_key: str | None, conversation_id: str | None = None) -> TurnResult: ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+    async def report(self, conversation_id: str, text: str) -> None: ...
+
+    def clear_conversations(self) -> None: ...
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]: ...
