@@ -71,6 +71,10 @@ class FastPathLike(Protocol):
     async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
 
 
+class DeterministicPath(FastPathLike, Protocol):
+    async def finish(self, action: Any, entity: Entity, ctx: ToolContext): ...
+
+
 class ConfirmationsLike(FastPathLike, Protocol):
     def waiting(self, conversation_id: str) -> bool: ...
 
@@ -102,6 +106,7 @@ class _Choice:
     source: str
     client: str | None
     asked_at: float
+    action: Any = None  # the fast path's planned command, when the fast path asked
 
 
 @dataclass
@@ -127,7 +132,7 @@ class Agent:
         settings: RuntimeSettings,
         config: HubConfig,
         home: HomeView | None = None,
-        fast_path: FastPathLike | None = None,
+        fast_path: DeterministicPath | None = None,
         confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
@@ -345,6 +350,9 @@ class Agent:
             chosen = self._chosen(choice, text, state)
             if chosen is not None:  # "the first one", "the fan": the command goes on with that one
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
+                if choice.action is not None and self._fast_path is not None:
+                    outcome = await self._fast_path.finish(choice.action, chosen, state.ctx)
+                    return self._direct_answer(state, text, outcome, "fast_path", emit)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
         direct = [(self._confirmations, "confirmation")] if state.persona.home else []
         if self._config.fast_path and state.persona.home:
@@ -361,7 +369,11 @@ class Agent:
                 if outcome is not None and getattr(outcome, "intent", None) == "not_found":
                     not_found = not_found or (language, outcome)
                 elif outcome is not None:
-                    return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
+                    state = self._speaking(state, language)
+                    pending = getattr(outcome, "pending", None)
+                    if pending is not None:  # the fast path asked "which one?"
+                        self._await_choice(state, text, pending.targets, pending)
+                    return self._direct_answer(state, text, outcome, path, emit)
             if not_found is not None:
                 return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1], path, emit)
         return await self._model_turn(state, text, emit)
@@ -435,6 +447,11 @@ class Agent:
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
+        elif persona.home and not self.model_acts and not question and candidates and targets is None:
+            # the model may not act: a command naming no device of the home is answered here
+            fit = self._home.fit(text, state.language)
+            if fit.missing:
+                return self._not_found(state, text, fit.missing, emit)
 
         for round_no in range(self._config.max_tool_rounds + 1):
             if round_no > 0:
@@ -496,8 +513,7 @@ class Agent:
         if targets is None and self._home is not None:
             fit = self._home.fit(text, state.language)
             if fit.missing:
-                answer = DirectAnswer(phrase(state.language, "entity.not_found", name=fit.missing), "not_found")
-                return self._direct_answer(state, text, answer, "resolution", emit)
+                return self._not_found(state, text, fit.missing, emit)
             if fit.ambiguous:
                 return self._ask_which(state, text, fit.entities, emit)
             targets = fit.entities
@@ -505,11 +521,19 @@ class Agent:
             return constraint
         return dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
 
+    def _not_found(self, state: _TurnState, text: str, name: str, emit: Callable[[TurnEvent], None]) -> TurnResult:
+        answer = DirectAnswer(phrase(state.language, "entity.not_found", name=name), "not_found")
+        return self._direct_answer(state, text, answer, "resolution", emit)
+
+    def _await_choice(self, state: _TurnState, text: str, options: Sequence[Entity], action: Any = None) -> None:
+        """Keep a command that asked "which one?" for the asker's next answer."""
+        self._choices[state.conversation.id] = _Choice(text, tuple(options), state.request.source,
+                                                       state.request.client, time.monotonic(), action)
+
     def _ask_which(self, state: _TurnState, text: str, options: Sequence[Entity],
                    emit: Callable[[TurnEvent], None]) -> TurnResult:
         """"Which one: A or B?", and keep the command for the next turn's answer."""
-        self._choices[state.conversation.id] = _Choice(text, tuple(options), state.request.source,
-                                                       state.request.client, time.monotonic())
+        self._await_choice(state, text, options)
         question = phrase(state.language, "entity.ambiguous",
                           options=join_list([e.name for e in options], state.language))
         return self._direct_answer(state, text, DirectAnswer(question, "which_one"), "resolution", emit)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
 
@@ -54,6 +54,7 @@ class FastPathResult:
     calls: list[ToolCall] = field(default_factory=list)
     results: list[ToolResult] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)  # entity ids, when `intent` is "ambiguous"
+    pending: Action | None = None  # what the answer to "which one?" finishes (see `finish`)
 
 
 class FastPath:
@@ -101,9 +102,26 @@ class FastPath:
             return None
         plans = _merged(plans)
         if len(plans) == 1:
-            return await self._carry_out(plans[0], ctx, alone=True)
+            return await self._carry_out(self._fitting(plans[0], text, language), ctx, alone=True)
         outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
         return _joined([o for o in outcomes if o is not None])
+
+    async def finish(self, action: Action, entity: Entity, ctx: ToolContext) -> FastPathResult:
+        """The command that asked "which one?", carried out on the entity the answer chose."""
+        return await self._execute(replace(action, targets=[entity]), ctx, alone=False)
+
+    def _fitting(self, plan: Plan, text: str, language: str) -> Plan:
+        """A command acts only on devices its words fit (`EntityResolver.fit`), never on a
+        neighbour that shares a word ("the kitchen radio" is not the kitchen light): a name that
+        fits none is NotFound, several good fits Ambiguous."""
+        if not isinstance(plan, Action) or not plan.targets:
+            return plan
+        fit = self._resolver.fit(text, language)
+        if fit.missing:
+            return NotFound(plan.intent, fit.missing)
+        if fit.ambiguous:
+            return Ambiguous(plan.intent, fit.entities, replace(plan, targets=fit.entities))
+        return plan
 
     # --- understanding (in a thread) -------------------------------------------------------
 
@@ -221,7 +239,7 @@ class FastPath:
         if isinstance(plan, Ambiguous):
             options = join_list([e.name for e in plan.candidates], language)
             return FastPathResult(phrase(language, "entity.ambiguous", options=options), "ambiguous",
-                                  candidates=[e.entity_id for e in plan.candidates])
+                                  candidates=[e.entity_id for e in plan.candidates], pending=plan.action)
         return await self._execute(plan, ctx, alone)
 
     async def _execute(self, plan: Action, ctx: ToolContext, alone: bool) -> FastPathResult | None:
