@@ -509,8 +509,10 @@ class Agent:
                   targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
         """A grammar-bound command acts only on what it names well (never on a neighbour that
         shares a word): the constraint offering only those, or the turn's answer when the name
-        fits nothing ("I couldn't find …") or several devices ("Which one …?")."""
-        if targets is None and self._home is not None:
+        fits nothing ("I couldn't find …") or several devices ("Which one …?"). A device the user
+        chose (`targets`) is acted on: the model is offered its actions, not words or other tools."""
+        chosen = targets is not None
+        if not chosen and self._home is not None:
             fit = self._home.fit(text, state.language)
             if fit.missing:
                 return self._not_found(state, text, fit.missing, emit)
@@ -519,7 +521,11 @@ class Agent:
             targets = fit.entities
         if not targets:
             return constraint
-        return dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
+        entity_ids = tuple(e.entity_id for e in targets)
+        if chosen:
+            actions = self._registry.device_actions()
+            return ToolConstraint(tuple(n for n in constraint.tool_names if n in actions), entity_ids)
+        return dataclasses.replace(constraint, entity_ids=entity_ids)
 
     def _not_found(self, state: _TurnState, text: str, name: str, emit: Callable[[TurnEvent], None]) -> TurnResult:
         answer = DirectAnswer(phrase(state.language, "entity.not_found", name=name), "not_found")

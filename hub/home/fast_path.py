@@ -114,12 +114,12 @@ class FastPath:
         """A command acts only on devices its words fit (`EntityResolver.fit`), never on a
         neighbour that shares a word ("the kitchen radio" is not the kitchen light): a name that
         fits none is NotFound, several good fits Ambiguous."""
-        if not isinstance(plan, Action) or not plan.targets:
+        if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets):
             return plan
         fit = self._resolver.fit(text, language)
         if fit.missing:
             return NotFound(plan.intent, fit.missing)
-        if fit.ambiguous:
+        if fit.ambiguous and isinstance(plan, Action):
             return Ambiguous(plan.intent, fit.entities, replace(plan, targets=fit.entities))
         return plan
 
