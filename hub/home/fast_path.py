@@ -102,7 +102,7 @@ class FastPath:
             return None
         plans = _merged(plans)
         if len(plans) == 1:
-            return await self._carry_out(self._fitting(plans[0], text, language), ctx, alone=True)
+            return await self._carry_out(plans[0], ctx, alone=True)
         outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
         return _joined([o for o in outcomes if o is not None])
 
@@ -110,14 +110,16 @@ class FastPath:
         """The command that asked "which one?", carried out on the entity the answer chose."""
         return await self._execute(replace(action, targets=[entity]), ctx, alone=False)
 
-    def _fitting(self, plan: Plan, text: str, language: str) -> Plan:
+    def _fitting(self, plan: Plan, text: str, language: str, *, read_name: bool) -> Plan:
         """A command acts only on devices its words fit (`EntityResolver.fit`), never on a
-        neighbour that shares a word ("the kitchen radio" is not the kitchen light): a name that
-        fits none is NotFound, several good fits Ambiguous."""
+        neighbour that shares a word: several good fits of a partial name ("the desk": the desk
+        fan, the desk lamp) are Ambiguous; a name the resolver read (`read_name`, not a slot value
+        the templates matched) that fits none ("the kitchen radio" is not the kitchen light) is
+        NotFound."""
         if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets):
             return plan
         fit = self._resolver.fit(text, language)
-        if fit.missing:
+        if fit.missing and read_name:
             return NotFound(plan.intent, fit.missing)
         if fit.ambiguous and isinstance(plan, Action):
             return Ambiguous(plan.intent, fit.entities, replace(plan, targets=fit.entities))
@@ -132,7 +134,7 @@ class FastPath:
         whole = recognize(text, intents, loaded, home, code)
         plan = self._planner.plan(whole, home, language)
         if plan is not None:
-            return [plan]
+            return [self._fitting(plan, text, language, read_name=False)]
         parts = split_parts(text, language)
         if len(parts) > 1:
             plans = self._parts(parts, intents, loaded, home, code, language)
@@ -142,7 +144,7 @@ class FastPath:
             return []  # understood, but nothing in the home fits: the model may know better
         unmatched = recognize_unmatched(text, intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text)
-        return [plan] if plan is not None else []
+        return [self._fitting(plan, text, language, read_name=True)] if plan is not None else []
 
     def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
                code: str, language: str) -> list[Plan]:
