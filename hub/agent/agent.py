@@ -572,11 +572,13 @@ class Agent:
 
     def _speakable(self, state: _TurnState, question: bool, sentence: str) -> bool:
         """Whether a sentence of the model may be spoken: never JSON or a call written as text,
-        and, for the home, no claim of an action unless one succeeded in this turn."""
+        and, for the home, no claim of an action unless one succeeded in this turn — and not a
+        device action, which the hub tells from its results (the model may claim more)."""
         if looks_like_code(sentence):
             return False
         if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
-            return any(f.ok and not self._reads_only(f.call.name) for f in state.finished_calls)
+            done = [f.call.name for f in state.finished_calls if f.ok and not self._reads_only(f.call.name)]
+            return bool(done) and not set(done) & self._registry.device_actions()
         return True
 
     def _reads_only(self, tool_name: str) -> bool:
