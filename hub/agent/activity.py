@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Callable, Union
 
-from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult, final_result
+from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.core.tools import ToolContext, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import normalize_language, phrase

@@ -21,20 +21,12 @@ from hub.agent import prompt
 from hub.agent.choices import Choices
 from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import AgentOptions, ConfirmationsLike, FastPathLike, HomeView
+from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.reply import ReplyBuilder
-from hub.agent.turn import (
-    TurnState,
-    answered_directly,
-    as_reading,
-    chunk_emitter,
-    first_round_constraint,
-    generate,
-    run_tools,
-    said_for_actions,
-    speakable,
-)
+from hub.agent.turn import (TurnState, answered_directly, failure, as_reading, chunk_emitter,
+                            first_round_constraint, generate, not_found, run_tools, said_for_actions,
+                            speakable)
 from hub.agent.utterances import is_question
 from hub.agent.types import (
     TurnDone,
@@ -52,7 +44,7 @@ from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import (Engine, EngineBusy, EngineError, GenerationRequest, Message, PromptTooLong, ToolCall,
                            ToolConstraint, stands_in)
-from hub.locales import SUPPORTED_LANGUAGES, join_list, normalize_language, phrase
+from hub.locales import SUPPORTED_LANGUAGES, normalize_language
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -68,7 +60,7 @@ class Agent:
         settings: RuntimeSettings,
         options: AgentOptions,
         home: HomeView | None = None,
-        fast_path: FastPathLike | None = None,
+        fast_path: DeterministicPath | None = None,
         confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
@@ -130,7 +122,7 @@ class Agent:
         language = languages[0] if languages else normalize_language(
             request.language or persona.language, default=self._options.language)
         if error:
-            yield TurnDone(self._failure(request.conversation_id or "", language, error))
+            yield TurnDone(failure(request.conversation_id or "", language, error))
             return
         conversation = self.conversations.get_or_create(request.conversation_id, language)
         conversation.language = language
@@ -147,10 +139,10 @@ class Agent:
                     event = await asyncio.wait_for(events.get(), max(0.0, deadline - time.monotonic()))
                 except asyncio.TimeoutError:
                     _LOGGER.warning("turn in %s timed out after %ss", conversation.id, self._options.turn_timeout)
-                    event = TurnDone(self._failure(conversation.id, language, "timeout"))
+                    event = TurnDone(failure(conversation.id, language, "timeout"))
                 if event is _STOPPING:
                     _LOGGER.info("turn in %s cut short: the hub is stopping", conversation.id)
-                    event = TurnDone(self._failure(conversation.id, language, "stopping"))
+                    event = TurnDone(failure(conversation.id, language, "stopping"))
                 yield event
                 if isinstance(event, TurnDone):
                     return
@@ -205,7 +197,7 @@ class Agent:
         if not self.model_acts:
             _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
                          "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
-        elif model_stands_in(self._engine.info):
+        elif stands_in(self._engine.info.is_stand_in, self._engine.info.n_params):
             _LOGGER.info("the model %s is a stand-in, allowed to control devices (model_home_control)",
                          self._engine.info.name)
         self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona),
@@ -264,10 +256,10 @@ class Agent:
                 code = ("busy" if isinstance(err, EngineBusy)
                         else "too_long" if isinstance(err, PromptTooLong) else "model")
                 _LOGGER.warning("model error in %s: %s", conversation.id, err)
-                result = self._failure(conversation.id, language, code)
+                result = failure(conversation.id, language, code)
             except Exception:
                 _LOGGER.exception("turn in %s failed", conversation.id)
-                result = self._failure(conversation.id, language, "generic")
+                result = failure(conversation.id, language, "generic")
             result.timings.total_s = time.monotonic() - state.started
             events.put_nowait(TurnDone(result))
             if result.ok and result.path == "model":
@@ -299,6 +291,10 @@ class Agent:
             chosen = self._choices.chosen(choice, text, state.language, self._home.pick)
             if chosen is not None:  # "the first one", "the fan": the command goes on with that one
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
+                finished = await self._fast_path.finish(choice.action, chosen, state.ctx) \
+                    if choice.action is not None and self._fast_path is not None else None
+                if finished is not None:  # the fast path asked: its planned command, on that one
+                    return answered_directly(state, text, finished, "fast_path", emit)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
         direct = [(self._confirmations, "confirmation")] if state.persona.home else []
         if self._options.fast_path and state.persona.home:
@@ -308,16 +304,19 @@ class Agent:
                 continue
             # the fast path tries the text's candidate languages: the first whose templates match
             # decides; "no such device" only when no language understood it better
-            not_found: tuple[str, DirectAnswer] | None = None
+            unknown_name: tuple[str, DirectAnswer] | None = None
             for language in state.languages if path == "fast_path" else [state.language]:
                 ctx = replace(state.ctx, language=language)
                 outcome = await handler.try_handle(text, language, ctx)
                 if outcome is not None and outcome.intent == "not_found":
-                    not_found = not_found or (language, outcome)
+                    unknown_name = unknown_name or (language, outcome)
                 elif outcome is not None:
-                    return answered_directly(state.speaking(language), text, outcome, path, emit)
-            if not_found is not None:
-                return answered_directly(state.speaking(not_found[0]), text, not_found[1], path, emit)
+                    state = state.speaking(language)
+                    if outcome.pending is not None:  # the fast path asked "which one?"
+                        self._choices.ask(state, text, outcome.pending.targets, outcome.pending)
+                    return answered_directly(state, text, outcome, path, emit)
+            if unknown_name is not None:
+                return answered_directly(state.speaking(unknown_name[0]), text, unknown_name[1], path, emit)
         return await self._model_turn(state, text, emit)
 
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
@@ -363,6 +362,11 @@ class Agent:
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
+        elif persona.home and not self.model_acts and not question and match.candidates and targets is None:
+            # the model may not act: a command naming no device of the home is answered here
+            fit = self._home.fit(text, state.language, match) if self._home is not None else None
+            if fit is not None and fit.missing:
+                return not_found(state, text, fit.missing, emit)
 
         for round_no in range(self._options.max_tool_rounds + 1):
             if round_no > 0:
@@ -419,26 +423,23 @@ class Agent:
                   targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
         """A grammar-bound command acts only on what it names well (never on a neighbour that
         shares a word): the constraint offering only those, or the turn's answer when the name
-        fits nothing ("I couldn't find …") or several devices ("Which one …?")."""
-        if targets is None and self._home is not None:
+        fits nothing ("I couldn't find …") or several devices ("Which one …?"). A device the user
+        chose (`targets`) is acted on: the model is offered its actions, not words or other tools."""
+        chosen = targets is not None
+        if not chosen and self._home is not None:
             fit = self._home.fit(text, state.language, match)
             if fit.missing:
-                answer = DirectAnswer(phrase(state.language, "entity.not_found", name=fit.missing), "not_found")
-                return answered_directly(state, text, answer, "resolution", emit)
+                return not_found(state, text, fit.missing, emit)
             if fit.ambiguous:
-                return self._ask_which(state, text, fit.entities, emit)
+                return self._choices.ask_which(state, text, fit.entities, emit)
             targets = fit.entities
         if not targets:
             return constraint
-        return dataclasses.replace(constraint, entity_ids=tuple(e.entity_id for e in targets))
-
-    def _ask_which(self, state: TurnState, text: str, options: Sequence[Entity],
-                   emit: Callable[[TurnEvent], None]) -> TurnResult:
-        """"Which one: A or B?", and keep the command for the next turn's answer."""
-        self._choices.ask(state.conversation.id, text, options, state.request.source, state.request.client)
-        question = phrase(state.language, "entity.ambiguous",
-                          options=join_list([e.name for e in options], state.language))
-        return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
+        entity_ids = tuple(e.entity_id for e in targets)
+        if chosen:
+            actions = self._registry.device_actions()
+            return ToolConstraint(tuple(n for n in constraint.tool_names if n in actions), entity_ids)
+        return dataclasses.replace(constraint, entity_ids=entity_ids)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -492,8 +493,3 @@ class Agent:
     def _message_tokens(self, message: Message) -> int:
         calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)
         return self._engine.count_tokens(message.content + calls) + 4
-
-    def _failure(self, conversation_id: str, language: str, code: str) -> TurnResult:
-        return TurnResult(conversation_id, language, phrase(language, f"error.{code}"), ok=False, error=code)
-
-

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
+from hub.agent.turn import TurnState, answered_directly
+from hub.agent.types import TurnEvent, TurnResult
 from hub.agent.utterances import ordinal_position
+from hub.core.answer import DirectAnswer
 from hub.home.entities import Entity
+from hub.locales import join_list, phrase
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Choice:
     source: str
     client: str | None
     asked_at: float
+    action: Any = None  # the fast path's planned command, when the fast path asked
 
 
 class Choices:
@@ -32,9 +37,19 @@ class Choices:
         self._window_s = window_s
         self._waiting: dict[str, Choice] = {}  # conversation id → the command asking "which one?"
 
-    def ask(self, conversation_id: str, text: str, options: Sequence[Entity], source: str,
-            client: str | None) -> None:
-        self._waiting[conversation_id] = Choice(text, tuple(options), source, client, time.monotonic())
+    def ask(self, state: TurnState, text: str, options: Sequence[Entity], action: Any = None) -> None:
+        """Keep a command that asked "which one?" for the asker's next answer."""
+        request = state.request
+        self._waiting[state.conversation.id] = Choice(text, tuple(options), request.source, request.client,
+                                                      time.monotonic(), action)
+
+    def ask_which(self, state: TurnState, text: str, options: Sequence[Entity],
+                  emit: Callable[[TurnEvent], None]) -> TurnResult:
+        """"Which one: A or B?", and keep the command for the next turn's answer."""
+        self.ask(state, text, options)
+        question = phrase(state.language, "entity.ambiguous",
+                          options=join_list([e.name for e in options], state.language))
+        return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
 
     def take(self, conversation_id: str, source: str, client: str | None) -> Choice | None:
         """The command waiting in the conversation when this asker answers (any answer of theirs

@@ -6,7 +6,7 @@ Protocols: the composition root hands in the real ones (hub.home), tests stand i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Protocol, Sequence
+from typing import Any, Collection, Protocol, Sequence
 
 from hub.core.answer import DirectAnswer
 from hub.core.tools import ToolContext
@@ -31,6 +31,12 @@ class AgentOptions:
 
 class FastPathLike(Protocol):
     async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None: ...
+
+
+class DeterministicPath(FastPathLike, Protocol):
+    """The fast path: it also finishes the command it asked "which one?" about."""
+
+    async def finish(self, action: Any, entity: Entity, ctx: ToolContext) -> DirectAnswer | None: ...
 
 
 class ConfirmationsLike(FastPathLike, Protocol):

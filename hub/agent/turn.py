@@ -92,6 +92,16 @@ def answered_directly(
                       tool_calls=state.finished_calls, timings=state.timings, path=path)
 
 
+def not_found(state: TurnState, text: str, name: str, emit: Callable[[TurnEvent], None]) -> TurnResult:
+    """ "I couldn't find X": a name that fits no device of the home (never a neighbour's)."""
+    answer = DirectAnswer(phrase(state.language, "entity.not_found", name=name), "not_found")
+    return answered_directly(state, text, answer, "resolution", emit)
+
+
+def failure(conversation_id: str, language: str, code: str) -> TurnResult:
+    return TurnResult(conversation_id, language, phrase(language, f"error.{code}"), ok=False, error=code)
+
+
 def first_round_constraint(allowed: Sequence[str], actions: frozenset[str], constrained: bool,
                            persona: Persona, match: Match, question: bool) -> ToolConstraint | None:
     """A small model's (`constrained`) first round on a command calls an `allowed` tool on the
@@ -203,11 +213,13 @@ def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list
 
 def speakable(registry: ToolRegistry, state: TurnState, question: bool, sentence: str) -> bool:
     """Whether a sentence of the model may be spoken: never JSON or a call written as text,
-    and, for the home, no claim of an action unless one succeeded in this turn."""
+    and, for the home, no claim of an action unless one succeeded in this turn — and not a
+    device action, which the hub tells from its results (the model may claim more)."""
     if looks_like_code(sentence):
         return False
     if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
-        return any(f.ok and not _reads_only(registry, f.call.name) for f in state.finished_calls)
+        done = [f.call.name for f in state.finished_calls if f.ok and not _reads_only(registry, f.call.name)]
+        return bool(done) and not set(done) & registry.device_actions()
     return True
 
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from hub.locales import normalize_language, word_list
+from hub.locales import UNSPACED_LANGUAGES, normalize_language, word_list
 
 _QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
-_UNSPACED = frozenset({"ja", "zh", "th", "ko"})
 _LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
 _MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
 
@@ -46,7 +45,7 @@ def _ends_with(words: str, candidates: tuple[str, ...], unspaced: bool) -> bool:
 def is_question(text: str, language: str | None) -> bool:
     """Whether a request asks for information. Polite requests ("Can you turn on …?") are not."""
     language = normalize_language(language)
-    unspaced = language in _UNSPACED
+    unspaced = language in UNSPACED_LANGUAGES
     words = _words(text)
     if not words:
         return False
@@ -67,7 +66,7 @@ def claims_action(sentence: str, language: str | None, also: str | None = None) 
     padded = f" {words} "
     for lang in dict.fromkeys(normalize_language(code) for code in (language, also or language)):
         claims = word_list(lang, "action.claim_words")
-        if lang in _UNSPACED:
+        if lang in UNSPACED_LANGUAGES:
             if any(c in words for c in claims):
                 return True
         elif any(f" {c} " in padded for c in claims):
@@ -93,6 +92,6 @@ def ordinal_position(answer: str, language: str | None) -> int | None:
     words = _words(answer)
     padded = f" {words} "
     said = [position for position, alternatives in enumerate(word_list(language, "choice.ordinal_words"))
-            if any((w in words) if language in _UNSPACED else (f" {w} " in padded)
+            if any((w in words) if language in UNSPACED_LANGUAGES else (f" {w} " in padded)
                    for w in (a.strip() for a in alternatives.split(",")) if w)]
     return max(said) if said else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Callable
 
@@ -97,6 +98,25 @@ class FastPath:
         outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
         return _joined([o for o in outcomes if o is not None])
 
+    async def finish(self, action: Action, entity: Entity, ctx: ToolContext) -> DirectAnswer | None:
+        """The command that asked "which one?", carried out on the entity the answer chose."""
+        return await self._execute(replace(action, targets=[entity]), ctx, alone=False)
+
+    def _fitting(self, plan: Plan, text: str, language: str, *, read_name: bool) -> Plan:
+        """A command acts only on devices its words fit (`EntityResolver.fit`), never on a
+        neighbour that shares a word: several good fits of a partial name ("the desk": the desk
+        fan, the desk lamp) are Ambiguous; a name the resolver read (`read_name`, not a slot value
+        the templates matched) that fits none ("the kitchen radio" is not the kitchen light) is
+        NotFound."""
+        if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets):
+            return plan
+        fit = self._resolver.fit(text, language)
+        if fit.missing and read_name:
+            return NotFound(plan.intent, fit.missing)
+        if fit.ambiguous and isinstance(plan, Action):
+            return Ambiguous(plan.intent, fit.entities, replace(plan, targets=fit.entities))
+        return plan
+
     # --- understanding (in a thread) -------------------------------------------------------
 
     def _understand(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
@@ -106,7 +126,7 @@ class FastPath:
         whole = recognize(text, intents, loaded, home, code)
         plan = self._planner.plan(whole, home, language)
         if plan is not None:
-            return [plan]
+            return [self._fitting(plan, text, language, read_name=False)]
         parts = split_parts(text, language)
         if len(parts) > 1:
             plans = self._parts(parts, intents, loaded, home, code, language)
@@ -116,7 +136,7 @@ class FastPath:
             return []  # understood, but nothing in the home fits: the model may know better
         unmatched = recognize_unmatched(text, intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text)
-        return [plan] if plan is not None else []
+        return [self._fitting(plan, text, language, read_name=True)] if plan is not None else []
 
     def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
                code: str, language: str) -> list[Plan]:
@@ -213,7 +233,7 @@ class FastPath:
         if isinstance(plan, Ambiguous):
             options = join_list([e.name for e in plan.candidates], language)
             return DirectAnswer(phrase(language, "entity.ambiguous", options=options), "ambiguous",
-                                  candidates=[e.entity_id for e in plan.candidates])
+                                candidates=[e.entity_id for e in plan.candidates], pending=plan.action)
         return await self._execute(plan, ctx, alone)
 
     async def _execute(self, plan: Action, ctx: ToolContext, alone: bool) -> DirectAnswer | None:

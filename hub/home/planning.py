@@ -68,6 +68,7 @@ class Question:
 class Ambiguous:
     intent: str
     candidates: list[Entity]
+    action: Action | None = None  # the command to carry out on the one the answer to "which one?" names
 
 
 @dataclass
@@ -160,7 +161,7 @@ class Planner:
         if named and len(targets) > 1:
             targets = _supporting(tool, args, targets)
             if len(targets) > 1:
-                return Ambiguous(intent, targets)
+                return Ambiguous(intent, targets, Action(intent, tool, args, targets))
         return Action(intent, tool, args, targets) if targets else None
 
     def _targets(self, intent: str, slots: dict[str, Any], home: HomeData, language: str,

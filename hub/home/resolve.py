@@ -175,8 +175,8 @@ class EntityResolver:
         """The entities a command fits well. Unless it says a whole name, an entity fits only when
         every word of what was said about it (each run of words between filler words that holds
         one of its names' words, its area or a kind of device) is one of its names' words, its
-        area or its kind: "the front door" does not fit "Garage Door", nor "the kitchen radio"
-        the kitchen light. `match`: the text's match when the caller has it (else made here)."""
+        area (or floor) or its kind: "the front door" does not fit "Garage Door", nor "the kitchen
+        radio" the kitchen light. `match`: the text's match when the caller has it (else made here)."""
         match = match or self.match(text, language, limit)
         language = base_language(language)
         if match.tier in ("", "name") or not has_stop_words(language):
@@ -184,6 +184,10 @@ class EntityResolver:
         index = self._index(language)
         stops, kinds = stop_words(language), domain_words(language)
         area_words = {w for key in index.areas for w in key.split()}
+        on_floor: dict[str, set[str]] = defaultdict(set)  # a floor's word → the areas on it ("upstairs")
+        for floor, found in self._store.floors().items():
+            for word in fold(" ".join((floor, *found.aliases)), language).split():
+                on_floor[word].update(found.areas)
         runs: list[list[str]] = [[]]
         for word in text.split():
             folded = fold(word, language)
@@ -201,7 +205,7 @@ class EntityResolver:
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
             if entity.entity_id in self._ids_with_word(folded, index)[1] or folded in area_words \
-                    or kinds.get(folded) == entity.domain:
+                    or kinds.get(folded) == entity.domain or entity.area in on_floor.get(folded, ()):
                 return True
             parts = compound(word)  # "Küchenlicht": both its area and its kind, or it says more
             return entity.area in parts.areas and entity.domain in parts.domains
@@ -209,7 +213,7 @@ class EntityResolver:
         def mentions(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
             if entity.entity_id in self._ids_with_word(folded, index)[1] or folded in area_words \
-                    or folded in kinds:
+                    or folded in kinds or folded in on_floor:
                 return True
             parts = compound(word)
             return bool(parts.areas or parts.domains)

@@ -14,34 +14,7 @@ from importlib import resources
 import yaml
 
 from hub.home.normalize import fold
-from hub.locales import SUPPORTED_LANGUAGES
-
-# Words that never point at an entity by themselves: articles, prepositions, pronouns, fillers
-# and the verbs for on/off/open/close/set. Used to keep partial name matching honest.
-_STOP_WORDS: dict[str, str] = {
-    "en": "the a an in on off of to at for and or all my our your it its is are be please "
-          "turn switch set make put open close start stop can could would you me i this that "
-          "there here what whats how too very some up down every everywhere everything house home",
-    "de": "der die das den dem des ein eine einen einem einer im in am an auf aus von zu zum "
-          "zur und oder alle bitte mach mache schalte schalt stell stelle setze setz öffne "
-          "schließe kannst du mir mal es ist sind hier da ganz sehr zu überall jede jedes haus",
-    "fr": "le la les l un une des du de d au aux dans en sur et ou tous toutes tout s il "
-          "te plait plaît allume allumer éteins éteindre ouvre ouvrir ferme fermer mets règle "
-          "peux tu me moi est ici trop très partout maison",
-    "es": "el la los las lo un una unos unas del de al en y o todo todos todas por favor "
-          "enciende encender apaga apagar abre abrir cierra cerrar pon poner ajusta puedes "
-          "me mi es aquí muy demasiado",
-    "it": "il lo la i gli le un una uno del della dei delle nel nella in di a e o tutti tutte "
-          "per favore accendi accendere spegni spegnere apri chiudi metti imposta puoi mi è "
-          "qui molto troppo",
-    "nl": "de het een in op van aan uit naar en of alle alles mijn graag zet doe open sluit "
-          "maak kun je me is hier te erg heel",
-    "pt": "o a os as um uma do da dos das no na nos nas em de e ou todos todas por favor "
-          "liga ligar desliga desligar abre abrir fecha fechar põe coloca ajusta podes pode "
-          "me meu minha é aqui muito",
-    "pl": "w we na do z ze i lub wszystkie proszę włącz wyłącz otwórz zamknij ustaw zrób "
-          "możesz mi jest tu tutaj bardzo zbyt",
-}
+from hub.locales import SUPPORTED_LANGUAGES, UNSPACED_LANGUAGES
 
 
 @lru_cache(maxsize=None)
@@ -102,11 +75,17 @@ def area_translations(names: tuple[str, ...], language: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=64)
 def has_stop_words(language: str) -> bool:
-    """Whether the language has its own filler-word table (else only English's applies)."""
-    return language in _STOP_WORDS
+    """Whether filler words split the language's text into the runs that name devices: it has
+    its own filler table (`word.filler`) and writes spaces between words (not Chinese, Japanese,
+    Thai or Korean, whose particles attach to words)."""
+    return bool(_words(language).get("word.filler")) and language not in UNSPACED_LANGUAGES
 
 
+@lru_cache(maxsize=64)
 def stop_words(language: str) -> frozenset[str]:
-    words = _STOP_WORDS.get(language, "") + " " + _STOP_WORDS["en"]
-    return frozenset(fold(word, language) for word in words.split())
+    """Words that never point at an entity by themselves (`word.filler`): articles, prepositions,
+    pronouns, polite words and the verbs for on/off/open/close/set; English's count in every
+    language (borrowed "the", "on"). Used to keep partial name matching honest."""
+    words = {*_words(language).get("word.filler", ()), *_words("en").get("word.filler", ())}
+    return frozenset(fold(word, language) for word in words)
 

@@ -38,6 +38,9 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = tuple(
     "th tr uk vi zh".split()
 )
 REFERENCE_LANGUAGE = "en"
+# Written without spaces between words (Korean: its endings attach to words): word lists are
+# matched inside the text, not word by word.
+UNSPACED_LANGUAGES = frozenset({"ja", "zh", "th", "ko"})
 
 # Old or alternative primary codes that mean one of the supported languages.
 _ALIASES = {"no": "nb", "nn": "nb", "iw": "he", "in": "id"}

@@ -158,7 +158,7 @@ async def test_faults_are_told_in_a_sentence_of_the_language(tmp_path, language,
     assert not JSON_SHAPED.search(result.reply)
 
 
-@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("language", ["en", "de", "pl"])
 async def test_an_engine_fault_is_a_sentence(tmp_path, language) -> None:
     hub = TestHub(tmp_path, ScriptedEngine([], fail_with=EngineError("llama_decode returned -3")))
     result = await hub.ask("Tell me a joke", language=language)
@@ -197,7 +197,7 @@ class SlowTool(BrokenTool):
         return ToolResult(ok=True)
 
 
-@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("language", ["en", "de", "pl"])
 async def test_a_tool_past_the_deadline_is_a_sentence(tmp_path, language) -> None:
     hub, _ = hub_for(tmp_path, [[call("ask_the_bakery")]], turn_timeout=1)
     hub.registry.register(SlowTool())

@@ -12,12 +12,14 @@ from typing import Any, Awaitable, Callable
 from hub.app import HubApp
 from hub.config import validate
 from hub.interfaces.rest_api import RestApi
+from hub.llm.types import Engine
 
 TOKEN = "test-token-7f3a"
 
 
 class LiveHub:
-    def __init__(self, state_dir: Path, *, voice: bool = False, **options: Any) -> None:
+    def __init__(self, state_dir: Path, *, voice: bool = False, engine: Engine | None = None,
+                 **options: Any) -> None:
         # a long turn timeout: CI machines with 2 busy cores make a model turn slow
         # the embedded MQTT broker (and its demo home) on a port no other test uses
         self.config = validate({"data_dir": str(state_dir), "api_token": TOKEN, "n_ctx": 2048,
@@ -25,6 +27,7 @@ class LiveHub:
                                 "rate_limit_per_minute": 0,  # the tests flip one light often
                                 **options})
         self.voice = voice  # add the voice routes (hub.interfaces.voice_http) as a route hook
+        self.engine = engine  # None: the configured model
         self.app: HubApp | None = None
         self.api: RestApi | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -61,7 +64,7 @@ class LiveHub:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         try:
-            self.app = HubApp(self.config)
+            self.app = HubApp(self.config, engine=self.engine)
             await self.app.start(listeners=False)
             hooks = []
             if self.voice:

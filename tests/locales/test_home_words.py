@@ -23,7 +23,7 @@ def words_file(language: str) -> dict:
 @pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
 def test_every_language_names_every_room_and_kind_of_device(language: str) -> None:
     data = words_file(language)
-    assert set(data) == {f"area.{r}" for r in ROOMS} | {f"device.{d}" for d in DEVICES} | {"word.device"}
+    assert set(data) == {f"area.{r}" for r in ROOMS} | {f"device.{d}" for d in DEVICES} | {"word.device", "word.filler"}
     for key, text in data.items():
         words = text.split("|")
         assert isinstance(text, str) and all(w and w == w.strip() for w in words), f"{language} {key}"

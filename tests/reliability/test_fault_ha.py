@@ -148,3 +148,29 @@ async def test_silent_home_assistant_ends_the_turn_at_the_turn_timeout(
         assert backend.status == "connected"
     finally:
         await app.stop()
+
+
+@pytest.mark.parametrize("language,command,chat", [
+    ("en", "Turn on the kitchen light", "Make it cosy for reading"),
+    ("de", "Schalte das Licht in der Küche ein", "Mach es gemütlich zum Lesen"),
+    ("fr", "Allume la lumière de la cuisine", "Rends la chambre confortable pour lire"),
+])
+async def test_home_assistant_500_is_a_sentence_of_the_language(
+        tmp_path: Path, proxy: FaultProxy, home_assistant: HomeAssistantInstance, language: str, command: str,
+        chat: str) -> None:
+    """HA answering 500 to a fast-path command and to the model's call is said in the request's
+    language (issue 16's fault table), never as the backend's text."""
+    engine = ScriptedEngine([[call("turn_on", entity_id="light.bedroom_lamp")],
+                             retried_after_failure("light.bedroom_lamp"), text()])
+    app, _ = await start_hub(tmp_path, proxy, home_assistant.token, engine)
+    try:
+        await proxy.set_mode("error")
+        fast = await ask(app, command, language=language)
+        model = await ask(app, chat, language=language, conversation="m")
+        for result in (fast, model):
+            assert result.reply == phrase(language, "error.ha_unavailable"), result
+            assert "HTTP" not in result.reply and "{" not in result.reply
+        assert fast.path == "fast_path" and model.path != "fast_path"
+        assert proxy.errors_sent >= 3
+    finally:
+        await app.stop()
