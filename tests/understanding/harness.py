@@ -140,9 +140,21 @@ def written_upper(name: str, language: str) -> str:
 
 
 def written_camel_case(name: str, language: str) -> str:
-    """"CeilingLight" in the home, "ceiling light" said (one-word names stay as they are)."""
+    """"CeilingLight" in the home, "ceiling light" said (one-word names stay as they are).
+
+    Only where the script has case: its capitals mark where the words were. Arabic, Hebrew,
+    Devanagari or Hangul words run together lose their boundaries — a misspelling, not a way of
+    writing a name — so those names stay as they are (and the variant is not measured there)."""
     words = _words(name)
-    return "".join(w[:1].upper() + w[1:] for w in words) if len(words) > 1 else name
+    if len(words) < 2 or not all(_cased(w) for w in words):
+        return name
+    return "".join(w[:1].upper() + w[1:] for w in words)
+
+
+def _cased(word: str) -> bool:
+    """Whether the word's first letter has an upper and a lower case."""
+    first = next((ch for ch in word if ch.isalpha()), "")
+    return first.upper() != first.lower()
 
 
 def written_with_device_word(name: str, language: str) -> str:
