@@ -28,7 +28,9 @@ from hub.home.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Plan
 from hub.home.recognition import (
     HomeData,
     LanguageIntents,
+    Names,
     build_home_data,
+    build_names,
     intents_language,
     load_intents,
     narrow,
@@ -38,7 +40,7 @@ from hub.home.recognition import (
 from hub.home.resolve import EntityResolver
 from hub.home.tool_base import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
-from hub.locales import format_number, join_list, phrase
+from hub.locales import SUPPORTED_LANGUAGES, format_number, join_list, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class FastPath:
         self._loaded: dict[str, LanguageIntents | None] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._homes: dict[str, HomeData] = {}
+        self._names: tuple[int, Names] | None = None  # (store version, the home's names)
         self._narrowed: dict[tuple[str, int], Intents] = {}
 
     # --- public API ------------------------------------------------------------------------
@@ -198,15 +201,25 @@ class FastPath:
         return self._narrowed[key]
 
     async def _home_data(self, language: str) -> HomeData:
-        """The slot lists for one language (its words for the home's rooms), per store version."""
+        """The slot lists for one language (its words for the home's rooms), per store version;
+        the names, the same in every language, once per version."""
         version = self._store.version
         home = self._homes.get(language)
         if home is None or home.version != version:
             self._homes = {k: v for k, v in self._homes.items() if v.version == version}
-            entities, areas = self._store.all(), self._resolver.areas(language)
-            home = await asyncio.to_thread(build_home_data, version, entities, areas, self._store.floors())
+            entities = self._store.all()
+            if self._names is None or self._names[0] != version:
+                self._names = version, await asyncio.to_thread(self._all_names, entities)
+            home = await asyncio.to_thread(build_home_data, version, self._names[1], entities,
+                                           self._resolver.areas(language), self._store.floors())
             self._homes[language] = home
         return home
+
+    def _all_names(self, entities: list[Entity]) -> Names:
+        """The names for every language: a variant that is an area's name in any is left out."""
+        areas = {text for code in SUPPORTED_LANGUAGES
+                 for area, aliases in self._resolver.areas(code).items() for text in (area, *aliases)}
+        return build_names(entities, areas)
 
     # --- carrying out ----------------------------------------------------------------------
 
