@@ -68,10 +68,12 @@ _STOPPING = object()  # put in a running turn's events by stop_turns()
 
 
 class FastPathLike(Protocol):
+    async def try_handle(self, text: str, language: str, ctx: ToolContext, read_names: bool = True): ...
+
+
+class ConfirmationsLike(Protocol):
     async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
 
-
-class ConfirmationsLike(FastPathLike, Protocol):
     def waiting(self, conversation_id: str) -> bool: ...
 
 
@@ -346,24 +348,27 @@ class Agent:
             if chosen is not None:  # "the first one", "the fan": the command goes on with that one
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
-        direct = [(self._confirmations, "confirmation")] if state.persona.home else []
-        if self._config.fast_path and state.persona.home:
-            direct.append((self._fast_path, "fast_path"))
-        for handler, path in direct:
-            if handler is None:
-                continue
-            # the fast path tries the text's candidate languages: the first whose templates match
-            # decides; "no such device" only when no language understood it better
+        if state.persona.home and self._confirmations is not None:
+            outcome = await self._confirmations.try_handle(text, state.language, state.ctx)
+            if outcome is not None:
+                return self._direct_answer(state, text, outcome, "confirmation", emit)
+        if self._config.fast_path and state.persona.home and self._fast_path is not None:
+            # the text's candidate languages: the first whose templates match decides, strictly in
+            # every language before a name the resolver reads (the slow pass); "no such device"
+            # only when no language understood it better
             not_found: tuple[str, Any] | None = None
-            for language in state.languages if path == "fast_path" else [state.language]:
-                ctx = replace(state.ctx, language=language)
-                outcome = await handler.try_handle(text, language, ctx)
-                if outcome is not None and getattr(outcome, "intent", None) == "not_found":
-                    not_found = not_found or (language, outcome)
-                elif outcome is not None:
-                    return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
+            for read_names in (False, True) if len(state.languages) > 1 else (True,):
+                for language in state.languages:
+                    ctx = replace(state.ctx, language=language)
+                    outcome = await self._fast_path.try_handle(text, language, ctx, read_names=read_names)
+                    if outcome is not None and getattr(outcome, "intent", None) == "not_found":
+                        not_found = not_found or (language, outcome)
+                    elif outcome is not None:
+                        return self._direct_answer(self._speaking(state, language), text, outcome,
+                                                   "fast_path", emit)
             if not_found is not None:
-                return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1], path, emit)
+                return self._direct_answer(self._speaking(state, not_found[0]), text, not_found[1],
+                                           "fast_path", emit)
         return await self._model_turn(state, text, emit)
 
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:

@@ -86,7 +86,10 @@ class FastPath:
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
         return True
 
-    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> FastPathResult | None:
+    async def try_handle(self, text: str, language: str, ctx: ToolContext,
+                         read_names: bool = True) -> FastPathResult | None:
+        """`read_names=False`: strict matches only, no name the resolver reads (the wildcard pass,
+        the slow one: worth it only once no candidate language matched strictly)."""
         if not text or not text.strip():
             return None
         code = intents_language(language)
@@ -96,7 +99,7 @@ class FastPath:
         home = await self._home_data(base_language(language))
         try:
             plans = await asyncio.to_thread(self._understand, text, self._narrow(code, loaded, home),
-                                            loaded, home, code, language)
+                                            loaded, home, code, language, read_names)
         except Exception:  # a matcher bug must not end the turn: the model takes it
             _LOGGER.exception("fast path recognition failed for %r", text)
             return None
@@ -111,26 +114,26 @@ class FastPath:
     # --- understanding (in a thread) -------------------------------------------------------
 
     def _understand(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
-                    code: str, language: str) -> list[Plan]:
+                    code: str, language: str, read_names: bool) -> list[Plan]:
         """The whole sentence as one command; else its parts, when every part is one; else the
-        whole read with a name the resolver finds."""
+        whole read with a name the resolver finds (when `read_names`)."""
         whole = recognize(text, intents, loaded, home, code)
         plan = self._planner.plan(whole, home, language)
         if plan is not None:
             return [plan]
         parts = split_parts(text, language)
         if len(parts) > 1:
-            plans = self._parts(parts, intents, loaded, home, code, language)
+            plans = self._parts(parts, intents, loaded, home, code, language, read_names)
             if plans:
                 return plans
-        if whole:
+        if whole or not read_names:
             return []  # understood, but nothing in the home fits: the model may know better
         unmatched = recognize_unmatched(text, intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text)
         return [plan] if plan is not None else []
 
     def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
-               code: str, language: str) -> list[Plan]:
+               code: str, language: str, read_names: bool) -> list[Plan]:
         """Each part's plan; a part borrows the words around another part's target (its verb,
         before or after) when it needs them; any part still no command: not a list of commands.
 
@@ -155,7 +158,7 @@ class FastPath:
                     afters += [" ".join(last[-k:]) for k in (1, 2) if len(last) > k]
                 forms = with_shared_words(part, [b for b in befores if b], [a for a in afters if a])
                 # the part alone, strictly; with borrowed words; alone with a name the resolver reads
-                tries = [(part, True), *((f, True) for f in forms), (part, False)]
+                tries = [(part, True), *((f, True) for f in forms), *([(part, False)] if read_names else [])]
                 for text, strict in tries:
                     # "… and the kitchen light": a bare name is a command alone, not after a verb
                     found[number] = self._one_part(text, intents, loaded, home, code, language, strict,
