@@ -540,6 +540,7 @@ class Rig:
         self.later = AsyncTools(config, self.store)
         for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
             self.registry.register(tool)
+        self.config = config
         self.engine = engine or SilentEngine()
         self.fast_path = FastPath(self.store, self.registry, resolver)
         self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(config),
@@ -549,6 +550,8 @@ class Rig:
     async def __aenter__(self) -> "Rig":
         await self.later.start()
         await language_id.prepare()
+        if self.config.fast_path:  # as the hub does at start (hub.app)
+            await self.fast_path.prepare(self.config.language)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
