@@ -296,27 +296,28 @@ class Agent:
                 if finished is not None:  # the fast path asked: its planned command, on that one
                     return answered_directly(state, text, finished, "fast_path", emit)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
-        direct = [(self._confirmations, "confirmation")] if state.persona.home else []
-        if self._options.fast_path and state.persona.home:
-            direct.append((self._fast_path, "fast_path"))
-        for handler, path in direct:
-            if handler is None:
-                continue
-            # the fast path tries the text's candidate languages: the first whose templates match
-            # decides; "no such device" only when no language understood it better
+        if state.persona.home and self._confirmations is not None:
+            outcome = await self._confirmations.try_handle(text, state.language, state.ctx)
+            if outcome is not None:
+                return answered_directly(state, text, outcome, "confirmation", emit)
+        if self._options.fast_path and state.persona.home and self._fast_path is not None:
+            # the text's candidate languages: the first whose templates match decides, strictly in
+            # every language before a name the resolver reads (the slow pass); "no such device"
+            # only when no language understood it better
             unknown_name: tuple[str, DirectAnswer] | None = None
-            for language in state.languages if path == "fast_path" else [state.language]:
-                ctx = replace(state.ctx, language=language)
-                outcome = await handler.try_handle(text, language, ctx)
-                if outcome is not None and outcome.intent == "not_found":
-                    unknown_name = unknown_name or (language, outcome)
-                elif outcome is not None:
-                    state = state.speaking(language)
-                    if outcome.pending is not None:  # the fast path asked "which one?"
-                        self._choices.ask(state, text, outcome.pending.targets, outcome.pending)
-                    return answered_directly(state, text, outcome, path, emit)
+            for read_names in (False, True) if len(state.languages) > 1 else (True,):
+                for language in state.languages:
+                    ctx = replace(state.ctx, language=language)
+                    outcome = await self._fast_path.try_handle(text, language, ctx, read_names=read_names)
+                    if outcome is not None and outcome.intent == "not_found":
+                        unknown_name = unknown_name or (language, outcome)
+                    elif outcome is not None:
+                        state = state.speaking(language)
+                        if outcome.pending is not None:  # the fast path asked "which one?"
+                            self._choices.ask(state, text, outcome.pending.targets, outcome.pending)
+                        return answered_directly(state, text, outcome, "fast_path", emit)
             if unknown_name is not None:
-                return answered_directly(state.speaking(unknown_name[0]), text, unknown_name[1], path, emit)
+                return answered_directly(state.speaking(unknown_name[0]), text, unknown_name[1], "fast_path", emit)
         return await self._model_turn(state, text, emit)
 
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:

@@ -29,17 +29,19 @@ class AgentOptions:
     model_home_control: bool
 
 
-class FastPathLike(Protocol):
-    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None: ...
+class DeterministicPath(Protocol):
+    """The fast path. `read_names=False`: strict template matches only (no name the resolver
+    reads); `finish`: the command it asked "which one?" about, on the chosen entity."""
 
-
-class DeterministicPath(FastPathLike, Protocol):
-    """The fast path: it also finishes the command it asked "which one?" about."""
+    async def try_handle(self, text: str, language: str, ctx: ToolContext,
+                         read_names: bool = True) -> DirectAnswer | None: ...
 
     async def finish(self, action: Any, entity: Entity, ctx: ToolContext) -> DirectAnswer | None: ...
 
 
-class ConfirmationsLike(FastPathLike, Protocol):
+class ConfirmationsLike(Protocol):
+    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None: ...
+
     def waiting(self, conversation_id: str) -> bool: ...
 
 

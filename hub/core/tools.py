@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Protocol
 
 import jsonschema
+from jsonschema.exceptions import best_match
 
 from hub.llm.types import ToolCall, ToolSpec
 
@@ -63,12 +64,15 @@ class ToolError(Exception):
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        # one checked validator per tool: `jsonschema.validate` re-checks the schema every call
+        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
 
     def register(self, tool: Tool) -> None:
         if tool.spec.name in self._tools:
             raise ValueError(f"tool {tool.spec.name!r} registered twice")
         jsonschema.Draft202012Validator.check_schema(tool.spec.parameters)
         self._tools[tool.spec.name] = tool
+        self._validators[tool.spec.name] = jsonschema.Draft202012Validator(tool.spec.parameters)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -103,13 +107,12 @@ class ToolRegistry:
                 data={"error": "unknown_tool", "message": f"No tool named {call.name!r}.",
                       "available": [n for n in self.names() if allowed is None or n in allowed]},
             )
-        try:
-            jsonschema.validate(call.arguments, tool.spec.parameters)
-        except jsonschema.ValidationError as err:
+        invalid = best_match(self._validators[call.name].iter_errors(call.arguments))
+        if invalid is not None:
             return ToolResult(
                 ok=False,
-                data={"error": "invalid_arguments", "message": err.message,
-                      "path": "/".join(str(p) for p in err.absolute_path)},
+                data={"error": "invalid_arguments", "message": invalid.message,
+                      "path": "/".join(str(p) for p in invalid.absolute_path)},
             )
         try:
             return await tool.execute(call.arguments, ctx)

@@ -28,7 +28,9 @@ from hub.home.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Plan
 from hub.home.recognition import (
     HomeData,
     LanguageIntents,
+    Names,
     build_home_data,
+    build_names,
     intents_language,
     load_intents,
     narrow,
@@ -40,7 +42,7 @@ from hub.core.answer import DirectAnswer
 from hub.core.speech import speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
-from hub.locales import format_number, join_list, phrase
+from hub.locales import SUPPORTED_LANGUAGES, format_number, join_list, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ class FastPath:
         self._loaded: dict[str, LanguageIntents | None] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._homes: dict[str, HomeData] = {}
+        self._names: tuple[int, Names] | None = None  # (store version, the home's names)
         self._narrowed: dict[tuple[str, int], Intents] = {}
 
     # --- public API ------------------------------------------------------------------------
@@ -76,7 +79,10 @@ class FastPath:
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
         return True
 
-    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None:
+    async def try_handle(self, text: str, language: str, ctx: ToolContext,
+                         read_names: bool = True) -> DirectAnswer | None:
+        """`read_names=False`: strict matches only, no name the resolver reads (the wildcard pass,
+        the slow one: worth it only once no candidate language matched strictly)."""
         if not text or not text.strip():
             return None
         code = intents_language(language)
@@ -86,7 +92,7 @@ class FastPath:
         home = await self._home_data(base_language(language))
         try:
             plans = await asyncio.to_thread(self._understand, text, self._narrow(code, loaded, home),
-                                            loaded, home, code, language)
+                                            loaded, home, code, language, read_names)
         except Exception:  # a matcher bug must not end the turn: the model takes it
             _LOGGER.exception("fast path recognition failed for %r", text)
             return None
@@ -120,26 +126,26 @@ class FastPath:
     # --- understanding (in a thread) -------------------------------------------------------
 
     def _understand(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
-                    code: str, language: str) -> list[Plan]:
+                    code: str, language: str, read_names: bool) -> list[Plan]:
         """The whole sentence as one command; else its parts, when every part is one; else the
-        whole read with a name the resolver finds."""
+        whole read with a name the resolver finds (when `read_names`)."""
         whole = recognize(text, intents, loaded, home, code)
         plan = self._planner.plan(whole, home, language)
         if plan is not None:
             return [self._fitting(plan, text, language, read_name=False)]
         parts = split_parts(text, language)
         if len(parts) > 1:
-            plans = self._parts(parts, intents, loaded, home, code, language)
+            plans = self._parts(parts, intents, loaded, home, code, language, read_names)
             if plans:
                 return plans
-        if whole:
+        if whole or not read_names:
             return []  # understood, but nothing in the home fits: the model may know better
         unmatched = recognize_unmatched(text, intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text)
         return [self._fitting(plan, text, language, read_name=True)] if plan is not None else []
 
     def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
-               code: str, language: str) -> list[Plan]:
+               code: str, language: str, read_names: bool) -> list[Plan]:
         """Each part's plan; a part borrows the words around another part's target (its verb,
         before or after) when it needs them; any part still no command: not a list of commands.
 
@@ -164,7 +170,7 @@ class FastPath:
                     afters += [" ".join(last[-k:]) for k in (1, 2) if len(last) > k]
                 forms = with_shared_words(part, [b for b in befores if b], [a for a in afters if a])
                 # the part alone, strictly; with borrowed words; alone with a name the resolver reads
-                tries = [(part, True), *((f, True) for f in forms), (part, False)]
+                tries = [(part, True), *((f, True) for f in forms), *([(part, False)] if read_names else [])]
                 for text, strict in tries:
                     # "… and the kitchen light": a bare name is a command alone, not after a verb
                     found[number] = self._one_part(text, intents, loaded, home, code, language, strict,
@@ -210,15 +216,25 @@ class FastPath:
         return self._narrowed[key]
 
     async def _home_data(self, language: str) -> HomeData:
-        """The slot lists for one language (its words for the home's rooms), per store version."""
+        """The slot lists for one language (its words for the home's rooms), per store version;
+        the names, the same in every language, once per version."""
         version = self._store.version
         home = self._homes.get(language)
         if home is None or home.version != version:
             self._homes = {k: v for k, v in self._homes.items() if v.version == version}
-            entities, areas = self._store.all(), self._resolver.areas(language)
-            home = await asyncio.to_thread(build_home_data, version, entities, areas, self._store.floors())
+            entities = self._store.all()
+            if self._names is None or self._names[0] != version:
+                self._names = version, await asyncio.to_thread(self._all_names, entities)
+            home = await asyncio.to_thread(build_home_data, version, self._names[1], entities,
+                                           self._resolver.areas(language), self._store.floors())
             self._homes[language] = home
         return home
+
+    def _all_names(self, entities: list[Entity]) -> Names:
+        """The names for every language: a variant that is an area's name in any is left out."""
+        areas = {text for code in SUPPORTED_LANGUAGES
+                 for area, aliases in self._resolver.areas(code).items() for text in (area, *aliases)}
+        return build_names(entities, areas)
 
     # --- carrying out ----------------------------------------------------------------------
 

@@ -28,17 +28,27 @@ goes on with the script, the named and the preferred language as its candidates.
 The language the client named comes first unless the text is plainly another; the home's
 preferred language breaks near ties; a text too short to tell ("ok", "21") keeps the named or
 preferred language.
+
+On a few words py3langid's character statistics are nearly flat: "timer di 2 ore" ranked
+Catalan, Indonesian, Bokmål, Danish, French before Italian. So the words the hub itself knows in
+each language (its phrases and its device and room words) add to its confidence, each word
+shared among the languages that have it (`_KNOWN_WORD_WEIGHT`). Text-level first choice on 3+
+words, sampled sentences (seed 1 / seed 5): all 35 93.1 → 95.4% / 93.3 → 95.4%; the 8 main
+98.2 → 99.3% / 97.8 → 98.6%; Italian 97 → 99% / 98 → 100%.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import unicodedata
+from functools import lru_cache
 from typing import Callable
 
-from hub.locales import SUPPORTED_LANGUAGES, normalize_language
+from hub.home.vocabulary import all_words
+from hub.locales import SUPPORTED_LANGUAGES, normalize_language, own_phrases
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -53,6 +63,11 @@ _TIE_RATIO = 0.7
 _PLAINLY, _HARDLY = 0.4, 0.2
 # below this the text says too little ("ok", "Radio"): the named or preferred language stands
 _UNSURE = 0.15
+
+# what the known words of a text add to the confidences (which sum to 1), all words together
+_KNOWN_WORD_WEIGHT = 0.6
+_WORD = re.compile(r"[^\W\d_]{2,}")  # a word of two letters or more
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 # scripts that only one of the 35 languages writes (first word of the Unicode character name)
 _SCRIPT_LANGUAGE = {"GREEK": "el", "HEBREW": "he", "THAI": "th", "HANGUL": "ko", "HIRAGANA": "ja",
@@ -136,7 +151,30 @@ def confidences(text: str) -> dict[str, float]:
         return {by_script: 1.0}
     if not _Identifier.ready() or not any(ch.isalpha() for ch in text):
         return {}
-    return _Identifier.confidences(text)
+    return _with_known_words(text, _Identifier.confidences(text))
+
+
+@lru_cache(maxsize=1)
+def _known_words() -> dict[str, frozenset[str]]:
+    """Folded word → the hub's languages that have it among their phrases and words."""
+    found: dict[str, set[str]] = {}
+    for language in SUPPORTED_LANGUAGES:
+        texts = [_PLACEHOLDER.sub(" ", text) for text in (*own_phrases(language), *all_words(language))]
+        for word in {w.casefold() for text in texts for w in _WORD.findall(text)}:
+            found.setdefault(word, set()).add(language)
+    return {word: frozenset(languages) for word, languages in found.items()}
+
+
+def _with_known_words(text: str, scores: dict[str, float]) -> dict[str, float]:
+    """The identifier's confidences plus each known word's share, normalized again."""
+    words = [w.casefold() for w in _WORD.findall(text)]
+    known = _known_words()
+    scores = dict(scores)
+    for word in words:
+        for language in known.get(word, ()):
+            scores[language] = scores.get(language, 0.0) + _KNOWN_WORD_WEIGHT / len(known[word]) / len(words)
+    total = sum(scores.values())
+    return {code: score / total for code, score in scores.items()}
 
 
 def candidates(text: str, given: str | None = None, preferred: str | None = "en",

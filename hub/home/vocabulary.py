@@ -27,6 +27,12 @@ def _words(language: str) -> dict[str, tuple[str, ...]]:
     return {key: tuple(w.strip() for w in str(text).split("|") if w.strip()) for key, text in data.items()}
 
 
+def all_words(language: str) -> tuple[str, ...]:
+    """Every device, room and other word of the language's word file, its filler words aside
+    (shared by close languages — Danish and Bokmål — they blur identification)."""
+    return tuple(word for key, words in _words(language).items() if key != "word.filler" for word in words)
+
+
 @lru_cache(maxsize=64)
 def domain_words(language: str) -> dict[str, str]:
     """Folded word or two-word phrase → domain, for `language` plus English.

@@ -81,6 +81,11 @@ def _phrases(language: str) -> dict[str, str]:
     return data
 
 
+def own_phrases(language: str) -> tuple[str, ...]:
+    """The phrase texts written in `language` itself (none borrowed from English)."""
+    return tuple(_phrases(language).values())
+
+
 def phrase_keys() -> frozenset[str]:
     """Every known phrase key (the keys of the English reference)."""
     return frozenset(_phrases(REFERENCE_LANGUAGE))

@@ -8,6 +8,7 @@ from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import Entity, EntityStore
 from hub.home.fast_path import FastPath
+from hub.home.recognition import build_names
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry
 from hub.locales import phrase
@@ -181,6 +182,21 @@ async def test_slot_lists_follow_the_store(home: Home) -> None:
     home.store.set_area_aliases("Garage", ["Garage", "Carport"])
     outcome = await home.say("turn off the lights in the carport")
     assert outcome is not None and outcome.calls[0].arguments == {"entity_id": "light.garage"}
+
+
+def test_an_utterance_is_matched_against_the_names_it_holds() -> None:
+    names = build_names([Entity("light.ceiling", "Ceiling Light", area="Kitchen"),
+                         Entity("climate.heat_pump", "HeatPump", area="Office"),
+                         Entity("light.desk", "Desk lamp", area="Office")], ["Kitchen", "Office"])
+
+    def offered(text: str) -> set[str]:
+        return {entity for value in names.said_in(text).values for entity in value.value_out}
+
+    assert offered("turn on the desk lamp") == {"light.desk"}
+    # hassil folds case and reads hyphens as spaces: such a name is still offered
+    assert offered("Turn on the CEILING-light!") == {"light.ceiling"}
+    assert offered("set the heat pump to 21") == {"climate.heat_pump"}
+    assert offered("turn everything off") == set()
 
 
 async def test_prepare_loads_once_and_reports_unsupported_languages(home: Home) -> None:

@@ -141,9 +141,21 @@ def written_upper(name: str, language: str) -> str:
 
 
 def written_camel_case(name: str, language: str) -> str:
-    """"CeilingLight" in the home, "ceiling light" said (one-word names stay as they are)."""
+    """"CeilingLight" in the home, "ceiling light" said (one-word names stay as they are).
+
+    Only where the script has case: its capitals mark where the words were. Arabic, Hebrew,
+    Devanagari or Hangul words run together lose their boundaries — a misspelling, not a way of
+    writing a name — so those names stay as they are (and the variant is not measured there)."""
     words = _words(name)
-    return "".join(w[:1].upper() + w[1:] for w in words) if len(words) > 1 else name
+    if len(words) < 2 or not all(_cased(w) for w in words):
+        return name
+    return "".join(w[:1].upper() + w[1:] for w in words)
+
+
+def _cased(word: str) -> bool:
+    """Whether the word's first letter has an upper and a lower case."""
+    first = next((ch for ch in word if ch.isalpha()), "")
+    return first.upper() != first.lower()
 
 
 def written_with_device_word(name: str, language: str) -> str:
@@ -529,6 +541,7 @@ class Rig:
         self.later = AsyncTools(hub_options(config).later, self.store)
         for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
             self.registry.register(tool)
+        self.options = hub_options(config).agent
         self.engine = engine or SilentEngine()
         self.fast_path = FastPath(self.store, self.registry, resolver)
         self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(hub_options(config).settings),
@@ -538,6 +551,8 @@ class Rig:
     async def __aenter__(self) -> "Rig":
         await self.later.start()
         await language_id.prepare()
+        if self.options.fast_path:  # as the hub does at start (hub.app)
+            await self.fast_path.prepare(self.options.language)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -26,16 +26,16 @@ pytestmark = pytest.mark.timeout(300)
 # share of sampled sentences of 3+ words whose text alone gets the right first candidate
 # (ratchet: the measured floor), with the home preferring another language
 TEXT_FLOOR = {
-    "ar": 1.0, "bg": 0.9, "ca": 1.0, "cs": 0.86, "da": 0.86, "de": 0.97, "el": 1.0, "en": 0.97,
-    "es": 0.97, "fi": 1.0, "fr": 1.0, "he": 1.0, "hi": 1.0, "hr": 0.88, "hu": 1.0, "id": 1.0,
-    "it": 1.0, "ja": 0.91, "ko": 1.0, "ms": 0.26, "nb": 0.81, "nl": 0.98, "pl": 1.0, "pt": 0.98,
-    "ro": 0.97, "ru": 0.93, "sk": 0.87, "sl": 0.86, "sr": 0.88, "sv": 1.0, "th": 1.0, "tr": 1.0,
-    "uk": 0.91, "vi": 1.0, "zh": 1.0,
+    "ar": 1.0, "bg": 0.93, "ca": 1.0, "cs": 0.88, "da": 0.86, "de": 1.0, "el": 1.0, "en": 1.0,
+    "es": 1.0, "fi": 1.0, "fr": 1.0, "he": 1.0, "hi": 1.0, "hr": 0.92, "hu": 1.0, "id": 1.0,
+    "it": 1.0, "ja": 0.91, "ko": 1.0, "ms": 0.28, "nb": 0.83, "nl": 1.0, "pl": 1.0, "pt": 0.98,
+    "ro": 1.0, "ru": 0.97, "sk": 0.91, "sl": 0.93, "sr": 0.93, "sv": 1.0, "th": 1.0, "tr": 1.0,
+    "uk": 0.97, "vi": 1.0, "zh": 1.0,
 }
 
 
 # sampled sentences of 3+ words the turn answered in another language than the text's (ratchet)
-TURN_WRONG_AT_MOST = {"en": 0, "de": 0, "fr": 1, "es": 1, "nl": 0, "it": 1, "pl": 1, "pt": 0}
+TURN_WRONG_AT_MOST = {"en": 0, "de": 0, "fr": 0, "es": 0, "nl": 0, "it": 0, "pl": 0, "pt": 0}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -57,6 +57,7 @@ def test_a_script_only_one_language_writes_settles_it(text: str, expected: str |
     ("Allume la lumière de la cuisine", None, "de", "fr"),
     ("打开厨房的灯", None, "en", "zh"),
     ("Выключи свет в спальне", None, "en", "ru"),
+    ("timer di 2 ore", None, "en", "it"),  # py3langid alone: ca, id, nb, da, fr, then it
     ("turn on the kitchen light please", "de", "de", "en"),  # named German, plainly English
     ("set the heat pump to 21 degrees", "fr", "fr", "en"),
     ("Licht an", "de", "en", "de"),  # German or Dutch: the client's word stands

@@ -20,6 +20,7 @@ from tests.understanding.harness import (
     measure,
     sample_cases,
     score,
+    written_camel_case,
 )
 from hub.agent.types import ToolFinished, TurnResult
 from hub.llm.types import ToolCall
@@ -105,6 +106,14 @@ def test_expected_actions_follow_the_slots_not_the_hub() -> None:
         if case.intent == "HassSetVolume" and "volume_level" in slots:
             (_, service, data), = case.expected.calls
             assert service == "volume_set" and dict(data)["volume_level"] == slots["volume_level"] / 100
+
+
+def test_camel_case_names_exist_only_in_scripts_with_case() -> None:
+    assert written_camel_case("Ceiling light", "en") == "CeilingLight"
+    assert written_camel_case("Лампа на тавана", "bg") == "ЛампаНаТавана"
+    for name, language in (("ضوء السقف", "ar"), ("מנורת תקרה", "he"), ("छत की बत्ती", "hi"),
+                           ("천장 조명", "ko"), ("Deckenlampe", "de")):
+        assert written_camel_case(name, language) == name
 
 
 def _result(path: str = "fast_path", calls: list[ToolFinished] | None = None, reply: str = "Done.") -> TurnResult:
