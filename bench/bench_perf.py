@@ -31,13 +31,12 @@ from bench_cache import print_results  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 
 
-async def run_all(model: Path, runs: int, remote: bool) -> list[bench_cache.Result]:
-    results = await bench_cache.run_all(model, runs)
-    results += await bench_home_scale.run_all(model, runs)
-    results += await bench_restart.run_all(model, runs)
-    if remote:
-        results += await bench_remote.run_all(model, runs)
-    return results
+async def run_all(model: Path, runs: int, remote: bool) -> None:
+    """Each part's figures as soon as it is done (a run takes half an hour on a busy machine)."""
+    parts = [bench_cache.run_all, bench_home_scale.run_all, bench_restart.run_all]
+    for part in parts + [bench_remote.run_all] * remote:
+        print_results(await part(model, runs))
+        sys.stdout.flush()
 
 
 def main() -> None:
@@ -51,7 +50,7 @@ def main() -> None:
     model = args.model or gemma3_270m_path()
     print(f"model {model.name}, {os.cpu_count()} CPUs, {args.threads or 'all'} llama.cpp threads, "
           f"load average {os.getloadavg()[0]:.1f}")
-    print_results(asyncio.run(run_all(model, args.runs, args.remote)))
+    asyncio.run(run_all(model, args.runs, args.remote))
     print(f"load average at the end {os.getloadavg()[0]:.1f}: other work on the machine inflates "
           f"absolute times; the ratios were measured side by side")
 

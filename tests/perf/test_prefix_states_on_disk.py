@@ -1,11 +1,13 @@
 """Primed prefix states survive a restart on disk (issue 20.1), checked by evaluated tokens.
 
-After a restart with a saved state the first turn evaluates only its new message; a changed
-home or another model file discards the saved state; a damaged file is dropped, never loaded.
+After a restart with a saved state the first turn evaluates only its new message, also when it
+arrives while the start's priming runs; a changed home or another model file discards the saved
+state; a damaged file is dropped, never loaded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -72,6 +74,20 @@ async def test_after_a_restart_the_first_turn_evaluates_only_its_new_message(
     try:
         usage = await first_turn(restarted, stable("the Smith home"))  # before any priming
         assert usage.evaluated_prompt_tokens == new_tokens(restarted, stable("the Smith home")) < 20, usage
+    finally:
+        await restarted.close()
+
+
+async def test_a_turn_during_the_first_priming_after_a_restart_uses_the_restored_state(
+        gemma_path: Path, tmp_path: Path) -> None:
+    restarted = await after_restart(gemma_path, tmp_path / "states")
+    request = stable("the Smith home")
+    try:
+        priming = asyncio.create_task(restarted.prime(request, keep_as="default"))  # the primer at start
+        await asyncio.sleep(0)  # it holds the model now: the turn interrupts it or waits for it
+        usage = await first_turn(restarted, request)
+        await priming
+        assert usage.evaluated_prompt_tokens == new_tokens(restarted, request) < 20, usage
     finally:
         await restarted.close()
 
