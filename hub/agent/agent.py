@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator, Callable, Protocol, Sequence
+from typing import Any, AsyncGenerator, Callable, Protocol, Sequence
 
 from hub.agent import prompt
 from hub.agent.conversation import Conversation, ConversationStore
@@ -67,8 +67,17 @@ READ_STATE = "get_state"  # the home tool a question's mistaken action call is t
 _STOPPING = object()  # put in a running turn's events by stop_turns()
 
 
+class DirectOutcome(Protocol):
+    """What a handler that answers without the model returns (the fast path's, a confirmation's)."""
+
+    reply: str
+    intent: str
+    calls: list[ToolCall]
+    results: list[ToolResult]
+
+
 class FastPathLike(Protocol):
-    async def try_handle(self, text: str, language: str, ctx: ToolContext): ...
+    async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectOutcome | None: ...
 
 
 class ConfirmationsLike(FastPathLike, Protocol):
@@ -159,7 +168,7 @@ class Agent:
 
     # --- public API ---------------------------------------------------------------------------
 
-    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    async def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
         """Stream one turn's events; the last is always TurnDone. Never raises for turn errors."""
         error = _check_request(request.text)
         if request.conversation_id is None:
@@ -346,7 +355,8 @@ class Agent:
             if chosen is not None:  # "the first one", "the fan": the command goes on with that one
                 _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
                 return await self._model_turn(state, choice.text, emit, targets=[chosen])
-        direct = [(self._confirmations, "confirmation")] if state.persona.home else []
+        direct: list[tuple[FastPathLike | None, str]] = \
+            [(self._confirmations, "confirmation")] if state.persona.home else []
         if self._config.fast_path and state.persona.home:
             direct.append((self._fast_path, "fast_path"))
         for handler, path in direct:
@@ -354,11 +364,11 @@ class Agent:
                 continue
             # the fast path tries the text's candidate languages: the first whose templates match
             # decides; "no such device" only when no language understood it better
-            not_found: tuple[str, Any] | None = None
+            not_found: tuple[str, DirectOutcome] | None = None
             for language in state.languages if path == "fast_path" else [state.language]:
                 ctx = replace(state.ctx, language=language)
                 outcome = await handler.try_handle(text, language, ctx)
-                if outcome is not None and getattr(outcome, "intent", None) == "not_found":
+                if outcome is not None and outcome.intent == "not_found":
                     not_found = not_found or (language, outcome)
                 elif outcome is not None:
                     return self._direct_answer(self._speaking(state, language), text, outcome, path, emit)
@@ -388,7 +398,7 @@ class Agent:
         return state
 
     def _direct_answer(
-        self, state: _TurnState, text: str, outcome: Any, path: str, emit: Callable[[TurnEvent], None]
+        self, state: _TurnState, text: str, outcome: DirectOutcome, path: str, emit: Callable[[TurnEvent], None]
     ) -> TurnResult:
         """A turn answered without the model (fast path, or a confirmed/cancelled action)."""
         for call, result in zip(outcome.calls, outcome.results):

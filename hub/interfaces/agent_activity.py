@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Union
+from typing import Any, AsyncGenerator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.home.tool_base import ToolContext, ToolResult
@@ -80,7 +80,7 @@ class ObservedAgent:
         self._observers.append(observer)
         return lambda: self._observers.remove(observer) if observer in self._observers else None
 
-    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    async def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
         turn = Turn(uuid.uuid4().hex[:12], request)
         self._notify(turn, TurnStarted())
         done, error = False, "cancelled"

@@ -15,7 +15,7 @@ import io
 import logging
 import wave
 from dataclasses import dataclass
-from typing import AsyncIterable, AsyncIterator, Iterable
+from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
 
 import numpy as np
 from wyoming.asr import Transcribe, Transcript
@@ -298,7 +298,7 @@ class WyomingTTS(_WyomingService):
 
     async def synthesize_stream(
         self, sentences: AsyncIterable[str], language: str | None = None, voice: str | None = None
-    ) -> AsyncIterator[AudioChunk]:
+    ) -> AsyncGenerator[AudioChunk, None]:
         """Streaming synthesis: each sentence goes out as soon as it is available, and its audio
         comes back while later sentences are still being written. Ends at `synthesize-stopped`."""
         async with self._connection() as client:

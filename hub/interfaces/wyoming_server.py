@@ -39,7 +39,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol, Sequence
+from typing import Any, AsyncGenerator, Protocol, Sequence
 
 from wyoming.event import Event, async_write_event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
@@ -74,7 +74,7 @@ MAX_REASONING_BUDGET = 8192
 class TurnAgent(Protocol):
     languages: list[str]
 
-    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 @dataclass(frozen=True)
