@@ -65,7 +65,7 @@ class _EntityTool:
     description: str
     parameters: dict[str, Any] = _schema()
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
-    entity_args = ("entity_id",)
+    entity_args: tuple[str, ...] = ("entity_id",)
     changes_home = True  # a device action (see Tool.changes_home)
 
     def __init__(self, store: EntityStore, resolver: EntityResolver,
@@ -318,7 +318,7 @@ class GetState(_EntityTool):
         if "entity_id" in args:
             entity = self._store.get(args["entity_id"])
             if entity is None:
-                self._entity(args["entity_id"], ctx)  # raises unknown_entity with suggestions
+                entity = self._entity(args["entity_id"], ctx)  # raises unknown_entity with suggestions
             entities = [entity]
         elif "area" in args:
             area = self._resolver.area_of(args["area"], ctx.language)

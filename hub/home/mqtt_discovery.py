@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import voluptuous as vol
 
@@ -417,7 +417,7 @@ BINARY_SENSOR = _schema(
     }
 )
 
-_SCHEMAS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+_SCHEMAS: dict[str, vol.Schema] = {
     "switch": SWITCH, "fan": FAN, "cover": COVER, "lock": LOCK, "climate": CLIMATE,
     "sensor": SENSOR, "binary_sensor": BINARY_SENSOR,
 }

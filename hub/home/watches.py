@@ -197,7 +197,7 @@ def _spoken_outcome(entity: Entity, language: str) -> str:
 class NotifyWhen:
     """Tool: report when an entity reaches a state (within a timeout)."""
 
-    entity_args = ("entity_id",)
+    entity_args: tuple[str, ...] = ("entity_id",)
     spec = ToolSpec(
         "notify_when",
         "Tell the user later when a device reaches a state, like the washing machine turning off.",
