@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from hub import __version__, config as config_module
 from hub.config import ConfigError, HubConfig, shown_value
@@ -58,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", dest="model_path", help="GGUF model file (overrides model_path)")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     commands = parser.add_subparsers(dest="command", required=True)
-    with_options = {"epilog": config_module.options_help(), "formatter_class": argparse.RawDescriptionHelpFormatter}
+    with_options: dict[str, Any] = {"epilog": config_module.options_help(),
+                                    "formatter_class": argparse.RawDescriptionHelpFormatter}
 
     serve = commands.add_parser("serve", help="run the hub (Wyoming, MQTT, HTTP)", **with_options)
     serve.set_defaults(handler=_serve)

@@ -363,11 +363,11 @@ class _SttConverter:
 
 
 async def _aiter(items: AsyncIterable[AudioChunk] | Iterable[AudioChunk]) -> AsyncIterator[AudioChunk]:
-    if hasattr(items, "__aiter__"):
-        async for item in items:  # type: ignore[union-attr]
+    if isinstance(items, AsyncIterable):
+        async for item in items:
             yield item
     else:
-        for item in items:  # type: ignore[union-attr]
+        for item in items:
             yield item
 
 

@@ -72,7 +72,8 @@ MAX_REASONING_BUDGET = 8192
 
 
 class TurnAgent(Protocol):
-    languages: list[str]
+    @property
+    def languages(self) -> list[str]: ...
 
     def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
@@ -280,13 +281,16 @@ class WyomingTurnHandler(AsyncEventHandler):
             self._connected = False
 
     async def _on_transcript(self, data: dict[str, Any]) -> None:
-        context = data.get("context") if isinstance(data.get("context"), dict) else {}
+        context = data.get("context")
+        if not isinstance(context, dict):
+            context = {}
         language = normalize_language(data.get("language"), default=self.server.config.language)
         conversation_id = _text_or_none(context.get("conversation_id"))
         satellite = _text_or_none(context.get("satellite_id")) or _text_or_none(context.get("device_id")) or ""
         text = data.get("text")
+        text = text if isinstance(text, str) else ""
         problem = None
-        if not isinstance(text, str) or not text.strip():
+        if not text.strip():
             problem = "empty"
         elif len(text) > MAX_TRANSCRIPT_CHARS:
             problem = "too_long"
