@@ -110,7 +110,7 @@ class ReportSubscription:
     async def __aenter__(self) -> "ReportSubscription":
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *_exc: Any) -> None:
         self.close()
 
     def __aiter__(self) -> AsyncIterator[Report]:

@@ -393,7 +393,7 @@ class MqttClient:
 
     # --- paho callbacks (always run on the loop thread) -------------------------------------
 
-    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+    def _on_connect(self, client: paho.Client, _userdata: Any, _flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:
             _LOGGER.warning("MQTT broker %s refused the connection: %s", self.broker.describe(), reason)
             return
@@ -416,19 +416,19 @@ class MqttClient:
         for announcer in list(self._announcers):
             self._spawn(self._run_announcer(announcer))
 
-    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+    def _on_disconnect(self, client: paho.Client, _userdata: Any, _flags: Any, reason: Any, properties: Any) -> None:
         was_connected = self.connected
         self._connected.clear()
         if was_connected and not self._stopping:
             _LOGGER.warning("lost the MQTT broker %s (%s); reconnecting", self.broker.describe(), reason)
         self._schedule_reconnect()
 
-    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+    def _on_publish(self, client: paho.Client, _userdata: Any, mid: int, reason: Any, properties: Any) -> None:
         acked = self._acks.get(mid)
         if acked is not None and not acked.done():
             acked.set_result(None)
 
-    def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+    def _on_message(self, client: paho.Client, _userdata: Any, msg: paho.MQTTMessage) -> None:
         message = MqttMessage(msg.topic, bytes(msg.payload), bool(msg.retain), msg.qos)
         if self.birth_topic and message.topic == self.birth_topic and message.payload == HA_BIRTH_PAYLOAD:
             for announcer in list(self._announcers):
@@ -447,20 +447,20 @@ class MqttClient:
         else:
             self._loop.call_soon_threadsafe(fn, *args)
 
-    def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+    def _on_socket_open(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
         try:  # small packets (replies, commands) go out at once instead of waiting on Nagle
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except (OSError, AttributeError):
             pass
         self._in_loop(self._watch_socket, sock.fileno())
 
-    def _on_socket_close(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+    def _on_socket_close(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
         self._in_loop(self._socket_closed)
 
-    def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+    def _on_socket_register_write(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
         self._in_loop(self._watch_writes, sock.fileno())
 
-    def _on_socket_unregister_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+    def _on_socket_unregister_write(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
         self._in_loop(self._unwatch_writes)
 
     def _watch_socket(self, fd: int) -> None:

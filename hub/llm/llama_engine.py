@@ -82,7 +82,7 @@ T = TypeVar("T")
 
 
 @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]  # ctypes types CFUNCTYPE's instances loosely
-def _llama_log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+def _llama_log(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
     """llama.cpp's own chatter goes to debug logging, never straight to stderr."""
     if _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
         _LLAMA_LOGGER.debug("%s", text.decode("utf-8", errors="replace").rstrip())
