@@ -12,7 +12,7 @@ import socket
 import sys
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from hub import __version__, config as config_module
 from hub.config import ConfigError, HubConfig, shown_value
@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", dest="model_path", help="GGUF model file (overrides model_path)")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     commands = parser.add_subparsers(dest="command", required=True)
-    with_options = {"epilog": config_module.options_help(), "formatter_class": argparse.RawDescriptionHelpFormatter}
+    with_options: dict[str, Any] = {"epilog": config_module.options_help(),
+                                    "formatter_class": argparse.RawDescriptionHelpFormatter}
 
     serve = commands.add_parser("serve", help="run the hub (Wyoming, MQTT, HTTP)", **with_options)
     serve.set_defaults(handler=_serve)

@@ -180,8 +180,8 @@ def validator_for(addon_type: str) -> Callable[[Any], Any]:
         low, high = (int(v) if v else None for v in match.groups())
         return vol.All(vol.Coerce(int), vol.Range(min=low, max=high))
     if match := _FLOAT.match(addon_type):
-        low, high = (float(v) if v else None for v in match.groups())
-        return vol.All(vol.Coerce(float), vol.Range(min=low, max=high))
+        lowest, highest = (float(v) if v else None for v in match.groups())
+        return vol.All(vol.Coerce(float), vol.Range(min=lowest, max=highest))
     if match := _LIST.match(addon_type):
         return vol.In(match.group(1).split("|"))
     raise ValueError(f"unknown add-on schema type {addon_type!r}")

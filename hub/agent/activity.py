@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, Union
+from typing import AsyncGenerator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.core.tools import ToolContext, ToolResult
@@ -69,7 +69,7 @@ class AgentActivity:
         self._observers.append(observer)
         return lambda: self._observers.remove(observer) if observer in self._observers else None
 
-    async def observe(self, request: TurnRequest, events: AsyncIterator[TurnEvent]) -> AsyncIterator[TurnEvent]:
+    async def observe(self, request: TurnRequest, events: AsyncGenerator[TurnEvent, None]) -> AsyncGenerator[TurnEvent, None]:
         """`events`, one turn's stream, passed through and shown to the observers, which always
         see it end with TurnDone (a made-up failure when the consumer gave up or the turn broke)."""
         turn = Turn(uuid.uuid4().hex[:12], request)

@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from dataclasses import replace
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any, AsyncGenerator, Callable, Sequence
 
 from hub.agent.activity import AgentActivity, ConversationsCleared, Observer, Reported
 from hub.agent import prompt
@@ -92,7 +92,7 @@ class Agent:
 
     # --- public API ---------------------------------------------------------------------------
 
-    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
         """Stream one turn's events, shown to the observers; the last is always TurnDone.
         Never raises for turn errors."""
         return self.activity.observe(request, self._run(request))
@@ -105,7 +105,7 @@ class Agent:
         """Wait at most `timeout` s until no turn runs (a shutdown drain); True when idle."""
         return await self.activity.wait_idle(timeout)
 
-    async def _run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+    async def _run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
         error = request_problem(request.text)
         if request.conversation_id is None:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable, Protocol
+from typing import Any, AsyncGenerator, Callable, Protocol
 
 from hub.agent.activity import Observer
 from hub.agent.conversation import ConversationStore
@@ -16,7 +16,7 @@ class AgentApi(Protocol):
     personas: PersonaBook
     conversations: ConversationStore
 
-    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
     async def ask(self, request: TurnRequest) -> TurnResult: ...
 

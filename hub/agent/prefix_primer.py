@@ -85,7 +85,9 @@ class PrefixPrimer:
             await wait_idle()  # the turn's own generation may still be saving its state
         stable = stable or self._stable_request()
         try:
-            return await self._engine.prime(replace(stable, messages=[*stable.messages, *history]))  # type: ignore[attr-defined]
+            primed: bool = await self._engine.prime(  # type: ignore[attr-defined]
+                replace(stable, messages=[*stable.messages, *history]))
+            return primed
         except EngineError as err:  # e.g. a history longer than the context: the turn will say so
             _LOGGER.debug("could not prime a conversation: %s", err)
             return False

@@ -184,7 +184,7 @@ class SatelliteAnnouncer:
 
     def __init__(self, ha: ServiceCaller) -> None:
         self._ha = ha
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     @staticmethod
     def target(report: Report) -> dict[str, str] | None:

@@ -45,9 +45,8 @@ class ToolResult:
 
 class Tool(Protocol):
     spec: ToolSpec  # its entity_args: the arguments constrained decoding offers candidates for
-    # optional, False when absent: the tool acts on a device. Questions and a stand-in model
-    # are never offered such tools (hub.agent.agent)
-    changes_home: bool
+    # `changes_home: bool`, optional (read with getattr, so not a protocol member): the tool acts
+    # on a device. Questions and a stand-in model are never offered such tools (hub.agent.agent)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 

@@ -352,7 +352,7 @@ class _Builder:
             return HaScriptTool(script=script,
                                 variables=self.tree(conf.get("variables", {}), f"{where}.variables", request),
                                 **common)
-        steps = []
+        steps: list[Step] = []
         for index, step in enumerate(conf["steps"]):
             step_name = step.get("name", step["tool"])
             if any(s.name == step_name for s in steps):

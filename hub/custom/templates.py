@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Collection, Mapping
 
-from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
+from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, Undefined, nodes
 from jinja2.meta import find_undeclared_variables
 from jinja2.sandbox import (
     UNSAFE_ASYNC_GENERATOR_ATTRIBUTES,
@@ -99,7 +99,7 @@ def check_source(source: str, where: str, variables: Collection[str] = ALL_VARIA
     try:
         tree = ENV.parse(source)
     except TemplateError as err:
-        line = f" (line {err.lineno})" if getattr(err, "lineno", None) else ""
+        line = f" (line {err.lineno})" if isinstance(err, TemplateSyntaxError) and err.lineno else ""
         raise CustomConfigError(f"{where}: template syntax error{line}: {err.message}") from None
     for node in tree.find_all(nodes.Node):
         reason = _refusal(node, secret_names)

@@ -216,27 +216,29 @@ class MqttTool(CustomTool):
                 raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
             return self.answer(variables, None)
         response: asyncio.Future = asyncio.get_running_loop().create_future()
-        unsubscribe: Callable[[], None] | None = await client.subscribe(
+        unsubscribe = await client.subscribe(
             self.response_topic.render(variables), self._matcher(call_id, response), qos=1)
+        handed_over = False  # to the task that waits for a late response: it unsubscribes then
         try:
             if not client.publish(topic, payload, qos=self.qos, retain=self.retain):
                 raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
-            early = background and self.ack_after is not None and self.ack_after < self.timeout
+            ack_after = self.ack_after if background and self.ack_after is not None \
+                and self.ack_after < self.timeout else None
             try:
                 received = await asyncio.wait_for(asyncio.shield(response),
-                                                  self.ack_after if early else self.timeout)
+                                                  self.timeout if ack_after is None else ack_after)
             except asyncio.TimeoutError:
-                if not early:
+                if ack_after is None:
                     raise self.failed(ctx, "timeout", "tool.timeout", timeout_s=self.timeout) from None
                 task = asyncio.ensure_future(self._report_later(
-                    response, unsubscribe, variables, ctx, self.timeout - self.ack_after))
-                unsubscribe = None  # the task unsubscribes when it is done
+                    response, unsubscribe, variables, ctx, self.timeout - ack_after))
+                handed_over = True
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 return self._acknowledged(variables, ctx, call_id)
             return self.answer(variables, received)
         finally:
-            if unsubscribe is not None:
+            if not handed_over:
                 unsubscribe()
 
     def _payload(self, variables: Mapping[str, Any], args: dict[str, Any], call_id: str) -> Any:
@@ -321,7 +323,7 @@ class RestTool(CustomTool):
             request["data"] = str(body).encode("utf-8")
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout)) as session:
-                async with session.request(self.method, url, headers=headers, ssl=None if self.verify_ssl else False,
+                async with session.request(self.method, url, headers=headers, ssl=self.verify_ssl,
                                            **request) as reply:
                     status = reply.status
                     text = await reply.text()
@@ -385,7 +387,8 @@ class HaServiceTool(CustomTool):
 
     def targets(self, data: dict[str, Any]) -> list[Entity]:
         ids: list[str] = []
-        for holder in (data, data.get("target") if isinstance(data.get("target"), dict) else {}):
+        target = data.get("target")
+        for holder in (data, target if isinstance(target, dict) else {}):
             found = holder.get("entity_id")
             ids += [found] if isinstance(found, str) else [str(i) for i in found or ()]
         if not ids:

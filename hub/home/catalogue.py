@@ -317,7 +317,7 @@ class GetState(_EntityTool):
         if "entity_id" in args:
             entity = self._store.get(args["entity_id"])
             if entity is None:
-                self._entity(args["entity_id"], ctx)  # raises unknown_entity with suggestions
+                entity = self._entity(args["entity_id"], ctx)  # raises unknown_entity with suggestions
             entities = [entity]
         elif "area" in args:
             area = self._resolver.area_of(args["area"], ctx.language)

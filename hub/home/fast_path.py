@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Callable
 
 from hassil.intents import Intents
+from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
 from hub.home.answers import answer
@@ -272,7 +273,7 @@ _OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
 
 def _bare_template(result: RecognizeResult) -> bool:
     """Whether the sentence template matched says nothing but its slots ("[<the>] {name}")."""
-    template = result.intent_sentence.text if result.intent_sentence is not None else ""
+    template = (result.intent_sentence.text or "") if result.intent_sentence is not None else ""
     previous = None
     while previous != template:
         previous, template = template, _OPTIONAL_OR_SLOT.sub("", template)
@@ -284,8 +285,9 @@ def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:
     if result is None:
         return "", ""
     said = [str(result.entities[key].text) for key in ("name", "area", "floor") if key in result.entities]
-    if not said and result.unmatched_entities.get("name") is not None:
-        said = [str(result.unmatched_entities["name"].text)]
+    unmatched_name = result.unmatched_entities.get("name")
+    if not said and isinstance(unmatched_name, UnmatchedTextEntity):
+        said = [str(unmatched_name.text)]
     folded = text.casefold()
     spans = [(folded.find(t.strip().casefold()), len(t.strip())) for t in said if t.strip()]
     spans = [(start, length) for start, length in spans if start >= 0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
@@ -111,10 +112,11 @@ class Planner:
         not_found: NotFound | None = None
         for result in results:
             unmatched = result.unmatched_entities
-            if set(unmatched) - {"name", "domain"} or "name" not in unmatched \
+            name_slot = unmatched.get("name")
+            if set(unmatched) - {"name", "domain"} or not isinstance(name_slot, UnmatchedTextEntity) \
                     or result.intent.name in QUESTION_INTENTS | set(_TIMER_TOOLS):
                 continue
-            name = str(unmatched["name"].text).strip(" .,!?")
+            name = str(name_slot.text).strip(" .,!?")
             folded = fold(name, language)
             words = len(folded.split())
             leftover = len(said.split()) - words

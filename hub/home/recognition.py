@@ -148,7 +148,7 @@ def load_intents(code: str) -> LanguageIntents | None:
         return None
     intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
     climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
-    empty = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
+    empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
              "floor": TextSlotList.from_tuples([])}
     for _ in recognize_all("warm up", intents, slot_lists=empty, language=code):
         pass

@@ -226,8 +226,8 @@ class EntityResolver:
                 good.append(entity)
             else:
                 unexplained += touching or runs
-        missing = max(unexplained, key=len, default=[])
-        missing = " ".join(missing).strip(".,!?;:¿¡\"'")
+        longest: list[str] = max(unexplained, key=len, default=[])
+        missing = " ".join(longest).strip(".,!?;:¿¡\"'")
         return Fit(good, "" if good else missing, ambiguous=match.tier == "partial" and len(good) > 1)
 
     def pick(self, answer: str, among: list[Entity], language: str = "en") -> Entity | None:
@@ -338,10 +338,10 @@ class EntityResolver:
             if position in in_area_phrase or word in stops or word in known_domains \
                     or len(word) < _MIN_PARTIAL_WORD:
                 continue
-            weight, ids = self._ids_with_word(word, index)
-            if not ids:
+            weight, with_word = self._ids_with_word(word, index)
+            if not with_word:
                 self._read_compound(word, index, known_domains, reading)
-            for entity_id in ids - reading.full_names.keys():
+            for entity_id in with_word - reading.full_names.keys():
                 reading.partial_names[entity_id] = reading.partial_names.get(entity_id, 0.0) + weight
         return reading
 

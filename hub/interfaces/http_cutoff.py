@@ -34,11 +34,11 @@ class Cutoff:
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        traceback: TracebackType | None) -> bool | None:
+                        traceback: TracebackType | None) -> None:
         assert self._timeout is not None and self._watcher is not None
         self._watcher.cancel()
         try:
-            return await self._timeout.__aexit__(kind, error, traceback)
+            await self._timeout.__aexit__(kind, error, traceback)
         except TimeoutError:
             self.reason = self.reason or "timeout"
             raise

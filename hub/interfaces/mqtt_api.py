@@ -29,6 +29,7 @@ Retained asks and greets are ignored (the broker would replay them at every hub 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from dataclasses import asdict, dataclass, replace
@@ -245,7 +246,7 @@ class MqttApi:
         task.add_done_callback(self._tasks.discard)
         if ask.conversation_id:
             self._last_in_conversation[ask.conversation_id] = task
-            task.add_done_callback(lambda t, c=ask.conversation_id: self._forget(c, t))
+            task.add_done_callback(functools.partial(self._forget, ask.conversation_id))
 
     def _forget(self, conversation_id: str, task: asyncio.Task) -> None:
         if self._last_in_conversation.get(conversation_id) is task:

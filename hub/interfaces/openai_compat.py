@@ -150,8 +150,8 @@ def _messages(raw_messages: list[dict[str, Any]]) -> list[Message]:
                 raise ChatRequestError(f"messages[{index}]: a tool message needs the tool_call_id of an "
                                        "earlier assistant tool call, or a name", f"messages.[{index}].tool_call_id")
             messages.append(Message("tool", content, name=name, tool_call_id=call_id))
-        else:
-            messages.append(Message(role, content))
+        else:  # the request schema leaves system and user
+            messages.append(Message("user" if role == "user" else "system", content))
     return messages
 
 

@@ -71,7 +71,8 @@ class HubAppLike(Protocol):
     settings: RuntimeSettings
     store: EntityStore
     registry: ToolRegistry
-    agent: AgentApi | None  # from start()
+    @property
+    def agent(self) -> AgentApi | None: ...  # from start()
 
     @property
     def engine(self) -> Engine: ...

@@ -19,7 +19,7 @@ DOMAIN_PATTERN = r"^[a-z_]+$(?!\n)"
 
 _LANGUAGE = {"type": "string", "pattern": r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$(?!\n)",
              "description": "Language code such as en or de-DE; default: the configured language."}
-PERSONA = {"type": "string", "minLength": 1, "maxLength": 64,
+PERSONA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 64,
            "description": "The persona whose tools apply (GET /api/personas); default: the default persona."}
 CONVERSATION_ID = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": r"^[A-Za-z0-9_.:\-]+$(?!\n)"}
 _REASONING_MODE = {"type": "string", "enum": ["on", "off", "budget"]}

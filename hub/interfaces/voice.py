@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
+from typing import Any, AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
 
 from wyoming.audio import AudioChunk, AudioChunkConverter
 
@@ -68,7 +68,7 @@ class VoiceOptions:
 
 
 class AgentLike(Protocol):
-    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 # --- the pipeline ----------------------------------------------------------------------------
@@ -185,7 +185,7 @@ class VoicePipeline:
             raise ValueError("nothing speakable in the text")
         frames: list[bytes] = []
         fmt: PcmFormat | None = None
-        mode = "whole" if self.tts_mode == "whole" else "sentences"
+        mode: TtsMode = "whole" if self.tts_mode == "whole" else "sentences"
         async for event in self._synthesis(_aiter(sentences), lang, voice, mode):
             if isinstance(event, VoiceAudioStart):
                 fmt = PcmFormat(event.rate, event.width, event.channels)
@@ -327,16 +327,18 @@ class VoicePipeline:
         if converter is not None:
             yield VoiceAudioStop()
 
-    async def _pipelined(self, sentences: AsyncIterator[str], language: str, voice: str | None) -> AsyncIterator[AudioChunk]:
+    async def _pipelined(self, sentences: AsyncIterator[str], language: str,
+                         voice: str | None) -> AsyncGenerator[AudioChunk, None]:
         """One `synthesize` request per sentence; up to `lookahead` later sentences synthesize
         while the current one's audio is being passed on."""
         assert self.tts is not None
         tts = self.tts
         slots = asyncio.Semaphore(self.lookahead + 1)
-        order: asyncio.Queue[tuple[asyncio.Task, asyncio.Queue] | None] = asyncio.Queue()
-        started: list[asyncio.Task] = []
+        order: asyncio.Queue[tuple[asyncio.Task[None], asyncio.Queue[AudioChunk | Exception | None]] | None] = \
+            asyncio.Queue()
+        started: list[asyncio.Task[None]] = []
 
-        async def synthesize(text: str, into: asyncio.Queue) -> None:
+        async def synthesize(text: str, into: asyncio.Queue[AudioChunk | Exception | None]) -> None:
             try:
                 async for chunk in tts.synthesize(text, language, voice):
                     into.put_nowait(chunk)
@@ -348,7 +350,7 @@ class VoicePipeline:
             try:
                 async for sentence in sentences:
                     await slots.acquire()
-                    into: asyncio.Queue = asyncio.Queue()
+                    into: asyncio.Queue[AudioChunk | Exception | None] = asyncio.Queue()
                     task = asyncio.create_task(synthesize(sentence, into))
                     started.append(task)
                     order.put_nowait((task, into))
@@ -372,7 +374,8 @@ class VoicePipeline:
                 task.cancel()
             await asyncio.gather(feeder, *started, return_exceptions=True)
 
-    async def _whole(self, sentences: AsyncIterator[str], language: str, voice: str | None) -> AsyncIterator[AudioChunk]:
+    async def _whole(self, sentences: AsyncIterator[str], language: str,
+                     voice: str | None) -> AsyncGenerator[AudioChunk, None]:
         assert self.tts is not None
         text = " ".join([s async for s in sentences])
         if text:
@@ -405,9 +408,9 @@ async def _drain(queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
 
 
 async def _aiter(items: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Any]:
-    if hasattr(items, "__aiter__"):
-        async for item in items:  # type: ignore[union-attr]
+    if isinstance(items, AsyncIterable):
+        async for item in items:
             yield item
     else:
-        for item in items:  # type: ignore[union-attr]
+        for item in items:
             yield item

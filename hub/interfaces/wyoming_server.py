@@ -39,7 +39,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol, Sequence
+from typing import Any, AsyncGenerator, Protocol, Sequence
 
 from wyoming.event import Event, async_write_event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
@@ -69,9 +69,10 @@ MAX_REASONING_BUDGET = 8192
 
 
 class TurnAgent(Protocol):
-    languages: list[str]
+    @property
+    def languages(self) -> list[str]: ...
 
-    def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]: ...
+    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 @dataclass(frozen=True)
@@ -286,11 +287,14 @@ class WyomingTurnHandler(AsyncEventHandler):
             self._connected = False
 
     async def _on_transcript(self, data: dict[str, Any]) -> None:
-        context = data.get("context") if isinstance(data.get("context"), dict) else {}
+        context = data.get("context")
+        if not isinstance(context, dict):
+            context = {}
         language = normalize_language(data.get("language"), default=self.server.options.language)
         conversation_id = _text_or_none(context.get("conversation_id"))
         satellite = _text_or_none(context.get("satellite_id")) or _text_or_none(context.get("device_id")) or ""
         text = data.get("text")
+        text = text if isinstance(text, str) else ""  # request_problem: "empty"
         problem = request_problem(text)
         if problem is None and self._turn is not None and not self._turn.done():
             problem = "busy"

@@ -219,7 +219,8 @@ class ChatMLFormat(ChatFormat):
     stop: tuple[str, ...] = ("<|im_end|>", "<|im_start|>", TEXT_TOOL_RESPONSE_OPEN)
     constrained_call_prefix: str = TEXT_TOOL_CALL_OPEN
 
-    def _render(self, messages, tools, thinking, conversational, add_generation_prompt) -> str:
+    def _render(self, messages: list[Message], tools: list[ToolSpec], thinking: bool,
+                conversational: bool, add_generation_prompt: bool) -> str:
         out = [f"<|im_start|>{t.role}\n{t.content}<|im_end|>\n" for t in text_tool_turns(messages, tools)]
         if add_generation_prompt:
             out.append("<|im_start|>assistant\n")
@@ -235,7 +236,8 @@ class Gemma3Format(ChatFormat):
     capabilities: Capabilities = field(default_factory=lambda: Capabilities(False, False, None, False))
     constrained_call_prefix: str = TEXT_TOOL_CALL_OPEN
 
-    def _render(self, messages, tools, thinking, conversational, add_generation_prompt) -> str:
+    def _render(self, messages: list[Message], tools: list[ToolSpec], thinking: bool,
+                conversational: bool, add_generation_prompt: bool) -> str:
         out = []
         for turn in text_tool_turns(messages, tools, system_role=False):
             role = "model" if turn.role == "assistant" else "user"
@@ -271,7 +273,7 @@ def _g4_type(schema: Mapping[str, Any]) -> str:
     kind = schema.get("type", "string")
     if not isinstance(kind, str):
         kind = next(iter(kind), "string")
-    return kind.upper()
+    return str(kind).upper()
 
 
 def _g4_properties(properties: Mapping[str, Any]) -> str:
@@ -352,7 +354,8 @@ class Gemma4Format(ChatFormat):
     stop: tuple[str, ...] = ("<turn|>", "<|turn>", "<|tool_response>")
     capabilities: Capabilities = field(default_factory=lambda: Capabilities(True, True))
 
-    def _render(self, messages, tools, thinking, conversational, add_generation_prompt) -> str:
+    def _render(self, messages: list[Message], tools: list[ToolSpec], thinking: bool,
+                conversational: bool, add_generation_prompt: bool) -> str:
         out = []
         rest = messages
         if thinking or tools or messages[0].role == "system":
@@ -437,7 +440,7 @@ class TemplateChatFormat(ChatFormat):
     template: str = ""
     bos_token: str = ""
     eos_token: str = ""
-    _compiled: Any = field(default=None, repr=False, compare=False)
+    _compiled: jinja2.Template | None = field(default=None, repr=False, compare=False)
     _tool_responses_in_turn: bool = False  # Gemma 4 style: results ride on the model message
 
     @classmethod
@@ -492,6 +495,7 @@ class TemplateChatFormat(ChatFormat):
 
     def _call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
               extra: dict[str, Any], add_generation_prompt: bool = True) -> str:
+        assert self._compiled is not None, "a TemplateChatFormat is made by from_template"
         return self._compiled.render(
             messages=messages,
             tools=tools,
@@ -503,7 +507,8 @@ class TemplateChatFormat(ChatFormat):
             **extra,
         )
 
-    def _render(self, messages, tools, thinking, conversational, add_generation_prompt) -> str:
+    def _render(self, messages: list[Message], tools: list[ToolSpec], thinking: bool,
+                conversational: bool, add_generation_prompt: bool) -> str:
         caps = self.capabilities
         extra: dict[str, Any] = {}
         if caps.thinking_switch:

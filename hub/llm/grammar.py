@@ -16,7 +16,7 @@ import copy
 import json
 from typing import Any, Sequence
 
-from llama_cpp import LlamaGrammar
+from llama_cpp.llama_grammar import LlamaGrammar
 
 from hub.llm.types import Delta, EngineError, MalformedToolCall, TextDelta, ToolCall, ToolCallDelta, ToolConstraint, ToolSpec
 

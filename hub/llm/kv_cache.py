@@ -177,5 +177,5 @@ def _superseded(old: SavedState, new: SavedState) -> bool:
     return common_prefix(old.tokens, new.tokens) >= len(old.tokens) - SUPERSEDE_SLACK_TOKENS
 
 
-def _pointer(array: np.ndarray) -> ctypes.Array:
+def _pointer(array: np.ndarray) -> ctypes._Pointer[ctypes.c_uint8]:
     return array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))

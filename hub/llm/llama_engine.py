@@ -39,10 +39,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
+from typing import Any, AsyncGenerator, Callable, Iterator, Sequence, TypeVar
 
 import llama_cpp
-from llama_cpp import Llama, LlamaGrammar
+from llama_cpp import Llama
+from llama_cpp.llama_grammar import LlamaGrammar
 
 from hub.llm.admission import QueueEstimate
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
@@ -78,7 +79,7 @@ _CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNO
 T = TypeVar("T")
 
 
-@llama_cpp.llama_log_callback
+@llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]  # ctypes types CFUNCTYPE's instances loosely
 def _llama_log(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
     """llama.cpp's own chatter goes to debug logging, never straight to stderr."""
     if _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
@@ -297,7 +298,7 @@ class LlamaEngine:
 
     # --- streaming -----------------------------------------------------------------------------
 
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+    async def stream(self, request: GenerationRequest) -> AsyncGenerator[Delta, None]:
         """Text/thinking/tool-call deltas, then one Done. EngineError (EngineBusy when the queue
         is full or would not be done by `request.deadline`, PromptTooLong) is raised from the
         iteration."""

@@ -27,7 +27,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 import aiohttp
 
@@ -120,7 +120,8 @@ class OpenAIEngine:
         """Check that the server answers; learn its model name when none was configured."""
         if self._model is None:
             data = await self._get_json("/models")
-            models = [m.get("id") for m in data.get("data", []) if isinstance(m, dict) and m.get("id")]
+            ids = [m.get("id") for m in data.get("data", []) if isinstance(m, dict)]
+            models = [i for i in ids if isinstance(i, str) and i]
             if not models:
                 raise EngineError(f"the model server at {self._base_url} lists no models: set remote_model")
             self._model = models[0]
@@ -128,7 +129,7 @@ class OpenAIEngine:
                                   n_ctx=self.info.n_ctx, n_ctx_train=self.info.n_ctx_train, n_params=0)
         return self.info
 
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+    async def stream(self, request: GenerationRequest) -> AsyncGenerator[Delta, None]:
         """Text/thinking/tool-call deltas, then one Done; EngineError (EngineBusy, PromptTooLong)
         is raised from the iteration."""
         if not request.messages:
@@ -270,7 +271,8 @@ class OpenAIEngine:
             async with session.get(self._base_url + path, headers=self._headers()) as response:
                 if response.status != 200:
                     raise _http_error(response.status, await response.text(), self._base_url)
-                return await response.json(content_type=None)
+                body: dict[str, Any] = await response.json(content_type=None)
+                return body
         except aiohttp.ClientConnectionError as err:
             raise EngineError(f"cannot reach the model server at {self._base_url}: {err}") from None
         except (asyncio.TimeoutError, ValueError) as err:

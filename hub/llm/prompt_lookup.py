@@ -13,10 +13,11 @@ rejected guesses are dropped from the KV cache.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Generator, Sequence
 
 import numpy as np
-from llama_cpp import Llama, LlamaGrammar
+from llama_cpp import Llama
+from llama_cpp.llama_grammar import LlamaGrammar
 
 from hub.llm.kv_cache import common_prefix
 
@@ -31,7 +32,8 @@ def lookup_draft(history: np.ndarray, *, max_ngram: int = 3, min_ngram: int = 2,
         hits = np.flatnonzero((windows == tail).all(axis=1))
         if hits.size:
             start = int(hits[-1]) + size
-            return history[start: min(start + max_draft, n)].tolist()
+            draft: list[int] = history[start: min(start + max_draft, n)].tolist()
+            return draft
     return []
 
 
@@ -50,16 +52,16 @@ class PromptLookupDecoder:
         self.drafted = 0
         self.accepted = 0
 
-    def generate(self, prompt: Sequence[int], sampling: dict[str, Any], grammar: LlamaGrammar | None) -> Iterator[int]:
+    def generate(self, prompt: Sequence[int], sampling: dict[str, Any], grammar: LlamaGrammar | None) -> Generator[int, None, None]:
         llm = self._llm
-        llm._sampler = llm._init_sampler(grammar=grammar, **sampling)
+        llm._sampler = sampler = llm._init_sampler(grammar=grammar, **sampling)
         tokens = np.asarray(prompt, dtype=np.intc)
         shared = common_prefix(np.asarray(llm._input_ids, dtype=np.intc), tokens)
         shared = min(shared, len(tokens) - 1)  # at least one token to evaluate: fresh logits
         llm.n_tokens = shared  # `eval` drops the KV entries from there on
         self._evaluate(tokens[shared:].tolist())
         history = list(prompt)
-        token = llm._sampler.sample(llm._ctx, -1)
+        token = sampler.sample(llm._ctx, -1)
         while True:
             yield token
             history.append(token)
@@ -69,7 +71,7 @@ class PromptLookupDecoder:
             self._decode_all_logits([token, *draft], n_past)
             self.drafted += len(draft)
             for position in range(len(draft) + 1):
-                sampled = llm._sampler.sample(llm._ctx, position)
+                sampled = sampler.sample(llm._ctx, position)
                 if position < len(draft) and sampled == draft[position]:
                     self.accepted += 1
                     yield sampled

@@ -93,7 +93,7 @@ class StateStore:
             with open(temporary, "wb") as out:
                 out.write(json.dumps(header).encode() + b"\n")
                 out.write(tokens.tobytes())
-                out.write(memoryview(np.ascontiguousarray(data)))
+                out.write(np.ascontiguousarray(data).data)
             os.replace(temporary, path)
         except OSError as err:
             _LOGGER.warning("could not save a prefix state in %s: %s", self.folder, err)
@@ -134,7 +134,7 @@ class StateStore:
 
 def _digest(tokens: np.ndarray, data: np.ndarray) -> str:
     digest = hashlib.sha256(np.asarray(tokens, dtype=np.intc).tobytes())
-    digest.update(memoryview(np.ascontiguousarray(data)))
+    digest.update(np.ascontiguousarray(data).data)
     return digest.hexdigest()
 
 

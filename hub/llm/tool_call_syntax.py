@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
 from typing import Any
 
 QUOTE = '<|"|>'
@@ -21,6 +20,7 @@ _WORD = re.compile(r"[^\s,:{}\[\]]+")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _BARE_KEY_STOP = frozenset(",{}[]\n")
 _MAX_DEPTH = 64
+_JSON = json.JSONDecoder()
 
 
 class ToolCallSyntaxError(ValueError):
@@ -112,7 +112,8 @@ class _Reader:
 
     def read_json_string(self) -> str:
         try:
-            value, self.pos = scanstring(self.text, self.pos + 1)
+            value: str
+            value, self.pos = _JSON.raw_decode(self.text, self.pos)  # at a '"': a JSON string
         except ValueError as error:
             raise self.fail(f"invalid quoted string ({error})") from None
         return value

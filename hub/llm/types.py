@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, AsyncIterator, Literal, Protocol, Union
+from typing import Any, AsyncGenerator, Literal, Protocol, Union
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -178,10 +178,12 @@ class Engine(Protocol):
     """Streams typed deltas for a chat request. Implementations must not block the event loop."""
 
     info: ModelInfo
-    # small models call tools under a grammar: the agent then passes a ToolConstraint
-    uses_constrained_tools: bool
+    @property
+    def uses_constrained_tools(self) -> bool:
+        """Small models call tools under a grammar: the agent then passes a ToolConstraint."""
+        ...
 
-    def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+    def stream(self, request: GenerationRequest) -> AsyncGenerator[Delta, None]:
         """Yield Text/Thinking/ToolCall/MalformedToolCall deltas and exactly one final Done."""
         ...
 

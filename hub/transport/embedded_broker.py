@@ -15,6 +15,7 @@ import asyncio
 import logging
 import socket
 import time
+from typing import Any
 
 from hub.transport.mqtt_broker import BrokerSettings
 
@@ -34,7 +35,7 @@ class EmbeddedBroker:
     def __init__(self, port: int = 1883, bind_wait_s: float | None = None) -> None:
         self.port = port
         self.bind_wait_s = BIND_WAIT_S if bind_wait_s is None else bind_wait_s
-        self._broker = None
+        self._broker: Any = None  # an amqtt Broker while running (amqtt ships no types)
 
     @property
     def settings(self) -> BrokerSettings:
@@ -93,7 +94,7 @@ class _SnapshotDict(dict):
         return iter(list(super().keys()))
 
 
-def _patched_broker_class(broker_class: type) -> type:
+def _patched_broker_class(broker_class: Any) -> Any:
     """amqtt 0.12.1 works around two broker bugs hit when clients connect while others subscribe.
 
     1. On every connect it iterates over *all* subscriptions with awaits inside the loop, so a
@@ -106,7 +107,7 @@ def _patched_broker_class(broker_class: type) -> type:
     class PatchedBroker(broker_class):
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
-            self._subscriptions = _SnapshotDict(self._subscriptions)
+            self._subscriptions: dict[str, Any] = _SnapshotDict(self._subscriptions)
 
         async def _publish_retained_messages_for_subscription(self, subscription, session) -> None:
             subscribers = self._subscriptions.get(subscription[0], [])

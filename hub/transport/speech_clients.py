@@ -15,7 +15,7 @@ import io
 import logging
 import wave
 from dataclasses import dataclass
-from typing import AsyncIterable, AsyncIterator, Iterable
+from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
 
 import numpy as np
 from wyoming.asr import Transcribe, Transcript
@@ -296,7 +296,7 @@ class WyomingTTS(_WyomingService):
 
     async def synthesize_stream(
         self, sentences: AsyncIterable[str], language: str | None = None, voice: str | None = None
-    ) -> AsyncIterator[AudioChunk]:
+    ) -> AsyncGenerator[AudioChunk, None]:
         """Streaming synthesis: each sentence goes out as soon as it is available, and its audio
         comes back while later sentences are still being written. Ends at `synthesize-stopped`."""
         async with self._connection() as client:
@@ -361,11 +361,11 @@ class _SttConverter:
 
 
 async def _aiter(items: AsyncIterable[AudioChunk] | Iterable[AudioChunk]) -> AsyncIterator[AudioChunk]:
-    if hasattr(items, "__aiter__"):
-        async for item in items:  # type: ignore[union-attr]
+    if isinstance(items, AsyncIterable):
+        async for item in items:
             yield item
     else:
-        for item in items:  # type: ignore[union-attr]
+        for item in items:
             yield item
 
 

@@ -141,7 +141,7 @@ class DemoBackend:
             return (entity.state if entity.state != "off" else "heat"), attrs
         if service in ("turn_on", "turn_off", "set_hvac_mode"):
             mode = {"turn_on": "heat", "turn_off": "off"}.get(service, data.get("hvac_mode"))
-            if mode not in attrs.get("hvac_modes", ["off", "heat"]):
+            if not isinstance(mode, str) or mode not in attrs.get("hvac_modes", ["off", "heat"]):
                 raise BackendError(f"unsupported hvac mode {mode!r}")
             attrs["hvac_action"] = "heating" if mode == "heat" else "off"
             return mode, attrs

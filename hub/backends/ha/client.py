@@ -272,9 +272,10 @@ class HAWebSocket:
             self._finish(reason)
 
     async def _dispatch(self, item: Any) -> None:
-        if not isinstance(item, dict):
+        message_id = item.get("id") if isinstance(item, dict) else None
+        if not isinstance(message_id, int):  # results and events answer one of our requests
             return
-        kind, message_id = item.get("type"), item.get("id")
+        kind = item.get("type")
         if kind == "result":
             future = self._pending.get(message_id)
             if future is None or future.done():

@@ -147,9 +147,10 @@ class HomeAssistantBackend:
         auth_retry_s: float = AUTH_RETRY_S,
     ) -> None:
         self.store = store
-        self.endpoint = endpoint or HAEndpoint.from_options(options, dict(os.environ) if environ is None else environ)
-        if self.endpoint is None:
+        found = endpoint or HAEndpoint.from_options(options, dict(os.environ) if environ is None else environ)
+        if found is None:
             raise ConfigError("no Home Assistant configured: set ha_url and ha_token, or run as the add-on")
+        self.endpoint = found
         self.filter = EntityFilter.from_options(options)
         self.client = HAClient(self.endpoint)
         self.status = "stopped"  # stopped | connecting | connected | auth_failed | unavailable
@@ -286,9 +287,10 @@ class HomeAssistantBackend:
             for area in snapshot.areas:
                 set_area_aliases(area["name"], [a for a in area.get("aliases") or () if isinstance(a, str)])
         set_floor = getattr(self.store, "set_floor", None)
-        for floor in snapshot.floors if set_floor is not None else ():
-            areas = [a["name"] for a in snapshot.areas if a.get("floor_id") == floor.get("floor_id")]
-            set_floor(floor["name"], areas, [a for a in floor.get("aliases") or () if isinstance(a, str)])
+        if set_floor is not None:
+            for floor in snapshot.floors:
+                areas = [a["name"] for a in snapshot.areas if a.get("floor_id") == floor.get("floor_id")]
+                set_floor(floor["name"], areas, [a for a in floor.get("aliases") or () if isinstance(a, str)])
         buffered, self._buffered_events = self._buffered_events or [], None
         for event in buffered:
             self._apply_state_changed(event)

@@ -7,7 +7,7 @@ prompt. Topics are checked for what may be published or subscribed to; templates
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import voluptuous as vol
 
@@ -258,7 +258,7 @@ BINARY_SENSOR = _schema(
     }
 )
 
-_SCHEMAS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+_SCHEMAS: dict[str, vol.Schema] = {
     "switch": SWITCH, "fan": FAN, "cover": COVER, "lock": LOCK, "climate": CLIMATE,
     "sensor": SENSOR, "binary_sensor": BINARY_SENSOR,
 }
