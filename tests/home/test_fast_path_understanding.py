@@ -173,6 +173,19 @@ async def test_names_as_people_say_them(home: BigHome, text, expected) -> None:
     assert outcome.results[0].ok, outcome.results[0].data
 
 
+@pytest.mark.parametrize("text", ["stell die Wärmepumpe auf 22 Grad", "Stelle die Wärmepumpe auf 22 °C ein",
+                                  "Wärmepumpe auf 22 Grad stellen"])
+async def test_a_thermostat_by_its_name_alone_in_german(home: BigHome, text: str) -> None:
+    """No installed template has a thermostat's name right after the verb ("Heizung" must come
+    first): the hub's own sentences (hub/locales/sentences/de.yaml) have it."""
+    home.store.upsert(Entity("climate.heatpump", "HeatPump", "heat", {"temperature": 20.0, "min_temp": 7.0,
+                             "max_temp": 30.0}, ("Wärmepumpe",), area="Hallway", source="demo"))
+    outcome = await home.say(text, "de")
+    assert outcome is not None, text
+    assert calls(outcome) == [("set_temperature", {"entity_id": "climate.heatpump", "temperature": 22.0})]
+    assert home.store.get("climate.heatpump").attributes["temperature"] == 22.0
+
+
 async def test_a_color_goes_to_the_light_that_shows_colors(home: BigHome) -> None:
     home.store.upsert(Entity("light.office_lamp", "Office lamp", "off", {"supported_color_modes": ["rgb"]},
                              area="Office", source="demo"))
