@@ -10,6 +10,7 @@ ids it stands for. Only the intents the hub can carry out or answer are loaded
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,6 +51,7 @@ class HomeData:
     domains: frozenset[str]
     climate_context: dict[str, Any] | None  # the area of the only thermostat, if just one
     floors: dict[str, Floor]
+    spoken_names: list[tuple[str, frozenset[str]]]  # each name variant, its entity ids; longest first
 
 
 @dataclass
@@ -103,8 +105,10 @@ def build_home_data(version: int, entities: list[Entity], areas: dict[str, tuple
     if len(thermostats) == 1 and thermostats[0].area:
         # with one thermostat, "set the temperature to 21" can only mean that one
         climate_context = {"area": {"value": thermostats[0].area, "text": thermostats[0].area}}
+    spoken_names = sorted(((text, frozenset(ids[key])) for key, text in spoken.items()),
+                          key=lambda item: -len(item[0]))
     return HomeData(version, slot_lists, frozenset(e.domain for e in entities), climate_context,
-                    dict(floors))
+                    dict(floors), spoken_names)
 
 
 def own_sentences(code: str) -> dict[str, Any]:
@@ -183,3 +187,15 @@ def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
     name = result.entities.get("name")
     return (wildcard, name is None, -len(str(name.text)) if name is not None else 0,
             -result.text_chunks_matched)
+
+
+_OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
+
+
+def bare_template(result: RecognizeResult) -> bool:
+    """Whether the sentence template matched says nothing but its slots ("[<the>] {name}")."""
+    template = result.intent_sentence.text if result.intent_sentence is not None else ""
+    previous = None
+    while previous != template:
+        previous, template = template, _OPTIONAL_OR_SLOT.sub("", template)
+    return not template.strip(" ()|")
