@@ -142,6 +142,7 @@ def fixture_home(suite: Suite, language: str) -> FixtureHome:
                   for a in data.get("areas", []) if a.get("floor") in floor_names}
     entities, names, tuples = [], {}, []
     for item in data["entities"]:
+        item = {**item, "id": _unique(item["id"], names)}
         spoken = _spoken(item["name"])
         attributes = dict(item.get("attributes") or {})
         if item["id"].startswith("climate."):
@@ -166,6 +167,16 @@ def fixture_home(suite: Suite, language: str) -> FixtureHome:
         trie.insert(value.text_in.text.strip().lower(), value)
     return FixtureHome(home, {n[0]: tuple(n[1:]) for n in area_names.values()},
                        {n[0]: tuple(n[1:]) for n in floor_names.values()}, names, slot_lists, trie)
+
+
+def _unique(entity_id: str, taken: dict[str, Any]) -> str:
+    """Some fixtures give two devices one id ("light.bedside_lamp" in the hall and the bedroom):
+    the second becomes "light.bedside_lamp_2", as HA's registry would name it."""
+    number, unique = 1, entity_id
+    while unique in taken:
+        number += 1
+        unique = f"{entity_id}_{number}"
+    return unique
 
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -213,10 +224,10 @@ def _left_out(sentence: str, intent: str, slots: dict[str, Any], context: dict[s
             and not {"name", "area", "floor"} & set(slots) \
             and sum(e.domain == "climate" for e in fixtures.home.entities) > 1:
         return "needs the satellite's area"
-    area = context.get("area")
-    if area and intent != "HassStartTimer" and slots.get("area") in (None, area):
+    here = as_set(context.get("area"))  # the satellite's area (a list: its spoken forms)
+    if here and intent != "HassStartTimer" and (not slots.get("area") or here & as_set(slots["area"])):
         said = f" {fold(sentence, language)} "
-        spoken = (area, *fixtures.area_aliases.get(area, ()))
+        spoken = {n for a in here for n in (a, *fixtures.area_aliases.get(a, ()))}
         if not any(f" {fold(a, language)} " in said for a in spoken):
             return "needs the satellite's area"
     return None

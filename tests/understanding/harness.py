@@ -477,7 +477,7 @@ class SilentEngine:
 
 
 class RecordingBackend(DemoBackend):
-    """The demo home's backend, with vacuums too; `calls` records every service call.
+    """The demo home's backend, with vacuums and valves too; `calls` records every service call.
 
     Every call echoes a state change (`last_service`), as a device reporting back would, so a
     call that changes nothing is not timed as the tools' wait for an echo that never comes.
@@ -495,6 +495,13 @@ class RecordingBackend(DemoBackend):
         if service not in states:
             raise BackendError(f"vacuum.{service} is not supported by {entity.entity_id}")
         return states[service], attrs
+
+    def _valve(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+        positions = {"open_valve": 100, "close_valve": 0}
+        if service not in positions and service != "set_valve_position":
+            raise BackendError(f"valve.{service} is not supported by {entity.entity_id}")
+        attrs["current_position"] = positions.get(service, data.get("position"))
+        return ("open" if attrs["current_position"] else "closed"), attrs
 
 
 @dataclass
