@@ -14,6 +14,10 @@ intent, hub (given) / HA's matcher.
 
     python bench/bench_ha_intents.py [--suite PATH] [--languages en,de] [--failures 10]
         [--ha-data DIR]   # another release's data folder for HA's column (the suite's own)
+        [--intents-data DIR]  # the hub on that release too (what pinning it would give)
+
+DIR: `home_assistant_intents/data` of an unpacked wheel (the suite's release is 2025.6.23:
+`pip download home-assistant-intents==2025.6.23 --no-deps`).
 
 --suite: a checkout or a bare git clone of github home-assistant/intents (default: the copy of
 the eight main languages in tests/understanding/ha_intents_tests/).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import json
 import sys
 import time
 from pathlib import Path
@@ -41,7 +46,14 @@ async def main() -> None:
     parser.add_argument("--failures", type=int, default=0, help="print this many hub misses per language")
     parser.add_argument("--no-detected", action="store_true", help="skip the language-left-out run")
     parser.add_argument("--ha-data", type=Path, help="home_assistant_intents/data of another release")
+    parser.add_argument("--intents-data", type=Path, help="the hub and HA's column on this release's data")
     args = parser.parse_args()
+    if args.intents_data:
+        from hub.home import recognition
+
+        args.ha_data = args.intents_data
+        recognition.get_intents = lambda code: json.loads(  # type: ignore[assignment]
+            (args.intents_data / f"{code}.json").read_text(encoding="utf-8"))
     suite = Suite(args.suite)
     chosen = chosen_languages(suite, [c for c in args.languages.split(",") if c])
     started = time.monotonic()
