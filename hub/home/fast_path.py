@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import replace
 from datetime import datetime
 from typing import Callable
@@ -28,6 +27,7 @@ from hub.home.normalize import base_language
 from hub.home.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
 from hub.home.recognition import (
     HomeData,
+    bare_template,
     LanguageIntents,
     Names,
     build_home_data,
@@ -129,7 +129,7 @@ class FastPath:
     def _understand(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
                     code: str, language: str, read_names: bool) -> list[Plan]:
         """The whole sentence as one command; else its parts, when every part is one; else the
-        whole read with a name the resolver finds (when `read_names`)."""
+        whole read with a name the resolver finds (when `read_names`); else a question naming a device."""
         whole = recognize(text, intents, loaded, home, code)
         plan = self._planner.plan(whole, home, language)
         if plan is not None:
@@ -142,7 +142,8 @@ class FastPath:
         if whole or not read_names:
             return []  # understood, but nothing in the home fits: the model may know better
         unmatched = recognize_unmatched(text, intents, home, code)
-        plan = self._planner.plan_unmatched(unmatched, home, language, text)
+        plan = self._planner.plan_unmatched(unmatched, home, language, text) \
+            or self._planner.plan_named_question(text, home, language, unmatched)
         return [self._fitting(plan, text, language, read_name=True)] if plan is not None else []
 
     def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
@@ -186,7 +187,7 @@ class FastPath:
                   code: str, language: str, strict: bool = False, bare: bool = True,
                   ) -> tuple[Plan | None, RecognizeResult | None]:
         for result in recognize(text, intents, loaded, home, code):
-            if not bare and _bare_template(result):
+            if not bare and bare_template(result):
                 continue
             plan = self._planner.plan_one(result, home, language)
             if plan is not None:
@@ -266,18 +267,6 @@ class FastPath:
                 r.data.get("error") in _FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
         return DirectAnswer(_reply(plan, results, ctx.language), plan.intent, calls, results)
-
-
-_OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
-
-
-def _bare_template(result: RecognizeResult) -> bool:
-    """Whether the sentence template matched says nothing but its slots ("[<the>] {name}")."""
-    template = (result.intent_sentence.text or "") if result.intent_sentence is not None else ""
-    previous = None
-    while previous != template:
-        previous, template = template, _OPTIONAL_OR_SLOT.sub("", template)
-    return not template.strip(" ()|")
 
 
 def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from hassil.recognize import RecognizeResult
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
-from hub.home.recognition import HomeData, QUESTION_INTENTS
+from hub.home.recognition import QUESTION_INTENTS, HomeData, bare_template
 from hub.home.resolve import EntityResolver
 
 _MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
@@ -105,8 +105,7 @@ class Planner:
         device the home lacks is NotFound. Only a short command counts, with its name said in
         one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do").
         """
-        if text.rstrip().endswith(("?", "？", ";", "؟")) or any(
-                r.intent.name in QUESTION_INTENTS for r in results):
+        if is_question(text) or any(r.intent.name in QUESTION_INTENTS for r in results):
             return None  # a question's words read as a name must not become an action
         said = f" {fold(text, language)} "
         not_found: NotFound | None = None
@@ -132,6 +131,23 @@ class Planner:
                     and not self._resolver.resolve(name=name, language=language):
                 not_found = NotFound(result.intent.name, name)
         return not_found
+
+    def plan_named_question(self, text: str, home: HomeData, language: str,
+                            unmatched: list[RecognizeResult]) -> Question | None:
+        """A question no template matched that says a device's name ("what is the air pressure
+        of the outside sensor?"): that device's state, as HA's "what is {name}" answers. Not when
+        the words read as a command and not as a question (a request phrased as a question is
+        the model's)."""
+        asks = any(r.intent.name in QUESTION_INTENTS for r in unmatched)
+        commands = any(r.intent.name not in QUESTION_INTENTS and not bare_template(r) for r in unmatched)
+        if not is_question(text) or (commands and not asks):
+            return None
+        said = f" {fold(text, language)} "
+        for name, entity_ids in home.names.spoken:  # the longest name said
+            if f" {fold(name, language)} " in said:
+                targets = [e for e in map(self._store.get, sorted(entity_ids)) if e is not None]
+                return Question("HassGetState", "one", targets) if targets else None
+        return None
 
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
                  name_text: str | None = None) -> Plan | None:
@@ -203,6 +219,11 @@ class Planner:
         if device_class:
             pool = [e for e in pool if e.device_class == device_class]
         return pool, named
+
+
+def is_question(text: str) -> bool:
+    """Whether the text ends with a question mark (Greek writes ";")."""
+    return text.rstrip().endswith(("?", "？", ";", "؟"))
 
 
 def _supporting(tool: str, args: dict[str, Any], targets: list[Entity]) -> list[Entity]:

@@ -2,8 +2,9 @@
 
 Like Home Assistant's default agent, the home's entity names (with their domain and device class
 as context), areas and floors are slot lists, and the intents package's templates do the
-matching. Names carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the
-set of entity ids it stands for. Only the intents the hub can carry out or answer are loaded
+matching, with the hub's own templates for what they miss (`hub/locales/sentences/`). Names
+carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the set of entity
+ids it stands for. Only the intents the hub can carry out or answer are loaded
 (once per language, cached for the process), narrowed to the domains the home has.
 
 hassil tries every value of a slot list wherever a name may start (after a prefix such as
@@ -14,11 +15,15 @@ and the names are built once per store version for every language.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable
+
+import yaml
 
 from hassil.filter import filter_intents
 from hassil.intents import Intents, SlotList, TextSlotList, TextSlotValue
@@ -41,6 +46,7 @@ QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "Hass
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
+_OWN_SENTENCES = Path(__file__).resolve().parents[1] / "locales" / "sentences"
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class Names:
     """The home's spoken names as `name` slot values, each keyed by its letters (`_letters`)."""
 
     values: tuple[tuple[str, TextSlotValue], ...]
+    spoken: tuple[tuple[str, frozenset[str]], ...]  # each spoken form, its entity ids; longest first
 
     def said_in(self, text: str) -> TextSlotList:
         """The slot list of the names whose letters `text` holds in a row: no other can match."""
@@ -115,7 +122,9 @@ def build_names(entities: list[Entity], area_names: Iterable[str]) -> Names:
             context["device_class"] = device_class
         value = TextSlotValue.from_tuple((spoken[key], frozenset(entity_ids), context), allow_template=False)
         values.append((_letters(spoken[key]), value))
-    return Names(tuple(values))
+    longest_first = sorted(((text, frozenset(ids[key])) for key, text in spoken.items()),
+                           key=lambda item: -len(item[0]))
+    return Names(tuple(values), tuple(longest_first))
 
 
 def build_home_data(version: int, names: Names, entities: list[Entity],
@@ -137,15 +146,33 @@ def build_home_data(version: int, names: Names, entities: list[Entity],
                     dict(floors))
 
 
+def own_sentences(code: str) -> dict[str, Any]:
+    """The hub's sentence templates for one language (`hub/locales/sentences/<code>.yaml`,
+    hassil's format over the intents package's lists and rules): ways people say a command
+    that the installed templates miss. {} if none."""
+    path = _OWN_SENTENCES / f"{code.lower()}.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def add_own_sentences(data: dict[str, Any], code: str) -> dict[str, Any]:
+    """The intents package's data for `code` (a fresh load: changed in place) with the hub's
+    templates added to its intents."""
+    for name, spec in (own_sentences(code).get("intents") or {}).items():
+        data["intents"].setdefault(name, {"data": []})["data"].extend(spec["data"])
+    return data
+
+
 @lru_cache(maxsize=None)
 def load_intents(code: str) -> LanguageIntents | None:
-    """Parse the handled intents of one language and warm their templates up (in a thread).
+    """Parse the handled intents of one language, the hub's own templates with them, and warm
+    their templates up (in a thread).
 
     Cached for the process: the parsed templates do not depend on the home.
     """
     data = get_intents(code)
     if not data:
         return None
+    data = add_own_sentences(data, code)
     intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
     climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
     empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
@@ -196,3 +223,15 @@ def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
     name = result.entities.get("name")
     return (wildcard, name is None, -len(str(name.text)) if name is not None else 0,
             -result.text_chunks_matched)
+
+
+_OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
+
+
+def bare_template(result: RecognizeResult) -> bool:
+    """Whether the sentence template matched says nothing but its slots ("[<the>] {name}")."""
+    template = (result.intent_sentence.text or "") if result.intent_sentence is not None else ""
+    previous = None
+    while previous != template:
+        previous, template = template, _OPTIONAL_OR_SLOT.sub("", template)
+    return not template.strip(" ()|")

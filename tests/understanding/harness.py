@@ -51,12 +51,12 @@ from hub.backends.demo.home import DemoBackend
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home import language as language_id
 from hub.home.fast_path import FastPath
-from hub.home.policy import ActionPolicy
+from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.llm.types import Delta, Done, GenerationRequest, ModelInfo, TextDelta, Usage
-from hub.locales import SUPPORTED_LANGUAGES, format_number
+from hub.locales import SUPPORTED_LANGUAGES, format_number, template
 from hub.settings import RuntimeSettings
 
 HOMES_FILE = Path(__file__).with_name("homes.yaml")
@@ -352,16 +352,16 @@ def _sample_one(rng: random.Random, language: str, intent_name: str, intent_data
 
 def _pick_entity(rng: random.Random, intent_data: IntentData, home: SampleHome) -> Entity | None:
     wanted = intent_data.requires_context
-    domains = _as_set(wanted.get("domain"))
-    classes = _as_set(wanted.get("device_class"))
-    excluded = _as_set(intent_data.excludes_context.get("domain"))
+    domains = as_set(wanted.get("domain"))
+    classes = as_set(wanted.get("device_class"))
+    excluded = as_set(intent_data.excludes_context.get("domain"))
     fitting = [e for e in home.entities
                if (not domains or e.domain in domains) and e.domain not in excluded
                and (not classes or e.device_class in classes)]
     return rng.choice(fitting) if fitting else None
 
 
-def _as_set(value: Any) -> set[str]:
+def as_set(value: Any) -> set[str]:
     if value is None:
         return set()
     if isinstance(value, (list, tuple, set)):
@@ -389,8 +389,8 @@ def targets(intent: str, slots: dict[str, Any], home: SampleHome) -> list[Entity
     """The entities an intent with these slots acts on in `home`, as HA's handlers pick them."""
     if slots.get("name"):
         entity = home.get(str(slots["name"]))
-        return [entity] if _domain_fits(intent, slots, entity) else []
-    found = [e for e in home.entities if _domain_fits(intent, slots, e)]
+        return [entity] if domain_fits(intent, slots, entity) else []
+    found = [e for e in home.entities if domain_fits(intent, slots, e)]
     if "area" in slots:
         found = [e for e in found if e.area == slots["area"]]
     if "floor" in slots:
@@ -398,13 +398,13 @@ def targets(intent: str, slots: dict[str, Any], home: SampleHome) -> list[Entity
     return found
 
 
-def _domain_fits(intent: str, slots: dict[str, Any], entity: Entity) -> bool:
-    domains = _as_set(slots.get("domain")) or _INTENT_DOMAINS.get(intent) or set()
+def domain_fits(intent: str, slots: dict[str, Any], entity: Entity) -> bool:
+    domains = as_set(slots.get("domain")) or _INTENT_DOMAINS.get(intent) or set()
     if intent in ("HassTurnOn", "HassTurnOff") and not domains:
         domains = _ON_OFF_DOMAINS if not slots.get("name") else {entity.domain}
     if domains and entity.domain not in domains:
         return False
-    classes = _as_set(slots.get("device_class"))
+    classes = as_set(slots.get("device_class"))
     return not classes or entity.device_class in classes
 
 
@@ -428,14 +428,14 @@ def expect(intent: str, slots: dict[str, Any], home: SampleHome) -> Expected | N
         return Expected(answer=True, reply_contains=format_number(current, home.language))
     calls = []
     for entity in found:
-        service, data = _service(intent, slots, entity)
+        service, data = service_call(intent, slots, entity)
         if service is None:
             return None
         calls.append((entity.entity_id, service, tuple(sorted(data.items()))))
     return Expected(calls=tuple(sorted(calls)))
 
 
-def _service(intent: str, slots: dict[str, Any], entity: Entity) -> tuple[str | None, dict[str, Any]]:
+def service_call(intent: str, slots: dict[str, Any], entity: Entity) -> tuple[str | None, dict[str, Any]]:
     if intent == "HassTurnOn":
         return _ON.get(entity.domain, "turn_on"), {}
     if intent == "HassTurnOff":
@@ -490,14 +490,14 @@ class SilentEngine:
 
 
 class RecordingBackend(DemoBackend):
-    """The demo home's backend, with vacuums too; `calls` records every service call.
+    """The demo home's backend, with vacuums and valves too; `calls` records every service call.
 
     Every call echoes a state change (`last_service`), as a device reporting back would, so a
     call that changes nothing is not timed as the tools' wait for an echo that never comes.
     """
 
-    async def call_service(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
-        await super().call_service(entity, service, data)
+    async def callservice_call(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
+        await super().callservice_call(entity, service, data)
         current = self._store.get(entity.entity_id)
         if current is not None:
             self._store.update_state(entity.entity_id, current.state,
@@ -508,6 +508,13 @@ class RecordingBackend(DemoBackend):
         if service not in states:
             raise BackendError(f"vacuum.{service} is not supported by {entity.entity_id}")
         return states[service], attrs
+
+    def _valve(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+        positions = {"open_valve": 100, "close_valve": 0}
+        if service not in positions and service != "set_valve_position":
+            raise BackendError(f"valve.{service} is not supported by {entity.entity_id}")
+        attrs["current_position"] = positions.get(service, data.get("position"))
+        return ("open" if attrs["current_position"] else "closed"), attrs
 
 
 @dataclass
@@ -523,7 +530,9 @@ class Rig:
     """One hub (the composition root's parts, minus the network) over one test home."""
 
     def __init__(self, home: SampleHome, *, language_option: str | None = None, fast_path: bool = True,
-                 extra_entities: Iterable[Entity] = (), engine: Any = None) -> None:
+                 extra_entities: Iterable[Entity] = (), engine: Any = None,
+                 area_aliases: dict[str, tuple[str, ...]] | None = None,
+                 floor_aliases: dict[str, tuple[str, ...]] | None = None) -> None:
         self.home = home
         self._state_dir = tempfile.TemporaryDirectory(prefix="understanding-")
         config = validate({"language": language_option or home.language, "rate_limit_per_minute": 0,
@@ -533,8 +542,11 @@ class Rig:
         self.store.register_backend(SOURCE, self.backend)
         self.store.replace_all([*home.entities, *(replace(e, source=SOURCE) for e in extra_entities)],
                                source=SOURCE)
-        for floor in home.floors:  # the floor registry, as HA's has it
-            self.store.set_floor(floor, [a for a, f in home.area_floor.items() if f == floor])
+        for floor in home.floors:  # the floor and area registries, as HA's have them
+            self.store.set_floor(floor, [a for a, f in home.area_floor.items() if f == floor],
+                                 (floor_aliases or {}).get(floor, ()))
+        for area, aliases in (area_aliases or {}).items():
+            self.store.set_area_aliases(area, aliases)
         resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
         policy = ActionPolicy.from_options(hub_options(config).policy)
@@ -560,12 +572,20 @@ class Rig:
         self._state_dir.cleanup()
 
     async def run(self, case: Case, *, give_language: bool = True) -> Outcome:
-        """Send one case through the agent, score it, and put the home back as it was."""
+        """Send one case through the agent, score it, and put the home back as it was.
+
+        A sensitive action the hub holds ("do you really want me to unlock …?") is answered
+        with the language's yes, as the person who asked would; the turn that asked scores.
+        """
         self.backend.calls.clear()
         started = time.perf_counter()
-        result = await self.agent.ask(TurnRequest(case.text, language=case.language if give_language else None,
-                                                  source="rest"))
+        language = case.language if give_language else None
+        result = await self.agent.ask(TurnRequest(case.text, language=language, source="rest", client=SOURCE))
         seconds = time.perf_counter() - started
+        if any(c.data.get("error") == CONFIRMATION_REQUIRED for c in result.tool_calls):
+            yes = template(result.language, "policy.yes_words").split("|")[0]
+            await self.agent.ask(TurnRequest(yes, result.conversation_id, language=language, source="rest",
+                                             client=SOURCE))
         ok, why = score(case, result, self.backend.calls)
         for timer in list(self.later.timers.timers()):
             self.later.timers.cancel(timer.id)

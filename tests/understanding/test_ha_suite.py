@@ -1,0 +1,61 @@
+"""Home Assistant's own intent test suite (the copy in ha_intents_tests/), a sample per language,
+through the hub and through HA's matcher (hassil over the installed home-assistant-intents).
+
+The hub must do at least as well as HA's matcher in every language, with the language given and
+left out, and carry out nearly all (95%) of what HA's matcher understands: HA's templates are
+the hub's too, and the hub adds its own resolver and templates. `bench/bench_ha_intents.py`
+prints the whole suite.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.understanding.ha_suite import Suite, expect_suite, fixture_home, load_cases, measure_suite
+from tests.understanding.harness import MAIN_LANGUAGES
+
+pytestmark = pytest.mark.timeout(300)
+
+SAMPLE = 25  # sentences per language (the whole file runs in under 2 minutes on a quiet machine)
+DETECTED = ("en", "de", "fr")  # also run with the language left out
+
+
+def _share(values: list[bool]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+@pytest.mark.parametrize("language", MAIN_LANGUAGES)
+async def test_the_hub_does_at_least_what_has_matcher_does(language: str) -> None:
+    scored, _ = await measure_suite(Suite(), language, detected=language in DETECTED, sample=SAMPLE)
+    hub = _share([bool(s.hub) for s in scored])
+    ha = _share([s.ha for s in scored])
+    understood_by_ha = [s for s in scored if s.ha]
+    kept = _share([bool(s.hub) for s in understood_by_ha])
+    misses = "\n".join(f"{s.case.case.intent}: {s.case.case.text!r}: {s.why}" for s in scored if not s.hub)
+    print(f"{language}: {len(scored)} sentences, hub {hub:.0%}, HA's matcher {ha:.0%}, "
+          f"hub on HA's {kept:.0%}")
+    assert len(scored) >= 10
+    assert hub >= ha, misses
+    assert kept >= 0.95, misses
+    if language in DETECTED:
+        detected = _share([bool(s.hub_detected) for s in scored])
+        print(f"{language}: language left out {detected:.0%}")
+        assert detected >= ha and detected >= hub - 0.03, misses
+
+
+def test_the_suite_becomes_cases_with_what_ha_would_do() -> None:
+    suite = Suite()
+    fixtures = fixture_home(suite, "en")
+    assert {"Kitchen", "Living Room"} <= set(fixtures.home.areas)
+    assert fixtures.home.area_floor["Kitchen"] == "First Floor"
+    loaded = load_cases(suite, fixtures, "en")
+    by_text = {c.case.text: c.case for c in loaded.cases}
+    assert by_text["turn on the first floor lights"].expected.calls == tuple(sorted(
+        (e.entity_id, "turn_on", ()) for e in fixtures.home.entities
+        if e.domain == "light" and fixtures.home.area_floor.get(e.area or "") == "First Floor"))
+    assert by_text["set the bedroom lamp brightness to 50%"].expected.calls == (
+        ("light.bedroom_lamp", "turn_on", (("brightness_pct", 50),)),)
+    assert by_text["is the front door locked?"].expected.answer
+    assert "please turn the lights on in here" not in by_text  # the satellite's area: left out
+    assert loaded.left_out["needs the satellite's area"] > 0
+    assert expect_suite("HassTurnOn", {"name": "No Such Device"}, fixtures) is None
