@@ -8,7 +8,7 @@ llama.cpp aborts the process when two threads use one context at once, so benche
 that need the raw model go through `exclusive`, and tokenizing outside the worker
 (`count_tokens`) uses only the vocabulary.
 
-Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
+Prompts are rendered by a `chat_format` and evaluated through `Llama.generate`, which reuses the
 longest common token prefix with what is already in the KV cache: keep the stable part of the
 prompt first and byte-identical. Each generation's KV state is also saved, keyed by its tokens,
 and restored when a later prompt shares more with it than with what is resident (`kv_cache`):
@@ -47,7 +47,7 @@ from llama_cpp.llama_grammar import LlamaGrammar
 
 from hub.llm.admission import QueueEstimate
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
-from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
+from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.control_tokens import ControlTokenGuard
 from hub.llm.grammar import constrained_delta, tool_call_grammar
 from hub.llm.inspect import inspect_gguf
@@ -55,6 +55,7 @@ from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.state_store import StateStore, model_identity
+from hub.llm.template_format import chat_format_for
 from hub.llm.types import (
     Delta,
     Done,
