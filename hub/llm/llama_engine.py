@@ -40,7 +40,8 @@ from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.control_tokens import ControlTokenGuard
 from hub.llm.generation import Cancelled, Failure, Generation, Job
 from hub.llm.grammar import tool_call_grammar
-from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
+from hub.llm.kept_prefixes import KeptPrefixes
+from hub.llm.kv_cache import PrefixStateCache, SavedState
 from hub.llm.llama_loading import load_llama
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.state_store import StateStore, model_identity
@@ -135,21 +136,12 @@ class LlamaEngine:
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._closed = False
-        self._store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
+        store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
             state_dir, model_identity(path, llama_cpp=llama_cpp.__version__, type_k=kv_cache_type,
                                       type_v=loaded.type_v, flash_attn=flash_attn),
             f"{self.chat_format.name}:{_digest_of(getattr(self.chat_format, 'template', ''))}",
             self._prompt_cache.max_bytes)
-        self._disk = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefix-state-disk")
-        self._disk_writes: set[asyncio.Future[bool]] = set()
-        self._kept: dict[str, SavedState] = {}  # slot → the primed state last kept on disk for it
-        if self._store is not None:
-            for stored in self._store.load():
-                state = self._prompt_cache.add(stored.tokens, stored.data)
-                if state is not None:
-                    self._kept[stored.slot] = state
-            if self._kept:
-                _LOGGER.info("read %d primed prefix state(s) from %s", len(self._kept), state_dir)
+        self._kept = KeptPrefixes(self._prompt_cache, store)
         _LOGGER.info(
             "loaded %s (%s, %.0fM params, n_ctx %d, %d threads, format %s)",
             self.info.name, self.info.architecture, self.info.n_params / 1e6, self.info.n_ctx, loaded.n_threads,
@@ -212,7 +204,7 @@ class LlamaEngine:
         if self._cancel_current is not None:
             self._cancel_current.set()
         await asyncio.to_thread(self._executor.shutdown, wait=True)
-        await asyncio.to_thread(self._disk.shutdown, wait=True)  # the last primed state reaches the disk
+        await self._kept.close()
         self._llm.close()
 
     # --- streaming -----------------------------------------------------------------------------
@@ -328,10 +320,8 @@ class LlamaEngine:
             interrupt.set()
             self._priming = None
             gate.release()
-        if isinstance(primed, SavedState) and keep_as is not None and self._store is not None:
-            write = loop.run_in_executor(self._disk, self._store.save, keep_as, primed.tokens, primed.data)
-            self._disk_writes.add(write)
-            write.add_done_callback(self._disk_writes.discard)
+        if isinstance(primed, SavedState) and keep_as is not None:
+            self._kept.write(keep_as, primed)
         return primed is not False
 
     async def exclusive(self, work: Callable[[Llama], T]) -> T:
@@ -348,8 +338,7 @@ class LlamaEngine:
         and, for a kept prefix, on disk)."""
         async with self._gate_for_running_loop():
             pass
-        if self._disk_writes:
-            await asyncio.gather(*self._disk_writes, return_exceptions=True)
+        await self._kept.written()
 
     def _validate(self, request: GenerationRequest) -> None:
         if self._closed:
@@ -425,10 +414,7 @@ class LlamaEngine:
             saved = self._prompt_cache.save()
             if keep_as is None or saved is None:
                 return True
-            previous = self._kept.get(keep_as)
-            if previous is not None and previous is not saved and common_prefix(previous.tokens, saved.tokens) < len(previous.tokens):
-                self._prompt_cache.discard(previous)  # kept for a prompt that is gone (the home changed)
-            self._kept[keep_as] = saved
+            self._kept.keep(keep_as, saved)
             return saved
         except Cancelled:
             return False
