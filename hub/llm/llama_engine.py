@@ -33,15 +33,16 @@ from pathlib import Path
 from typing import Any, AsyncGenerator, Callable, Sequence, TypeVar
 
 import llama_cpp
+import numpy as np
 from llama_cpp import Llama
 
-from hub.llm.admission import QueueEstimate
+from hub.llm.admission import QueueEstimate, acquire_in_time
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.control_tokens import ControlTokenGuard
 from hub.llm.generation import Cancelled, Failure, Generation, Job
 from hub.llm.grammar import tool_call_grammar
 from hub.llm.kept_prefixes import KeptPrefixes
-from hub.llm.kv_cache import PrefixStateCache, SavedState
+from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
 from hub.llm.llama_loading import load_llama
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.state_store import StateStore, model_identity
@@ -60,7 +61,6 @@ from hub.llm.types import (
 
 _LOGGER = logging.getLogger(__name__)
 
-_RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that it still fits
 _CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
 T = TypeVar("T")
 
@@ -226,7 +226,10 @@ class LlamaEngine:
         if self._priming is not None:
             self._priming.set()  # a request goes first; it reuses what priming evaluated so far
         try:
-            await self._acquire(gate, request.deadline if ahead else None)
+            if ahead and request.deadline is not None:
+                await acquire_in_time(gate, request.deadline, lambda left: self.queue.fits(0, left, self._running_s()))
+            else:
+                await gate.acquire()
         finally:
             self._waiting -= 1
         if self._closed:
@@ -276,26 +279,6 @@ class LlamaEngine:
         if not gate.locked() or self._priming is not None:
             return False
         return self._cancel_current is None or not self._cancel_current.is_set()
-
-    async def _acquire(self, gate: asyncio.Lock, deadline: float | None) -> None:
-        """Take the model in arrival order. With a deadline, leave the queue (EngineBusy) once
-        even an immediate start would no longer be done by then, re-estimated while waiting."""
-        if deadline is None:
-            await gate.acquire()
-            return
-        acquire = asyncio.ensure_future(gate.acquire())
-        try:
-            while not acquire.done():
-                left = deadline - time.monotonic()
-                if not self.queue.fits(0, left, self._running_s()):
-                    raise EngineBusy("the model is busy: this request would not be done in time")
-                await asyncio.wait({acquire}, timeout=_RECHECK_S)
-        except BaseException:
-            if acquire.done() and not acquire.cancelled():
-                gate.release()  # it got the model just as the wait ended
-            else:
-                acquire.cancel()
-            raise
 
     async def prime(self, request: GenerationRequest, *, keep_as: str | None = None) -> bool:
         """Evaluate the stable start of `request` (its messages, no generation prompt) while the
@@ -402,7 +385,7 @@ class LlamaEngine:
             if len(tokens) >= self.info.n_ctx:
                 return False
             self._prompt_cache.restore_best(tokens)
-            shared = _common_prefix(self._llm._input_ids.tolist(), tokens)
+            shared = common_prefix(self._llm._input_ids, np.asarray(tokens, dtype=np.intc))
             if shared < len(tokens):
                 self._llm.n_tokens = shared  # `eval` drops the KV entries from there on
                 self._counting_eval(tokens[shared:])
@@ -437,7 +420,7 @@ class LlamaEngine:
         self._prompt_cache.restore_best(tokens)  # another conversation may have evicted this one
         if _LOGGER.isEnabledFor(logging.DEBUG):
             _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
-                          _common_prefix(self._llm._input_ids.tolist(), tokens))
+                          common_prefix(self._llm._input_ids, np.asarray(tokens, dtype=np.intc)))
         if grammar is not None:
             self._generation.constrained(job, tokens, grammar, started)
         else:
@@ -447,11 +430,3 @@ class LlamaEngine:
 def _digest_of(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-
-def _common_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
-    count = 0
-    for a, b in zip(cached, tokens):
-        if a != b:
-            break
-        count += 1
-    return count
