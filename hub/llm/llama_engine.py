@@ -38,15 +38,14 @@ from llama_cpp import Llama
 
 from hub.llm.admission import QueueEstimate, acquire_in_time
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
-from hub.llm.control_tokens import ControlTokenGuard
 from hub.llm.generation import Cancelled, Failure, Generation, Job
 from hub.llm.grammar import tool_call_grammar
 from hub.llm.kept_prefixes import KeptPrefixes
 from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
+from hub.llm.llama_prompt import LlamaPrompt
 from hub.llm.llama_loading import load_llama
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.state_store import StateStore, model_identity
-from hub.llm.template_format import chat_format_for
 from hub.llm.types import (
     Delta,
     Done,
@@ -55,13 +54,11 @@ from hub.llm.types import (
     GenerationRequest,
     ModelInfo,
     PromptTooLong,
-    ReasoningMode,
     SMALL_MODEL_PARAMS,
 )
 
 _LOGGER = logging.getLogger(__name__)
 
-_CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
 T = TypeVar("T")
 
 
@@ -107,18 +104,10 @@ class LlamaEngine:
         self._drafter = (PromptLookupDecoder(self._llm, self._counting_eval, max_draft=draft_tokens)
                          if draft_tokens > 0 else None)
         self.constrained_tools = constrained_tools
-        self.chat_format: ChatFormat = chat_format_for(
-            self._llm.metadata, bos_token=self._token_text(self._llm.token_bos()),
-            eos_token=self._token_text(self._llm.token_eos()),
-        )
+        self._prompt = LlamaPrompt(self._llm)
+        self.chat_format: ChatFormat = self._prompt.chat_format
         self._generation = Generation(self._llm, self.chat_format, self._llm.n_ctx(), seed, self._drafter,
                                       lambda: self._eval_count)
-        self._add_bos = self._llm._model.add_bos_token() and self._llm.token_bos() >= 0
-        vocab = self._llm._model.vocab
-        self._guard = ControlTokenGuard(
-            lambda text, special: self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special),
-            lambda token: bool(llama_cpp.llama_vocab_get_attr(vocab, token) & _CONTROL),
-            self._token_text)
         self.info = ModelInfo(
             name=str(self._llm.metadata.get("general.name") or path.stem),
             architecture=loaded.report.architecture,
@@ -163,32 +152,12 @@ class LlamaEngine:
 
     def render(self, request: GenerationRequest) -> RenderedPrompt:
         """The exact prompt text a request is evaluated as (what `stream` feeds the model)."""
-        rendered = self._render(self._guard.request(request))
-        return RenderedPrompt(self._guard.restore(rendered.text), rendered.starts_in_thinking)
+        return self._prompt.text(request)
 
     def prompt_tokens(self, request: GenerationRequest, *, add_generation_prompt: bool = True) -> list[int]:
         """The token ids `stream` evaluates for `request` (or `prime`, without the generation
         prompt): control tokens come only from the chat format's markup. Any thread."""
-        guarded = self._guard.request(request)
-        if add_generation_prompt:
-            return self._tokens_of(self._render(guarded).text)
-        return self._tokens_of(self.chat_format.render(
-            guarded.messages, guarded.tools, thinking=self._thinking_enabled(guarded),
-            conversational=guarded.conversational, add_generation_prompt=False).text)
-
-    def _tokens_of(self, rendered: str) -> list[int]:
-        tokens = self._guard.tokenize(rendered)
-        if self._add_bos and (not tokens or tokens[0] != self._llm.token_bos()):
-            tokens.insert(0, self._llm.token_bos())
-        return tokens
-
-    def _render(self, request: GenerationRequest) -> RenderedPrompt:
-        rendered = self.chat_format.render(
-            request.messages, request.tools, thinking=self._thinking_enabled(request),
-            conversational=request.conversational)
-        if request.constraint is not None:
-            return RenderedPrompt(rendered.text + self.chat_format.constrained_call_prefix, False)
-        return rendered
+        return self._prompt.tokens(request, add_generation_prompt=add_generation_prompt)
 
     @property
     def prompt_cache_stats(self) -> dict[str, int]:
@@ -337,17 +306,7 @@ class LlamaEngine:
             self._gate, self._gate_loop = asyncio.Lock(), loop
         return self._gate
 
-    @staticmethod
-    def _thinking_enabled(request: GenerationRequest) -> bool:
-        if request.constraint is not None:
-            return False
-        mode = request.reasoning.mode
-        return mode is ReasoningMode.ON or (mode is ReasoningMode.BUDGET and request.reasoning.budget > 0)
-
     # --- the worker ----------------------------------------------------------------------------
-
-    def _token_text(self, token: int) -> str:
-        return self._llm._model.token_get_text(token) if token >= 0 else ""
 
     def _counting_eval(self, tokens: Sequence[int]) -> None:
         """`Llama.eval`, batch by batch, counting tokens and stopping early when cancelled."""
@@ -408,8 +367,7 @@ class LlamaEngine:
         started = time.perf_counter()
         request = job.request
         grammar = tool_call_grammar(request.tools, request.constraint) if request.constraint else None
-        rendered = self._render(self._guard.request(request))
-        tokens = self._tokens_of(rendered.text)
+        rendered, tokens = self._prompt.evaluated(request)
         n_ctx = self.info.n_ctx
         if len(tokens) >= n_ctx:
             raise PromptTooLong(
