@@ -8,16 +8,18 @@ llama.cpp aborts the process when two threads use one context at once, so benche
 that need the raw model go through `exclusive`, and tokenizing outside the worker
 (`count_tokens`) uses only the vocabulary.
 
-Prompts are rendered by a `chat_format` and evaluated through `Llama.generate`, which reuses the
-longest common token prefix with what is already in the KV cache: keep the stable part of the
-prompt first and byte-identical. Each generation's KV state is also saved, keyed by its tokens,
-and restored when a later prompt shares more with it than with what is resident (`kv_cache`):
-conversations that take turns keep their prefixes. `prime` evaluates a prompt start ahead of
-need, and with a data folder the primed states are kept on disk for the next start
-(`state_store`). Text from outside (messages, entity names, tool results) never becomes control
-tokens (`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated,
-measured by counting the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on prompt-lookup speculative
-decoding (`prompt_lookup`). Loading the model and its options: `llama_loading`.
+Prompts are rendered by the model's chat format (`llama_prompt`) and evaluated through
+`Llama.generate` (the decode loop: `generation`), which reuses the longest common token prefix
+with what is already in the KV cache: keep the stable part of the prompt first and
+byte-identical. Each generation's KV state is also saved, keyed by its tokens, and restored when
+a later prompt shares more with it than with what is resident (`kv_cache`): conversations that
+take turns keep their prefixes. `prime` evaluates a prompt start ahead of need, and with a data
+folder the primed states are kept on disk for the next start (`kept_prefixes`, `state_store`).
+Text from outside (messages, entity names, tool results) never becomes control tokens
+(`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated,
+measured by counting the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on
+prompt-lookup speculative decoding (`prompt_lookup`). Loading the model and its options:
+`llama_loading`.
 """
 
 from __future__ import annotations
