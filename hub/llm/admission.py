@@ -12,6 +12,13 @@ generation has finished (a cold start), the running one's time so far stands in 
 
 from __future__ import annotations
 
+import asyncio
+import time
+from typing import Callable
+
+from hub.llm.types import EngineBusy
+
+RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that it still fits
 SMOOTHING = 0.3  # weight of the newest duration in the averages
 SPREAD = 2.0  # a request's own generation counts as its mean plus this many mean deviations
 
@@ -37,3 +44,20 @@ class QueueEstimate:
         held the model so far."""
         mean = self.mean_s or running_s
         return (ahead + 1) * mean + SPREAD * self.deviation_s <= seconds_left
+
+
+async def acquire_in_time(gate: asyncio.Lock, deadline: float, fits: Callable[[float], bool]) -> None:
+    """Take the model in arrival order; leave the queue (EngineBusy) once even an immediate start
+    would no longer be done by `deadline` (`fits(seconds_left)`), re-estimated while waiting."""
+    acquire = asyncio.ensure_future(gate.acquire())
+    try:
+        while not acquire.done():
+            if not fits(deadline - time.monotonic()):
+                raise EngineBusy("the model is busy: this request would not be done in time")
+            await asyncio.wait({acquire}, timeout=RECHECK_S)
+    except BaseException:
+        if acquire.done() and not acquire.cancelled():
+            gate.release()  # it got the model just as the wait ended
+        else:
+            acquire.cancel()
+        raise

@@ -8,52 +8,45 @@ llama.cpp aborts the process when two threads use one context at once, so benche
 that need the raw model go through `exclusive`, and tokenizing outside the worker
 (`count_tokens`) uses only the vocabulary.
 
-Prompts are rendered by `chat_format` and evaluated through `Llama.generate`, which reuses the
-longest common token prefix with what is already in the KV cache: keep the stable part of the
-prompt first and byte-identical. Each generation's KV state is also saved, keyed by its tokens,
-and restored when a later prompt shares more with it than with what is resident (`kv_cache`):
-conversations that take turns keep their prefixes. `prime` evaluates a prompt start ahead of
-need, and with a data folder the primed states are kept on disk for the next start
-(`state_store`). Text from outside (messages, entity names, tool results) never becomes control
-tokens (`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated,
-measured by counting the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on prompt-lookup speculative
-decoding (`prompt_lookup`).
-
-GPU: `n_gpu_layers` is passed through to llama.cpp; it only has an effect when llama-cpp-python
-was built with a GPU backend, e.g. `CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87"`
-(Jetson Orin) at `pip install` time. Images for other CPUs need `-DGGML_NATIVE=OFF`.
+Prompts are rendered by the model's chat format (`llama_prompt`) and evaluated through
+`Llama.generate` (the decode loop: `generation`), which reuses the longest common token prefix
+with what is already in the KV cache: keep the stable part of the prompt first and
+byte-identical. Each generation's KV state is also saved, keyed by its tokens, and restored when
+a later prompt shares more with it than with what is resident (`kv_cache`): conversations that
+take turns keep their prefixes. `prime` evaluates a prompt start ahead of need, and with a data
+folder the primed states are kept on disk for the next start (`kept_prefixes`, `state_store`).
+Text from outside (messages, entity names, tool results) never becomes control tokens
+(`control_tokens`). `Done.usage` reports how many prompt tokens were actually evaluated,
+measured by counting the tokens passed to `Llama.eval`. `draft_tokens` > 0 turns on
+prompt-lookup speculative decoding (`prompt_lookup`). Loading the model and its options:
+`llama_loading`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
-import ctypes
 import hashlib
 import logging
 import math
-import os
-import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncGenerator, Callable, Iterator, Sequence, TypeVar
+from typing import Any, AsyncGenerator, Callable, Sequence, TypeVar
 
 import llama_cpp
+import numpy as np
 from llama_cpp import Llama
-from llama_cpp.llama_grammar import LlamaGrammar
 
-from hub.llm.admission import QueueEstimate
-from hub.llm.amx import extra_buffers_fail, without_extra_buffers
-from hub.llm.chat_format import ChatFormat, RenderedPrompt, chat_format_for
-from hub.llm.control_tokens import ControlTokenGuard
-from hub.llm.grammar import constrained_delta, tool_call_grammar
-from hub.llm.inspect import inspect_gguf
+from hub.llm.admission import QueueEstimate, acquire_in_time
+from hub.llm.chat_format import ChatFormat, RenderedPrompt
+from hub.llm.generation import Cancelled, Failure, Generation, Job
+from hub.llm.grammar import tool_call_grammar
+from hub.llm.kept_prefixes import KeptPrefixes
 from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
+from hub.llm.llama_prompt import LlamaPrompt
+from hub.llm.llama_loading import load_llama
 from hub.llm.prompt_lookup import PromptLookupDecoder
-from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.state_store import StateStore, model_identity
 from hub.llm.types import (
     Delta,
@@ -63,56 +56,12 @@ from hub.llm.types import (
     GenerationRequest,
     ModelInfo,
     PromptTooLong,
-    ReasoningMode,
     SMALL_MODEL_PARAMS,
-    ToolCallDelta,
-    Usage,
 )
 
 _LOGGER = logging.getLogger(__name__)
-_LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
 
-_KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
-_RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that it still fits
-_SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
-_CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
 T = TypeVar("T")
-
-
-@llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]  # ctypes types CFUNCTYPE's instances loosely
-def _llama_log(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
-    """llama.cpp's own chatter goes to debug logging, never straight to stderr."""
-    if _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
-        _LLAMA_LOGGER.debug("%s", text.decode("utf-8", errors="replace").rstrip())
-
-
-llama_cpp.llama_log_set(_llama_log, ctypes.c_void_p(0))
-
-
-class _Cancelled(Exception):
-    """Raised inside the worker when the consumer went away."""
-
-
-@dataclass
-class _Failure:
-    error: EngineError
-
-
-@dataclass
-class _Job:
-    request: GenerationRequest
-    emit: Callable[[Any], None]
-    cancelled: threading.Event
-
-
-def _auto_threads() -> int:
-    """One thread per core but one: llama.cpp's threads wait for each other by spinning, so with
-    every core taken a turn crawls as soon as anything else (a test, the event loop, HA) runs."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
 
 
 class LlamaEngine:
@@ -140,68 +89,30 @@ class LlamaEngine:
         state_dir: Path | None = None,
     ) -> None:
         path = Path(model_path)
-        report = inspect_gguf(path, n_ctx=n_ctx, kv_cache_type=kv_cache_type)  # clear file errors
-        if report.n_ctx_train and n_ctx > report.n_ctx_train:
-            raise EngineError(
-                f"n_ctx {n_ctx} is more than the {report.n_ctx_train} tokens {path.name} was trained for: "
-                f"set n_ctx to {report.n_ctx_train} or less"
-            )
         if constrained_tools not in ("auto", "always", "never"):
             raise EngineError(f"constrained_tools must be auto, always or never, not {constrained_tools!r}")
-        type_v = _KV_TYPES[kv_cache_type]
-        if kv_cache_type != "f16" and not flash_attn:
-            _LOGGER.warning("a quantized V cache needs flash_attn: keeping V at f16, K at %s", kv_cache_type)
-            type_v = _KV_TYPES["f16"]
-        n_threads = threads or _auto_threads()
-        try:
-            with without_extra_buffers(extra_buffers_fail(path)):
-                self._llm = Llama(
-                    str(path),
-                    n_ctx=n_ctx,
-                    n_gpu_layers=n_gpu_layers,
-                    n_threads=n_threads,
-                    n_threads_batch=n_threads,
-                    flash_attn=flash_attn,
-                    type_k=_KV_TYPES[kv_cache_type],
-                    type_v=type_v,
-                    verbose=False,
-                )
-        except ValueError as err:
-            if "context" in str(err).lower():
-                raise EngineError(
-                    f"could not set up a {n_ctx}-token context for {path.name}: not enough memory? "
-                    f"Lower n_ctx or use kv_cache_type q8_0"
-                ) from None
-            raise EngineError(
-                f"could not load {path}: llama.cpp rejected it (corrupt or truncated file, or an "
-                f"architecture ({report.architecture}) this llama-cpp-python build does not support)"
-            ) from None
+        loaded = load_llama(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, threads=threads,
+                            flash_attn=flash_attn, kv_cache_type=kv_cache_type)
+        self._llm = loaded.llm
         self._original_eval = self._llm.eval
         self._llm.eval = self._counting_eval  # type: ignore[method-assign]
         self._eval_count = 0
         self._cancel_current: threading.Event | None = None
         self._priming: threading.Event | None = None  # set to interrupt a running prime()
         self._cached_before_last_request = 0  # tokens in the KV cache when the last request began
-        self._seed = seed
         self._n_batch = self._llm.n_batch
         self._prompt_cache = PrefixStateCache(self._llm, prompt_cache_mib * 2**20)
         # prompt-lookup speculative decoding (0: off); see prompt_lookup.py for when it pays
         self._drafter = (PromptLookupDecoder(self._llm, self._counting_eval, max_draft=draft_tokens)
                          if draft_tokens > 0 else None)
         self.constrained_tools = constrained_tools
-        self.chat_format: ChatFormat = chat_format_for(
-            self._llm.metadata, bos_token=self._token_text(self._llm.token_bos()),
-            eos_token=self._token_text(self._llm.token_eos()),
-        )
-        self._add_bos = self._llm._model.add_bos_token() and self._llm.token_bos() >= 0
-        vocab = self._llm._model.vocab
-        self._guard = ControlTokenGuard(
-            lambda text, special: self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special),
-            lambda token: bool(llama_cpp.llama_vocab_get_attr(vocab, token) & _CONTROL),
-            self._token_text)
+        self._prompt = LlamaPrompt(self._llm)
+        self.chat_format: ChatFormat = self._prompt.chat_format
+        self._generation = Generation(self._llm, self.chat_format, self._llm.n_ctx(), seed, self._drafter,
+                                      lambda: self._eval_count)
         self.info = ModelInfo(
             name=str(self._llm.metadata.get("general.name") or path.stem),
-            architecture=report.architecture,
+            architecture=loaded.report.architecture,
             path=str(path),
             n_ctx=self._llm.n_ctx(),
             n_ctx_train=self._llm._model.n_ctx_train(),
@@ -216,24 +127,15 @@ class LlamaEngine:
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._closed = False
-        self._store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
+        store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
             state_dir, model_identity(path, llama_cpp=llama_cpp.__version__, type_k=kv_cache_type,
-                                      type_v=type_v, flash_attn=flash_attn),
+                                      type_v=loaded.type_v, flash_attn=flash_attn),
             f"{self.chat_format.name}:{_digest_of(getattr(self.chat_format, 'template', ''))}",
             self._prompt_cache.max_bytes)
-        self._disk = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefix-state-disk")
-        self._disk_writes: set[asyncio.Future[bool]] = set()
-        self._kept: dict[str, SavedState] = {}  # slot → the primed state last kept on disk for it
-        if self._store is not None:
-            for stored in self._store.load():
-                state = self._prompt_cache.add(stored.tokens, stored.data)
-                if state is not None:
-                    self._kept[stored.slot] = state
-            if self._kept:
-                _LOGGER.info("read %d primed prefix state(s) from %s", len(self._kept), state_dir)
+        self._kept = KeptPrefixes(self._prompt_cache, store)
         _LOGGER.info(
             "loaded %s (%s, %.0fM params, n_ctx %d, %d threads, format %s)",
-            self.info.name, self.info.architecture, self.info.n_params / 1e6, self.info.n_ctx, n_threads,
+            self.info.name, self.info.architecture, self.info.n_params / 1e6, self.info.n_ctx, loaded.n_threads,
             self.chat_format.name,
         )
 
@@ -252,32 +154,12 @@ class LlamaEngine:
 
     def render(self, request: GenerationRequest) -> RenderedPrompt:
         """The exact prompt text a request is evaluated as (what `stream` feeds the model)."""
-        rendered = self._render(self._guard.request(request))
-        return RenderedPrompt(self._guard.restore(rendered.text), rendered.starts_in_thinking)
+        return self._prompt.text(request)
 
     def prompt_tokens(self, request: GenerationRequest, *, add_generation_prompt: bool = True) -> list[int]:
         """The token ids `stream` evaluates for `request` (or `prime`, without the generation
         prompt): control tokens come only from the chat format's markup. Any thread."""
-        guarded = self._guard.request(request)
-        if add_generation_prompt:
-            return self._tokens_of(self._render(guarded).text)
-        return self._tokens_of(self.chat_format.render(
-            guarded.messages, guarded.tools, thinking=self._thinking_enabled(guarded),
-            conversational=guarded.conversational, add_generation_prompt=False).text)
-
-    def _tokens_of(self, rendered: str) -> list[int]:
-        tokens = self._guard.tokenize(rendered)
-        if self._add_bos and (not tokens or tokens[0] != self._llm.token_bos()):
-            tokens.insert(0, self._llm.token_bos())
-        return tokens
-
-    def _render(self, request: GenerationRequest) -> RenderedPrompt:
-        rendered = self.chat_format.render(
-            request.messages, request.tools, thinking=self._thinking_enabled(request),
-            conversational=request.conversational)
-        if request.constraint is not None:
-            return RenderedPrompt(rendered.text + self.chat_format.constrained_call_prefix, False)
-        return rendered
+        return self._prompt.tokens(request, add_generation_prompt=add_generation_prompt)
 
     @property
     def prompt_cache_stats(self) -> dict[str, int]:
@@ -293,7 +175,7 @@ class LlamaEngine:
         if self._cancel_current is not None:
             self._cancel_current.set()
         await asyncio.to_thread(self._executor.shutdown, wait=True)
-        await asyncio.to_thread(self._disk.shutdown, wait=True)  # the last primed state reaches the disk
+        await self._kept.close()
         self._llm.close()
 
     # --- streaming -----------------------------------------------------------------------------
@@ -315,7 +197,10 @@ class LlamaEngine:
         if self._priming is not None:
             self._priming.set()  # a request goes first; it reuses what priming evaluated so far
         try:
-            await self._acquire(gate, request.deadline if ahead else None)
+            if ahead and request.deadline is not None:
+                await acquire_in_time(gate, request.deadline, lambda left: self.queue.fits(0, left, self._running_s()))
+            else:
+                await gate.acquire()
         finally:
             self._waiting -= 1
         if self._closed:
@@ -332,7 +217,7 @@ class LlamaEngine:
                 cancelled.set()
 
         try:
-            worker = loop.run_in_executor(self._executor, self._run, _Job(request, emit, cancelled))
+            worker = loop.run_in_executor(self._executor, self._run, Job(request, emit, cancelled))
         except BaseException:
             gate.release()
             raise
@@ -348,7 +233,7 @@ class LlamaEngine:
         try:
             while True:
                 item = await deltas.get()
-                if isinstance(item, _Failure):
+                if isinstance(item, Failure):
                     raise item.error
                 yield item
                 if isinstance(item, Done):
@@ -365,26 +250,6 @@ class LlamaEngine:
         if not gate.locked() or self._priming is not None:
             return False
         return self._cancel_current is None or not self._cancel_current.is_set()
-
-    async def _acquire(self, gate: asyncio.Lock, deadline: float | None) -> None:
-        """Take the model in arrival order. With a deadline, leave the queue (EngineBusy) once
-        even an immediate start would no longer be done by then, re-estimated while waiting."""
-        if deadline is None:
-            await gate.acquire()
-            return
-        acquire = asyncio.ensure_future(gate.acquire())
-        try:
-            while not acquire.done():
-                left = deadline - time.monotonic()
-                if not self.queue.fits(0, left, self._running_s()):
-                    raise EngineBusy("the model is busy: this request would not be done in time")
-                await asyncio.wait({acquire}, timeout=_RECHECK_S)
-        except BaseException:
-            if acquire.done() and not acquire.cancelled():
-                gate.release()  # it got the model just as the wait ended
-            else:
-                acquire.cancel()
-            raise
 
     async def prime(self, request: GenerationRequest, *, keep_as: str | None = None) -> bool:
         """Evaluate the stable start of `request` (its messages, no generation prompt) while the
@@ -409,10 +274,8 @@ class LlamaEngine:
             interrupt.set()
             self._priming = None
             gate.release()
-        if isinstance(primed, SavedState) and keep_as is not None and self._store is not None:
-            write = loop.run_in_executor(self._disk, self._store.save, keep_as, primed.tokens, primed.data)
-            self._disk_writes.add(write)
-            write.add_done_callback(self._disk_writes.discard)
+        if isinstance(primed, SavedState) and keep_as is not None:
+            self._kept.write(keep_as, primed)
         return primed is not False
 
     async def exclusive(self, work: Callable[[Llama], T]) -> T:
@@ -429,8 +292,7 @@ class LlamaEngine:
         and, for a kept prefix, on disk)."""
         async with self._gate_for_running_loop():
             pass
-        if self._disk_writes:
-            await asyncio.gather(*self._disk_writes, return_exceptions=True)
+        await self._kept.written()
 
     def _validate(self, request: GenerationRequest) -> None:
         if self._closed:
@@ -446,42 +308,32 @@ class LlamaEngine:
             self._gate, self._gate_loop = asyncio.Lock(), loop
         return self._gate
 
-    @staticmethod
-    def _thinking_enabled(request: GenerationRequest) -> bool:
-        if request.constraint is not None:
-            return False
-        mode = request.reasoning.mode
-        return mode is ReasoningMode.ON or (mode is ReasoningMode.BUDGET and request.reasoning.budget > 0)
-
     # --- the worker ----------------------------------------------------------------------------
-
-    def _token_text(self, token: int) -> str:
-        return self._llm._model.token_get_text(token) if token >= 0 else ""
 
     def _counting_eval(self, tokens: Sequence[int]) -> None:
         """`Llama.eval`, batch by batch, counting tokens and stopping early when cancelled."""
         for start in range(0, len(tokens), self._n_batch):
             if self._cancel_current is not None and self._cancel_current.is_set():
-                raise _Cancelled
+                raise Cancelled
             batch = tokens[start : start + self._n_batch]
             self._original_eval(batch)
             self._eval_count += len(batch)
 
-    def _run(self, job: _Job) -> None:
+    def _run(self, job: Job) -> None:
         self._cancel_current = job.cancelled
         try:
             self._generate(job)
             self._prompt_cache.save()  # after Done: the consumer does not wait for it
-        except _Cancelled:
+        except Cancelled:
             if self._closed:  # a consumer may still be waiting: tell it why nothing more comes
-                job.emit(_Failure(EngineError("the model engine was closed")))
+                job.emit(Failure(EngineError("the model engine was closed")))
             else:
                 self._prompt_cache.save()  # what was evaluated is consistent: keep it
         except EngineError as err:
-            job.emit(_Failure(err))
+            job.emit(Failure(err))
         except Exception as err:  # llama.cpp failures surface as RuntimeError/ValueError
             _LOGGER.debug("generation failed", exc_info=True)
-            job.emit(_Failure(EngineError(f"the model failed while generating: {err}")))
+            job.emit(Failure(EngineError(f"the model failed while generating: {err}")))
         finally:
             self._cancel_current = None
 
@@ -494,7 +346,7 @@ class LlamaEngine:
             if len(tokens) >= self.info.n_ctx:
                 return False
             self._prompt_cache.restore_best(tokens)
-            shared = _common_prefix(self._llm._input_ids.tolist(), tokens)
+            shared = common_prefix(self._llm._input_ids, np.asarray(tokens, dtype=np.intc))
             if shared < len(tokens):
                 self._llm.n_tokens = shared  # `eval` drops the KV entries from there on
                 self._counting_eval(tokens[shared:])
@@ -506,22 +358,18 @@ class LlamaEngine:
             saved = self._prompt_cache.save()
             if keep_as is None or saved is None:
                 return True
-            previous = self._kept.get(keep_as)
-            if previous is not None and previous is not saved and common_prefix(previous.tokens, saved.tokens) < len(previous.tokens):
-                self._prompt_cache.discard(previous)  # kept for a prompt that is gone (the home changed)
-            self._kept[keep_as] = saved
+            self._kept.keep(keep_as, saved)
             return saved
-        except _Cancelled:
+        except Cancelled:
             return False
         finally:
             self._cancel_current = None
 
-    def _generate(self, job: _Job) -> None:
+    def _generate(self, job: Job) -> None:
         started = time.perf_counter()
         request = job.request
         grammar = tool_call_grammar(request.tools, request.constraint) if request.constraint else None
-        rendered = self._render(self._guard.request(request))
-        tokens = self._tokens_of(rendered.text)
+        rendered, tokens = self._prompt.evaluated(request)
         n_ctx = self.info.n_ctx
         if len(tokens) >= n_ctx:
             raise PromptTooLong(
@@ -532,110 +380,13 @@ class LlamaEngine:
         self._prompt_cache.restore_best(tokens)  # another conversation may have evicted this one
         if _LOGGER.isEnabledFor(logging.DEBUG):
             _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
-                          _common_prefix(self._llm._input_ids.tolist(), tokens))
+                          common_prefix(self._llm._input_ids, np.asarray(tokens, dtype=np.intc)))
         if grammar is not None:
-            self._generate_constrained(job, tokens, grammar, started)
+            self._generation.constrained(job, tokens, grammar, started)
         else:
-            self._generate_free(job, tokens, rendered, started)
-
-    def _sampling(self, request: GenerationRequest) -> dict[str, Any]:
-        self._llm.set_seed(self._seed if self._seed is not None else random.randrange(2**31))
-        return {"temp": max(0.0, request.temperature), **_SAMPLING}
-
-    def _tokens(self, sequence: list[int], sampling: dict[str, Any], grammar: LlamaGrammar | None,
-                usage: Usage, started: float) -> Iterator[int]:
-        """Sampled tokens for `sequence` (EOG excluded); notes prefill figures on the first one."""
-        is_eog = llama_cpp.llama_vocab_is_eog
-        vocab = self._llm._model.vocab
-        first = usage.first_token_s == 0.0
-        self._eval_count = 0
-        generate_started = time.perf_counter()
-        if self._drafter is not None:
-            generator = self._drafter.generate(sequence, sampling, grammar)
-        else:
-            generator = self._llm.generate(sequence, grammar=grammar, **sampling)
-        try:
-            for token in generator:
-                if first:
-                    now = time.perf_counter()
-                    usage.prefill_s = now - generate_started
-                    usage.first_token_s = now - started
-                    usage.evaluated_prompt_tokens = self._eval_count
-                    usage.reused_prompt_tokens = usage.prompt_tokens - self._eval_count
-                    first = False
-                if is_eog(vocab, token):
-                    return
-                yield token
-        finally:
-            generator.close()
-
-    def _generate_free(self, job: _Job, prompt: list[int], rendered: RenderedPrompt, started: float) -> None:
-        request = job.request
-        usage = Usage(prompt_tokens=len(prompt))
-        loop = DecodeLoop.for_format(self.chat_format, request.reasoning, request.max_tokens,
-                                     start_in_thinking=rendered.starts_in_thinking)
-        sampling = self._sampling(request)
-        sequence = list(prompt)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-        def token_texts(bridge: str) -> Iterator[str]:
-            if bridge:
-                sequence.extend(self._llm.tokenize(bridge.encode("utf-8"), add_bos=False, special=True))
-                if len(sequence) >= self.info.n_ctx - 1:
-                    raise OutOfContext
-            for token in self._tokens(sequence, sampling, None, usage, started):
-                if job.cancelled.is_set():
-                    raise _Cancelled
-                sequence.append(token)
-                yield decoder.decode(self._llm.detokenize([token], special=True))
-                if len(sequence) >= self.info.n_ctx - 1:
-                    raise OutOfContext
-
-        def emit_all(deltas: list[Delta]) -> None:
-            for delta in deltas:
-                job.emit(delta)
-
-        run_decode_loop(loop, token_texts, emit_all)
-        loop.fill(usage)
-        self._finish(job, usage, started)
-
-    def _generate_constrained(self, job: _Job, prompt: list[int], grammar: LlamaGrammar, started: float) -> None:
-        usage = Usage(prompt_tokens=len(prompt))
-        generated: list[int] = []
-        reason = "length"
-        for token in self._tokens(list(prompt), self._sampling(job.request), grammar, usage, started):
-            if job.cancelled.is_set():
-                raise _Cancelled
-            generated.append(token)
-            if len(generated) >= job.request.max_tokens or len(prompt) + len(generated) >= self.info.n_ctx - 1:
-                break
-        else:
-            reason = "stop"
-        text = self._llm.detokenize(generated, special=True).decode("utf-8", errors="replace").strip()
-        delta = constrained_delta(text, "call_1", reason)
-        if isinstance(delta, ToolCallDelta):
-            reason = "tool_call"
-        job.emit(delta)
-        usage.completion_tokens = len(generated)
-        usage.stop_reason = reason
-        self._finish(job, usage, started)
-
-    @staticmethod
-    def _finish(job: _Job, usage: Usage, started: float) -> None:
-        usage.total_s = time.perf_counter() - started
-        if usage.first_token_s:
-            usage.decode_s = max(0.0, usage.total_s - usage.first_token_s)
-        job.emit(Done(usage))
+            self._generation.free(job, tokens, rendered, started)
 
 
 def _digest_of(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-
-def _common_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
-    count = 0
-    for a, b in zip(cached, tokens):
-        if a != b:
-            break
-        count += 1
-    return count

@@ -16,7 +16,7 @@ from hub.agent.types import ReplyChunk, TurnDone, TurnRequest
 from hub.config import validate
 from hub.options import hub_options
 from hub.core.tools import ToolRegistry
-from hub.llm.chat_format import TemplateChatFormat
+from hub.llm.template_format import TemplateChatFormat
 from hub.llm.types import Delta, GenerationRequest, Reasoning, ReasoningMode, TextDelta, ThinkingDelta
 from hub.settings import RuntimeSettings
 from helpers.scripted_engine import ScriptedEngine, text

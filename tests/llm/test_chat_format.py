@@ -8,15 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hub.llm.chat_format import (
-    ChatFormat,
-    ChatMLFormat,
-    Gemma3Format,
-    Gemma4Format,
-    TemplateChatFormat,
-    chat_format_for,
-)
+from hub.llm.builtin_formats import ChatMLFormat, Gemma3Format, Gemma4Format
+from hub.llm.chat_format import ChatFormat
 from hub.llm.inspect import inspect_gguf
+from hub.llm.template_format import TemplateChatFormat, chat_format_for
 from hub.llm.types import EngineError, Message, ToolCall, ToolSpec
 
 TURN_ON = ToolSpec(

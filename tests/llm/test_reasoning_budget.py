@@ -9,7 +9,8 @@ from typing import Callable, Iterator, Sequence
 
 import pytest
 
-from hub.llm.chat_format import ChatFormat, ChatMLFormat, Gemma4Format
+from hub.llm.builtin_formats import ChatMLFormat, Gemma4Format
+from hub.llm.chat_format import ChatFormat
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop, thinking_allowance
 from hub.llm.types import (
     Delta,
