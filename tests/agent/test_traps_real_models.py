@@ -57,7 +57,7 @@ def home(tmp_path: Path, engine: LlamaEngine, model_acts: bool) -> TestHub:
     hub = TestHub(tmp_path, engine, policy_clock=FakeClock(), model_home_control=model_acts,
                   fast_path=not model_acts, max_tokens=64, turn_timeout=180, exclude_entities=HIDDEN)
     hub.store.remove("lock.front_door")  # not exposed to the hub
-    allowed = EntityFilter.from_config(hub.config)  # what the HA and MQTT sources apply
+    allowed = EntityFilter.from_options(hub.options.home_assistant)  # what the HA and MQTT sources apply
     for entity in hub.store.all():
         if not allowed.allows(entity.entity_id, True, None):
             hub.store.remove(entity.entity_id)
