@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import time
+import uuid
 from dataclasses import replace
 from typing import Any, AsyncGenerator, Callable, Sequence
 
@@ -246,7 +247,7 @@ class Agent:
         language = languages[0]
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
-                              persona.key, request.client)
+                              persona.key, request.client, uuid.uuid4().hex)
             state = TurnState(request, conversation, language, ctx, persona, deadline, languages)
             try:
                 result = await self._turn_fitting_context(state, events.put_nowait)
@@ -398,9 +399,9 @@ class Agent:
             spoken_results = [speech_of(r, state.language, self._entity_name) for r in results]
             confirm = [str(r.data.get("message")) for r in results
                        if r.data.get("error") == CONFIRMATION_REQUIRED]
-            if confirm:  # a sensitive action waits for the user's yes: ask, and do no more
-                reply.say(" ".join(confirm))
-                turn_messages.append(Message("assistant", " ".join(confirm)))
+            if confirm:  # sensitive actions wait for the user's yes: ask (the last question names them all), and do no more
+                reply.say(confirm[-1])
+                turn_messages.append(Message("assistant", confirm[-1]))
                 spoken_results = []
                 break
             if any(not r.ok for r in results):

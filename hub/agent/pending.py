@@ -1,14 +1,14 @@
 """The turn-start hook for actions held by the safety policy until the user says yes.
 
-When a sensitive call (unlock the front door) was answered with "Do you really want me to …?",
-the next turn of that conversation decides, without the model:
-- a plain yes within the policy's window runs the held call through the same tool path and
-  speaks its confirmation;
-- a clear no cancels it and says so;
-- anything else (or a yes after the window) drops the held call and the turn goes on normally.
+When sensitive calls (unlock the front door; unlock all the locks) were answered with "Do you
+really want me to …?", the next turn of that conversation decides, without the model:
+- a plain yes within the policy's window runs every held call of that request through the same
+  tool path, each in turn (one failing does not stop the others), and speaks each outcome;
+- a clear no cancels them all and says so;
+- anything else (or a yes after the window) drops them and the turn goes on normally.
 A yes in any other conversation finds nothing held there, so it confirms nothing; a yes or no in
 the same conversation from another route or client (TurnRequest.client) is told that nothing
-was done, and the held call still waits for its asker: whoever read the question and its
+was done, and the held calls still wait for their asker: whoever read the question and its
 conversation id on a shared bus cannot answer it, nor cancel it.
 """
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 import logging
 import unicodedata
 
-from hub.home.policy import ActionPolicy
+from hub.home.policy import ActionPolicy, PendingAction
 from hub.core.answer import DirectAnswer
 from hub.core.speech import speech_of
-from hub.core.tools import ToolContext, ToolRegistry
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.locales import REFERENCE_LANGUAGE, is_yes, no_words, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -39,6 +39,14 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", kept).casefold().split())
 
 
+def _outcome(action: PendingAction, result: ToolResult, language: str, several: bool) -> str:
+    """A held call's outcome as said: among several, a failure names its device."""
+    said = speech_of(result, language)
+    if result.ok or not several or action.entity_name in said:
+        return said
+    return phrase(language, "tool.failed", name=action.entity_name)
+
+
 class ConfirmationHook:
     def __init__(self, policy: ActionPolicy, registry: ToolRegistry) -> None:
         self._policy = policy
@@ -46,30 +54,34 @@ class ConfirmationHook:
 
     def waiting(self, conversation_id: str) -> bool:
         """Whether the conversation waits for a yes or no that may still count."""
-        pending = self._policy.peek_pending(conversation_id)
-        return pending is not None and self._policy.is_fresh(pending)
+        held = self._policy.peek_pending(conversation_id)
+        return held is not None and self._policy.is_fresh(held)
 
     async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None:
-        pending = self._policy.peek_pending(ctx.conversation_id)
-        if pending is None:
+        held = self._policy.peek_pending(ctx.conversation_id)
+        if held is None:
             return None
-        if (pending.ctx.source, pending.ctx.client) != (ctx.source, ctx.client):
+        if (held.ctx.source, held.ctx.client) != (ctx.source, ctx.client):
             # not an answer: it neither confirms nor drops what the asker was asked
             if not (is_yes(text, language) or is_no(text, language)):
                 return None
             _LOGGER.warning("answer in %s from %s ignored: the question was asked of another "
-                            "route or client (%s)", ctx.conversation_id, ctx.source, pending.ctx.source)
+                            "route or client (%s)", ctx.conversation_id, ctx.source, held.ctx.source)
             return DirectAnswer(phrase(language, "action.nothing_done"), "not_the_asker")
         self._policy.take_pending(ctx.conversation_id)
-        what = f"{pending.call.name}({pending.entity_id})"
+        what = ", ".join(f"{a.call.name}({a.entity_id})" for a in held.actions)
         if is_yes(text, language):
-            if not self._policy.is_fresh(pending):
+            if not self._policy.is_fresh(held):
                 _LOGGER.info("late yes in %s: %s was not confirmed in time", ctx.conversation_id, what)
                 return None
             _LOGGER.info("confirmed in %s from %s: %s", ctx.conversation_id, ctx.source, what)
-            with self._policy.granted(pending):
-                result = await self._registry.call(pending.call, ctx)
-            return DirectAnswer(speech_of(result, language), "confirmed", [pending.call], [result])
+            results = []
+            for action in held.actions:
+                with self._policy.granted(held, action):
+                    results.append(await self._registry.call(action.call, ctx))
+            said = dict.fromkeys(_outcome(a, r, language, several=len(results) > 1)
+                                 for a, r in zip(held.actions, results))
+            return DirectAnswer(" ".join(said), "confirmed", [a.call for a in held.actions], results)
         if is_no(text, language):
             _LOGGER.info("cancelled in %s: %s", ctx.conversation_id, what)
             return DirectAnswer(phrase(language, "policy.cancelled"), "cancelled")

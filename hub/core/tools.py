@@ -25,6 +25,7 @@ class ToolContext:
     device_id: str | None = None
     persona: str | None = None  # None: the default persona (see hub.agent.personas)
     client: str | None = None  # who asked (TurnRequest.client): a confirmation must come from them
+    request: str | None = None  # the turn it belongs to: one yes confirms a turn's held calls together
 
 
 @dataclass

@@ -40,7 +40,7 @@ from hub.home.recognition import (
 )
 from hub.home.resolve import EntityResolver
 from hub.core.answer import DirectAnswer
-from hub.core.speech import speech_of
+from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import ToolCall
 from hub.locales import SUPPORTED_LANGUAGES, format_number, join_list, phrase
@@ -101,13 +101,15 @@ class FastPath:
             return None
         plans = _merged(plans)
         if len(plans) == 1:
-            return await self._carry_out(plans[0], ctx, alone=True)
-        outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
-        return _joined([o for o in outcomes if o is not None])
+            outcome = await self._carry_out(plans[0], ctx, alone=True)
+        else:
+            outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
+            outcome = _joined([o for o in outcomes if o is not None])
+        return _asking(outcome) if outcome is not None else None
 
     async def finish(self, action: Action, entity: Entity, ctx: ToolContext) -> DirectAnswer | None:
         """The command that asked "which one?", carried out on the entity the answer chose."""
-        return await self._execute(replace(action, targets=[entity]), ctx, alone=False)
+        return _asking(await self._execute(replace(action, targets=[entity]), ctx, alone=False))
 
     def _fitting(self, plan: Plan, text: str, language: str, *, read_name: bool) -> Plan:
         """A command acts only on devices its words fit (`EntityResolver.fit`), never on a
@@ -301,10 +303,19 @@ def _merged(plans: list[Plan]) -> list[Plan]:
     return merged
 
 
+def _asking(outcome: DirectAnswer) -> DirectAnswer:
+    """What was done, then the question for what the policy holds: asked once, last, in the last
+    held call's words (they name every call of the request held so far)."""
+    questions = [str(r.data.get("message")) for r in outcome.results if r.data.get("error") == CONFIRMATION_REQUIRED]
+    if not questions:
+        return outcome
+    return replace(outcome, reply=" ".join(p for p in (outcome.reply, questions[-1]) if p))
+
+
 def _joined(outcomes: list[DirectAnswer]) -> DirectAnswer:
     """Several commands, answered once: each part's sentence in order, every call and result."""
     return DirectAnswer(
-        reply=" ".join(o.reply for o in outcomes),
+        reply=" ".join(o.reply for o in outcomes if o.reply),
         intent="+".join(o.intent for o in outcomes),
         calls=[c for o in outcomes for c in o.calls],
         results=[r for o in outcomes for r in o.results],
@@ -312,18 +323,20 @@ def _joined(outcomes: list[DirectAnswer]) -> DirectAnswer:
 
 
 def _reply(plan: Action, results: list[ToolResult], language: str) -> str:
-    """One short sentence for what was done, then what failed."""
+    """One short sentence for what was done, then what failed; nothing for what the policy holds
+    (`_asking` asks about it)."""
     done = [e for e, r in zip(plan.targets, results) if r.ok]
+    held = [r.data.get("error") == CONFIRMATION_REQUIRED for r in results]
     # the tools' own sentences, or (for what they word for the model) that it did not work
     targets: list[Entity | None] = list(plan.targets) or [None]
-    failures = [_failure(e, r, language) for e, r in zip(targets, results) if not r.ok]
+    failures = [_failure(e, r, language) for e, r, h in zip(targets, results, held) if not r.ok and not h]
     parts: list[str] = []
     if len(results) == 1 and results[0].ok:
         parts.append(speech_of(results[0], language))
     elif done:
         parts.append(_group_sentence(plan, done, language))
     parts += list(dict.fromkeys(f for f in failures if f))
-    return " ".join(parts) or phrase(language, "error.generic")
+    return " ".join(parts) or ("" if any(held) else phrase(language, "error.generic"))
 
 
 def _failure(entity: Entity | None, result: ToolResult, language: str) -> str:

@@ -5,8 +5,9 @@ and no entity name, alias or state quoted in its prompt — can widen it:
 - only allowed domains (and, when listed, services) are controlled; read-only entities never are;
 - sensitive actions (unlocking, disarming, moving garage doors, gates and doors, anything the
   user lists) need a spoken "yes" in the same conversation, from the same route and client,
-  within a time window: the tool asks
-  instead of acting, and the agent runs the stored call when the yes arrives (`hub.agent.pending`);
+  within a time window: the tool asks instead of acting, and the agent runs the stored calls
+  when the yes arrives (`hub.agent.pending`). The sensitive calls of one request ("unlock all
+  the locks") are held together: one question names them all, one yes runs them all;
 - each entity may be changed only so often per minute;
 - every executed action is logged with its conversation, source and outcome.
 """
@@ -20,14 +21,14 @@ import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from hub.config import OPTION_BY_NAME
 from hub.home.entities import Entity
 from hub.core.speech import CONFIRMATION_REQUIRED
 from hub.core.tools import ToolContext, ToolError
 from hub.llm.types import ToolCall
-from hub.locales import phrase
+from hub.locales import join_list, phrase
 
 ACTION_LOG = logging.getLogger("hub.actions")
 
@@ -57,8 +58,15 @@ class PendingAction:
     entity_id: str
     entity_name: str
     service: str
-    ctx: ToolContext
+
+
+@dataclass
+class Held:
+    """The sensitive calls one request planned, waiting together for one yes."""
+
+    ctx: ToolContext  # the request that asked (its route and client must answer)
     asked_at: float  # policy clock (monotonic)
+    actions: list[PendingAction]
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,18 @@ def confirm_verb(service: str, language: str) -> str:
     return phrase(language, f"policy.verb.{verb}")
 
 
+def confirm_question(actions: Sequence[PendingAction], language: str) -> str:
+    """One question for held calls: a sentence per verb, naming its devices ("Do you really want
+    me to unlock Front door and Back door?")."""
+    by_verb: dict[str, list[str]] = {}
+    for action in actions:
+        names = by_verb.setdefault(confirm_verb(action.service, language), [])
+        if action.entity_name not in names:
+            names.append(action.entity_name)
+    return " ".join(phrase(language, "policy.confirm", action=verb, name=join_list(names, language))
+                    for verb, names in by_verb.items())
+
+
 class ActionPolicy:
     def __init__(
         self,
@@ -101,7 +121,7 @@ class ActionPolicy:
         self.confirm_seconds = float(confirm_seconds)
         self.rate_limit = int(rate_limit_per_minute)  # 0: no limit
         self._clock = clock
-        self._pending: dict[str, PendingAction] = {}  # conversation id → held action
+        self._pending: dict[str, Held] = {}  # conversation id → its request's held calls
         self._grants: set[tuple[str, str, str]] = set()  # (conversation, entity, service) confirmed
         self._recent: dict[str, deque[float]] = {}  # entity id → times of executed actions
 
@@ -137,7 +157,9 @@ class ActionPolicy:
         """Raise a ToolError with a spoken reason unless the call may run now.
 
         A sensitive call without a confirmation is held for the conversation and answered
-        with the question (`error: confirmation_required`).
+        with the question (`error: confirmation_required`); a call of the request that holds
+        calls already joins them, and its question asks for all of them (a new request's
+        replaces them).
         """
         if not self.allows(entity, service):
             self._log(entity, service, ctx, "refused: not allowed")
@@ -154,12 +176,12 @@ class ActionPolicy:
             self._grants.discard(grant)  # one confirmation, one action
             return
         self._forget_expired()
-        self._pending[ctx.conversation_id] = PendingAction(
-            call, entity.entity_id, entity.name, service, ctx, self._clock())
+        held = self._pending.get(ctx.conversation_id)
+        if held is None or ctx.request is None or held.ctx.request != ctx.request:
+            held = self._pending[ctx.conversation_id] = Held(ctx, self._clock(), [])
+        held.actions.append(PendingAction(call, entity.entity_id, entity.name, service))
         self._log(entity, service, ctx, "held: asked for confirmation")
-        question = phrase(ctx.language, "policy.confirm", name=entity.name,
-                          action=confirm_verb(service, ctx.language))
-        raise ToolError(question, code=CONFIRMATION_REQUIRED, entity_id=entity.entity_id,
+        raise ToolError(confirm_question(held.actions, ctx.language), code=CONFIRMATION_REQUIRED, entity_id=entity.entity_id,
                         instruction="Nothing was done. Ask the user this question and wait for their answer.")
 
     def record(self, entity: Entity, service: str, data: dict[str, Any], ctx: ToolContext,
@@ -171,24 +193,24 @@ class ActionPolicy:
 
     # --- confirmations ------------------------------------------------------------------------
 
-    def take_pending(self, conversation_id: str) -> PendingAction | None:
-        """The conversation's held action, removed: any reply ends the wait."""
+    def take_pending(self, conversation_id: str) -> Held | None:
+        """The conversation's held calls, removed: any reply ends the wait."""
         return self._pending.pop(conversation_id, None)
 
     def has_pending(self, conversation_id: str) -> bool:
         return conversation_id in self._pending
 
-    def peek_pending(self, conversation_id: str) -> PendingAction | None:
-        """The conversation's held action, left held."""
+    def peek_pending(self, conversation_id: str) -> Held | None:
+        """The conversation's held calls, left held."""
         return self._pending.get(conversation_id)
 
-    def is_fresh(self, pending: PendingAction) -> bool:
-        return self._clock() - pending.asked_at <= self.confirm_seconds
+    def is_fresh(self, held: Held) -> bool:
+        return self._clock() - held.asked_at <= self.confirm_seconds
 
     @contextmanager
-    def granted(self, pending: PendingAction) -> Iterator[None]:
+    def granted(self, held: Held, action: PendingAction) -> Iterator[None]:
         """Let exactly this confirmed call through once while the block runs."""
-        grant = (pending.ctx.conversation_id, pending.entity_id, pending.service)
+        grant = (held.ctx.conversation_id, action.entity_id, action.service)
         self._grants.add(grant)
         try:
             yield

@@ -264,10 +264,10 @@ async def test_sensitive_ha_service_asks_for_confirmation_first(make_setup):
     assert held.data["error"] == "confirmation_required"
     assert held.speech == "Do you really want me to unlock lock.town_gate?"
     assert ha.calls == []
-    pending = policy.take_pending("c1")
-    assert pending is not None and pending.call == ToolCall("open_gate", {})
-    with policy.granted(pending):
-        done = await registry.call(pending.call, CTX)
+    held = policy.take_pending("c1")
+    assert held is not None and [a.call for a in held.actions] == [ToolCall("open_gate", {})]
+    with policy.granted(held, held.actions[0]):
+        done = await registry.call(held.actions[0].call, CTX)
     assert done.ok and ha.calls == [("lock", "unlock", {"entity_id": "lock.town_gate"})]
 
 
