@@ -6,11 +6,22 @@ from __future__ import annotations
 
 import pytest
 
+from hub.agent.agent import Agent
+from hub.agent.pending import ConfirmationHook
+from hub.agent.types import TurnRequest
+from hub.config import validate
+from hub.home.catalogue import build_home_tools
 from hub.home.entities import EntityStore
 from hub.home.fast_path import FastPath
 from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
-from hub.core.tools import ToolContext
+from hub.home.view import StoreHomeView
+from hub.core.tools import ToolContext, ToolRegistry
+from hub.locales import phrase
+from hub.options import hub_options
+from hub.settings import RuntimeSettings
+from helpers.scripted_engine import ScriptedEngine
 from mqtt.mqtt_helpers import eventually
 from mqtt.test_tools_on_mqtt import home as mqtt_home  # noqa: F401  (the MQTT demo home, tools on it)
 
@@ -85,3 +96,28 @@ async def test_chit_chat_sends_nothing_to_the_devices(home: MqttHome, sniffer_fa
     sniffer = sniffer_factory(["bolt_demo/+/set", "bolt_demo/+/+/set"])
     assert await home.say(text, language) is None
     assert not sniffer.messages
+
+
+async def test_one_yes_unlocks_the_lock_and_opens_the_garage_door_over_mqtt(mqtt_home, tmp_path) -> None:
+    """Two sensitive parts of one sentence, through the real agent and policy: nothing moves on
+    the question, both real devices move on the one yes."""
+    store, _, demo = mqtt_home
+    policy = ActionPolicy()
+    registry = ToolRegistry()
+    resolver = EntityResolver(store)
+    for tool in build_home_tools(store, resolver, policy):
+        registry.register(tool)
+    options = hub_options(validate({"data_dir": str(tmp_path)}))
+    agent = Agent(engine=ScriptedEngine([]), registry=registry, settings=RuntimeSettings(options.settings),
+                  options=options.agent, home=StoreHomeView(store, resolver),
+                  fast_path=FastPath(store, registry, resolver), confirmations=ConfirmationHook(policy, registry))
+    await eventually(lambda: store.get("lock.front_door") is not None and store.get("cover.garage_door") is not None)
+    asked = await agent.ask(TurnRequest("unlock the front door and open the garage door", "door", language="en"))
+    names = [store.get("lock.front_door").name, store.get("cover.garage_door").name]
+    assert asked.reply == " ".join([
+        phrase("en", "policy.confirm", action=phrase("en", "policy.verb.unlock"), name=names[0]),
+        phrase("en", "policy.confirm", action=phrase("en", "policy.verb.open"), name=names[1])])
+    assert demo.device("front_door").locked and demo.device("garage_door").position == 0
+    done = await agent.ask(TurnRequest("yes", "door", language="en"))
+    assert done.path == "confirmation" and all(f.ok for f in done.tool_calls), done.reply
+    await eventually(lambda: not demo.device("front_door").locked and demo.device("garage_door").position == 100)
