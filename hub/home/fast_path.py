@@ -133,7 +133,7 @@ class FastPath:
         """The whole sentence as one command; else its parts, when every part is one; else the
         whole read with a name the resolver finds (when `read_names`); else a question naming a device."""
         whole = recognize(text, intents, loaded, home, code)
-        plan = self._planner.plan(whole, home, language)
+        plan = self._planner.plan(whole, home, language, text)
         if plan is not None:
             return [self._fitting(plan, text, language, read_name=False)]
         parts = split_parts(text, language)

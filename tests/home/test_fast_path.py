@@ -7,6 +7,7 @@ import pytest
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import Entity, EntityStore
+from hub.home import fast_path, recognition
 from hub.home.fast_path import FastPath
 from hub.home.recognition import build_names
 from hub.home.resolve import EntityResolver
@@ -231,3 +232,28 @@ async def test_unknown_device_gets_a_localized_answer_and_changes_nothing(
                                   "Ich will im Bett lesen, mach da mal was"])
 async def test_remarks_are_not_mistaken_for_unknown_devices(home: Home, text) -> None:
     assert await home.say(text) is None
+
+
+@pytest.mark.parametrize("text", ["spegni in soggiorno il climatizzatore", "spegni il climatizzatore in soggiorno"])
+async def test_a_device_word_two_domains_claim_goes_to_the_domain_it_names(monkeypatch, text) -> None:
+    """Italian intents 2025.6 (HA's test suite's release: its climate on/off sentences and word
+    lists, as below) list "climatizzatore" and "condizionatore" among the fan words as well as the
+    climate ones: the air conditioner is switched, not the fan."""
+    installed = recognition.get_intents
+    data = installed("it")
+    turn_off = data["intents"]["HassTurnOff"]
+    area_off = [{"sentences": [f"<turn_off> [<all>] [<the>] <{domain}> (<in>|<of>) [<the>] {{area}}",
+                               f"<turn_off> (<in>|<of>) [<the>] {{area}} [<all>] [<the>] <{domain}>"],
+                 "slots": {"domain": domain}} for domain in ("fan", "climate")]
+    suite_release = {**data, "expansion_rules": {
+        **data["expansion_rules"],
+        "fan": "(ventol(a|e) | ventilator(e|i) | ventilazione | climatizzator(e|i) | condizionator(e|i))",
+        "climate": "(clima|climatizzator(e|i)|condizionator(e|i)|aria condizionata)"},
+        "intents": {**data["intents"], "HassTurnOff": {**turn_off, "data": [*turn_off["data"], *area_off]}}}
+    monkeypatch.setattr(recognition, "get_intents", lambda code: suite_release if code == "it" else installed(code))
+    monkeypatch.setattr(fast_path, "load_intents", recognition.load_intents.__wrapped__)  # not the cached ones
+    home = Home()
+    home.store.upsert(Entity("fan.living_room", "Ventilatore", "on", area="Living room", source="demo"))
+    outcome = await home.say(text, "it")
+    assert outcome is not None and [c.arguments["entity_id"] for c in outcome.calls] == ["climate.living_room"]
+    assert home.store.get("climate.living_room").state == "off" and home.store.get("fan.living_room").state == "on"
