@@ -252,6 +252,9 @@ def _timer_action(intent: str, slots: dict[str, Any], result: RecognizeResult) -
         hours, rest = divmod(round(seconds), 3600)
         minutes, secs = divmod(rest, 60)
         args = {k: v for k, v in (("hours", hours), ("minutes", minutes), ("seconds", secs)) if v}
+    else:  # the timer meant by the duration it was started with ("cancel the 5 minute timer")
+        args = {unit: int(slots[f"start_{unit}"]) for unit in ("hours", "minutes", "seconds")
+                if isinstance(slots.get(f"start_{unit}"), (int, float))}
     name = result.entities.get("name")
     if name is not None and len(str(name.text).split()) <= 3:
         args["name"] = str(name.text).strip()

@@ -125,13 +125,16 @@ class TimerService:
     def remaining_s(self, timer: Timer) -> float:
         return max(0.0, timer.ends_at - self._clock())
 
-    def find(self, name: str | None, ctx: ToolContext) -> list[Timer]:
-        """By name when given; else this conversation's, else this satellite's, else all."""
-        timers = self.timers()
+    def find(self, name: str | None, ctx: ToolContext, duration_s: int | None = None) -> list[Timer]:
+        """By name when given; else this conversation's, else this satellite's, else all;
+        `duration_s`: only those started for that long ("the 5 minute timer")."""
+        timers = [t for t in self.timers() if duration_s is None or t.duration_s == duration_s]
         if name and name.strip():
             wanted = name.strip().casefold()
             exact = [t for t in timers if (t.name or "").casefold() == wanted]
-            return exact or [t for t in timers if t.name and wanted in t.name.casefold()]
+            within = [t for t in timers if t.name and wanted in t.name.casefold()]
+            said = set(wanted.split())  # "my pizza" said, "pizza" named: the name's words among those said
+            return exact or within or [t for t in timers if t.name and set(t.name.casefold().split()) <= said]
         for same in (lambda t: t.ctx.conversation_id == ctx.conversation_id,
                      lambda t: bool(ctx.satellite_id) and t.ctx.satellite_id == ctx.satellite_id,
                      lambda t: bool(ctx.device_id) and t.ctx.device_id == ctx.device_id):
@@ -194,21 +197,26 @@ class TimerService:
 # --- tools --------------------------------------------------------------------------------------
 
 _NAME = {"type": "string", "maxLength": MAX_NAME_CHARS, "description": "what the timer is for"}
+_DURATION = {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
+             "minutes": {"type": "integer", "minimum": 0, "maximum": 1440},
+             "seconds": {"type": "integer", "minimum": 0, "maximum": 86400}}
+# the timer a cancel or status call means: its name, or the duration it was started with
+_WHICH_TIMER = {"type": "object", "additionalProperties": False, "properties": {"name": _NAME, **_DURATION}}
+
+
+def _seconds(args: dict[str, Any]) -> int:
+    return args.get("hours", 0) * 3600 + args.get("minutes", 0) * 60 + args.get("seconds", 0)
 
 
 class StartTimer:
     spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends.", {
-        "type": "object", "additionalProperties": False,
-        "properties": {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
-                       "minutes": {"type": "integer", "minimum": 0, "maximum": 1440},
-                       "seconds": {"type": "integer", "minimum": 0, "maximum": 86400},
-                       "name": _NAME}})
+        "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME}})
 
     def __init__(self, service: TimerService) -> None:
         self._service = service
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        total = args.get("hours", 0) * 3600 + args.get("minutes", 0) * 60 + args.get("seconds", 0)
+        total = _seconds(args)
         if not 1 <= total <= MAX_TIMER_S:
             raise ToolError(f"Give a duration between 1 second and {MAX_TIMER_S // 3600} hours "
                             "in hours, minutes and/or seconds.", code="invalid_arguments")
@@ -221,7 +229,7 @@ class StartTimer:
 
 
 def _one_timer(service: TimerService, args: dict[str, Any], ctx: ToolContext) -> list[Timer]:
-    found = service.find(args.get("name"), ctx)
+    found = service.find(args.get("name"), ctx, _seconds(args) or None)
     if not found:
         raise ToolError(phrase(ctx.language, "entity.not_found", name=args.get("name") or phrase(ctx.language, "timer.word")),
                         code="no_timer", running=[t.name or t.id for t in service.timers()])
@@ -229,8 +237,8 @@ def _one_timer(service: TimerService, args: dict[str, Any], ctx: ToolContext) ->
 
 
 class CancelTimer:
-    spec = ToolSpec("cancel_timer", "Cancel a running timer.", {
-        "type": "object", "additionalProperties": False, "properties": {"name": _NAME}})
+    spec = ToolSpec("cancel_timer", "Cancel a running timer (by its name or the duration it was started with).",
+                    _WHICH_TIMER)
 
     def __init__(self, service: TimerService) -> None:
         self._service = service
@@ -247,8 +255,7 @@ class CancelTimer:
 
 
 class TimerStatus:
-    spec = ToolSpec("timer_status", "How much time is left on the running timers.", {
-        "type": "object", "additionalProperties": False, "properties": {"name": _NAME}})
+    spec = ToolSpec("timer_status", "How much time is left on the running timers.", _WHICH_TIMER)
 
     def __init__(self, service: TimerService) -> None:
         self._service = service

@@ -178,6 +178,28 @@ async def test_vacuum_timers_and_never_mind(home: BigHome) -> None:
     assert home.snapshot() == before
 
 
+@pytest.mark.parametrize("text, language, cancelled", [
+    ("cancel the 5 minute timer", "en", (None, 300)),
+    ("stoppe Timer für 5 Minuten", "de", (None, 300)),
+    ("annule le minuteur de 5 minutes", "fr", (None, 300)),
+    ("stop my pizza timer", "en", ("pizza", 1320)),
+    ("lösch meinen Pizza Timer", "de", ("pizza", 1320)),
+    ("Arrête le minuteur appelé pizza", "fr", ("pizza", 1320)),
+])
+async def test_the_timer_meant_by_its_duration_or_name_is_cancelled(home: BigHome, text, language,
+                                                                    cancelled) -> None:
+    """HA's HassCancelTimer: the timer started for that long, or named so ("my pizza": the words
+    around the name are not part of it); the other one runs on."""
+    running = [(None, 300), ("pizza", 1320), ("tea", 600)]
+    for name, seconds in running:
+        home.timers.add(seconds, name, ToolContext("earlier"))
+    outcome = await home.say(text, language)
+    assert outcome is not None and [c.name for c in outcome.calls] == ["cancel_timer"], text
+    assert outcome.results[0].ok, outcome.results[0].data
+    assert sorted(((t.name, t.duration_s) for t in home.timers.timers()), key=str) == \
+        sorted((t for t in running if t != cancelled), key=str)
+
+
 # --- point 3: names as people say them -----------------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [

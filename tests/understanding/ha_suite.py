@@ -57,9 +57,12 @@ COVERED = (
     "HassTurnOn", "HassTurnOff", "HassLightSet", "HassClimateSetTemperature",
     "HassClimateGetTemperature", "HassSetPosition", "HassMediaPause", "HassMediaUnpause",
     "HassMediaNext", "HassMediaPrevious", "HassSetVolume", "HassVacuumStart",
-    "HassVacuumReturnToBase", "HassGetState", "HassStartTimer", "HassGetCurrentDate",
-    "HassGetCurrentTime", "HassNevermind",
+    "HassVacuumReturnToBase", "HassGetState", "HassStartTimer", "HassCancelTimer", "HassTimerStatus",
+    "HassGetCurrentDate", "HassGetCurrentTime", "HassNevermind",
 )
+# a timer the sentence does not single out by name or duration runs this long
+_TIMER_S = 300
+_TIMER_QUERIES = ("HassCancelTimer", "HassTimerStatus")
 _ANSWERED = ("HassGetCurrentDate", "HassGetCurrentTime", "HassNevermind")
 # a media command with no player named acts on the players in the state it needs, as HA's does
 _MEDIA_STATES = {"HassMediaPause": "playing", "HassMediaUnpause": "paused",
@@ -227,6 +230,8 @@ def _left_out(sentence: str, intent: str, slots: dict[str, Any], context: dict[s
             and not {"name", "area", "floor"} & set(slots) \
             and sum(e.domain == "climate" for e in fixtures.home.entities) > 1:
         return "needs the satellite's area"
+    if intent in _TIMER_QUERIES and slots.get("area"):
+        return "a timer by its area (the hub's timers have none)"
     here = as_set(context.get("area"))  # the satellite's area (a list: its spoken forms)
     if here and intent != "HassStartTimer" and (not slots.get("area") or here & as_set(slots["area"])):
         said = f" {fold(sentence, language)} "
@@ -276,6 +281,10 @@ def expect_suite(intent: str, slots: dict[str, Any], fixtures: FixtureHome) -> E
         total = sum(float(slots.get(unit) or 0) * factor
                     for unit, factor in (("hours", 3600), ("minutes", 60), ("seconds", 1)))
         return Expected(timer_s=round(total)) if total else None
+    if intent in _TIMER_QUERIES:
+        running = _running_timers(slots)
+        return Expected(answer=True, running=running) if intent == "HassTimerStatus" \
+            else Expected(running=running, cancelled=0)
     if intent in _ANSWERED:
         return Expected(answer=True)
     found = suite_targets(intent, slots, fixtures)
@@ -294,6 +303,17 @@ def expect_suite(intent: str, slots: dict[str, Any], fixtures: FixtureHome) -> E
             return None
         calls.append((entity.entity_id, service, tuple(sorted(data.items()))))
     return Expected(calls=tuple(sorted(calls)))
+
+
+def _running_timers(slots: dict[str, Any]) -> tuple[tuple[str | None, int], ...]:
+    """The timers running when a timer is cancelled or asked about: the one the slots describe
+    (its name, its starting duration), first; beside it, when the slots single it out, another
+    (unnamed, longer) that HA's handler would leave alone."""
+    names = sorted({str(n).strip() for n in as_set(slots.get("name"))})
+    said = sum(float(slots.get(f"start_{unit}") or 0) * factor
+               for unit, factor in (("hours", 3600), ("minutes", 60), ("seconds", 1)))
+    target = (names[0] if names else None, round(said) or _TIMER_S)
+    return (target, (None, target[1] + 17 * 60)) if names or said else (target,)
 
 
 # --- HA's matcher ----------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from hub.home import language as language_id
 from hub.home.fast_path import FastPath
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy
 from hub.home.resolve import EntityResolver
-from hub.core.tools import ToolRegistry
+from hub.core.tools import ToolContext, ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.llm.types import Delta, Done, GenerationRequest, ModelInfo, TextDelta, Usage
 from hub.locales import SUPPORTED_LANGUAGES, format_number, template
@@ -185,6 +185,8 @@ class Expected:
     timer_s: int | None = None  # start_timer with this total duration
     answer: bool = False  # a question: answered by the hub, nothing done
     reply_contains: str | None = None
+    running: tuple[tuple[str | None, int], ...] = ()  # timers (name, seconds) running when it is said
+    cancelled: int | None = None  # the one of `running` it cancels (the others run on)
 
 
 @dataclass(frozen=True)
@@ -578,6 +580,9 @@ class Rig:
         with the language's yes, as the person who asked would; the turn that asked scores.
         """
         self.backend.calls.clear()
+        timers = self.later.timers
+        for name, seconds in case.expected.running:
+            timers.add(seconds, name, ToolContext("running-before", case.language))
         started = time.perf_counter()
         language = case.language if give_language else None
         result = await self.agent.ask(TurnRequest(case.text, language=language, source="rest", client=SOURCE))
@@ -586,9 +591,9 @@ class Rig:
             yes = template(result.language, "policy.yes_words").split("|")[0]
             await self.agent.ask(TurnRequest(yes, result.conversation_id, language=language, source="rest",
                                              client=SOURCE))
-        ok, why = score(case, result, self.backend.calls)
-        for timer in list(self.later.timers.timers()):
-            self.later.timers.cancel(timer.id)
+        ok, why = score(case, result, self.backend.calls, [(t.name, t.duration_s) for t in timers.timers()])
+        for timer in list(timers.timers()):
+            timers.cancel(timer.id)
         for entity in self.home.entities:
             if self.store.get(entity.entity_id) != entity:
                 self.store.update_state(entity.entity_id, entity.state, dict(entity.attributes))
@@ -596,12 +601,17 @@ class Rig:
         return Outcome(case, ok, why, result, seconds)
 
 
-def score(case: Case, result: TurnResult, calls: list[tuple[str, str, dict[str, Any]]]) -> tuple[bool, str]:
-    """(carried out as expected, why not)."""
+def score(case: Case, result: TurnResult, calls: list[tuple[str, str, dict[str, Any]]],
+          timers: list[tuple[str | None, int]] | None = None) -> tuple[bool, str]:
+    """(carried out as expected, why not). `timers`: those running after it, of `expected.running`."""
     if result.path == "model":
         return False, "went to the model"
     expected = case.expected
     done = sorted((entity_id, service, _comparable(data)) for entity_id, service, data in calls)
+    if expected.running:
+        left = [t for n, t in enumerate(expected.running) if n != expected.cancelled]
+        if sorted(timers or [], key=str) != sorted(left, key=str):
+            return False, f"timers left {timers} (expected {left}); reply {result.reply!r}"
     if expected.timer_s is not None:
         timers = [c for c in result.tool_calls if c.call.name == "start_timer" and c.ok]
         seconds = [c.data.get("duration_s") for c in timers]
