@@ -105,7 +105,7 @@ class FastPath:
         else:
             outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
             outcome = _joined([o for o in outcomes if o is not None])
-        return _asking(outcome) if outcome is not None else None
+        return _asking(outcome)
 
     async def finish(self, action: Action, entity: Entity, ctx: ToolContext) -> DirectAnswer | None:
         """The command that asked "which one?", carried out on the entity the answer chose."""
@@ -303,9 +303,11 @@ def _merged(plans: list[Plan]) -> list[Plan]:
     return merged
 
 
-def _asking(outcome: DirectAnswer) -> DirectAnswer:
+def _asking(outcome: DirectAnswer | None) -> DirectAnswer | None:
     """What was done, then the question for what the policy holds: asked once, last, in the last
     held call's words (they name every call of the request held so far)."""
+    if outcome is None:
+        return None
     questions = [str(r.data.get("message")) for r in outcome.results if r.data.get("error") == CONFIRMATION_REQUIRED]
     if not questions:
         return outcome
