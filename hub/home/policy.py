@@ -28,7 +28,7 @@ from hub.home.entities import Entity
 from hub.core.speech import CONFIRMATION_REQUIRED
 from hub.core.tools import ToolContext, ToolError
 from hub.llm.types import ToolCall
-from hub.locales import join_list, phrase
+from hub.locales import join_list, phrase, plural_phrase
 
 ACTION_LOG = logging.getLogger("hub.actions")
 
@@ -38,6 +38,7 @@ SENSITIVE_COVER_CLASSES = frozenset({"garage", "gate", "door"})
 # The safe direction on a sensitive entity needs no confirmation: locking, arming.
 SAFE_SERVICES = {"lock": ("lock",), "alarm_control_panel": ("alarm_arm_*",)}
 RATE_WINDOW_S = 60.0
+NAMED_IN_QUESTION = 3  # more held devices of one verb are counted in the question, not named
 
 
 # The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service:
@@ -92,14 +93,18 @@ def confirm_verb(service: str, language: str) -> str:
 
 def confirm_question(actions: Sequence[PendingAction], language: str) -> str:
     """One question for held calls: a sentence per verb, naming its devices ("Do you really want
-    me to unlock Front door and Back door?")."""
+    me to unlock Front door and Back door?"), or counting them when there are many ("… unlock
+    5 devices?")."""
     by_verb: dict[str, list[str]] = {}
     for action in actions:
         names = by_verb.setdefault(confirm_verb(action.service, language), [])
         if action.entity_name not in names:
             names.append(action.entity_name)
-    return " ".join(phrase(language, "policy.confirm", action=verb, name=join_list(names, language))
-                    for verb, names in by_verb.items())
+    return " ".join(
+        phrase(language, "policy.confirm", action=verb, name=join_list(names, language))
+        if len(names) <= NAMED_IN_QUESTION
+        else plural_phrase(language, "policy.confirm_many", len(names), action=verb)
+        for verb, names in by_verb.items())
 
 
 class ActionPolicy:

@@ -1,7 +1,7 @@
 """Several sensitive actions in one request, one "yes": the real agent, fast path and policy over
 the demo home with three door locks and two garage doors (issue #15).
 
-One question names every held call, one yes carries them all out (each outcome said, a failing
+One question names every held call (counts them, when there are many), one yes carries them all out (each outcome said, a failing
 one too, the rest still run), one no cancels them all, another request drops them.
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 from hub.home.entities import BackendError, Entity
 from hub.home.policy import CONFIRMATION_REQUIRED
-from hub.locales import join_list, phrase
+from hub.locales import join_list, phrase, plural_phrase
 
 from async_policy.async_helpers import FakeClock, TestHub
 from helpers.scripted_engine import ScriptedEngine, call, text
@@ -73,6 +73,22 @@ async def test_one_question_names_every_lock_and_one_yes_unlocks_them_all(tmp_pa
     assert done.reply == " ".join(unlocked(language, name) for name in names)
     assert all(hub.state(e) == "unlocked" for e in LOCKS)
     assert sorted(c[:2] for c in hub.backend.calls) == sorted((e, "unlock") for e in LOCKS)
+
+
+@pytest.mark.parametrize("language, text", [
+    ("en", "unlock the front door, the back door, the cellar door and the garden door"),
+    ("de", "entriegle die Haustür, die Hintertür, die Kellertür und die Gartentür"),
+    ("fr", "déverrouille la porte d'entrée, la porte de derrière, la porte de la cave et la porte du jardin"),
+])
+async def test_many_locks_are_counted_in_the_question(tmp_path, language, text) -> None:
+    hub = home_hub(tmp_path, FakeClock())
+    hub.store.upsert(Entity("lock.garden_door", "Garden door", "locked", {}, ("Gartentür", "porte du jardin"),
+                            "Hallway", source="demo"))
+    asked = await hub.ask(text, language=language)
+    assert asked.reply == plural_phrase(language, "policy.confirm_many", 4,
+                                        action=phrase(language, "policy.verb.unlock"))
+    await hub.ask(YES[language], language=language)
+    assert all(hub.state(e) == "unlocked" for e in [*LOCKS, "lock.garden_door"])
 
 
 @pytest.mark.parametrize("language", ["en", "de", "fr"])

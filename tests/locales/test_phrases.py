@@ -28,6 +28,8 @@ from hub.locales import (
 
 VERBS = ("unlock", "lock", "open", "close", "move", "disarm", "arm", "turn_on", "turn_off", "change")
 COUNTED_UNITS = ("hour", "minute", "second")
+# Phrases with a form per plural category (`plural_phrase`): the units, the count of held devices.
+COUNTED = (*(f"unit.{unit}" for unit in COUNTED_UNITS), "policy.confirm_many")
 # Plural forms beyond English's one/other that a language may add, when its plural rule uses them.
 EXTRA_FORMS = ("zero", "two", "few", "many")
 # The keys the team brief promises, with their placeholders.
@@ -52,6 +54,7 @@ PROMISED_KEYS = {
     "unit.celsius": {"value"}, "unit.fahrenheit": {"value"}, "unit.percent": {"value"},
     "unit.degrees": {"value"}, "unit.kmh": {"value"}, "unit.kwh": {"value"}, "unit.watt": {"value"},
     **{f"unit.{unit}.{form}": {"value"} for unit in COUNTED_UNITS for form in ("one", "other")},
+    **{f"policy.confirm_many.{form}": {"action", "value"} for form in ("one", "other")},
     "number.decimal_separator": set(),
     "tool.timeout": {"name"}, "tool.unavailable": {"name"}, "tool.failed": {"name"},
     "tool.waiting": {"name"},
@@ -112,7 +115,7 @@ def english_key(key: str) -> str:
 def test_language_has_every_key_with_the_english_placeholders(language: str) -> None:
     english = raw_file("en")
     data = raw_file(language)
-    allowed_extra = {f"unit.{unit}.{form}" for unit in COUNTED_UNITS for form in EXTRA_FORMS
+    allowed_extra = {f"{key}.{form}" for key in COUNTED for form in EXTRA_FORMS
                      if form in categories_used(language)}
     assert set(english) <= set(data) <= set(english) | allowed_extra, (
         f"{language}: missing {sorted(set(english) - set(data))}, "
@@ -124,9 +127,10 @@ def test_language_has_every_key_with_the_english_placeholders(language: str) -> 
         assert text == text.strip(), f"{language} {key}: stray whitespace"
         names = [name for name, _, _ in fields(text)]
         expected = fields_of(english[english_key(key)])
-        if key.endswith((".one", ".two")) and key.startswith("unit."):
+        if key.endswith((".one", ".two")) and key.startswith(COUNTED):
             # "שעתיים", "ساعة واحدة": the word alone may say the number
-            assert set(names) <= expected, f"{language} {key}: placeholders {names}"
+            assert set(names) <= expected and expected - set(names) <= {"value"}, \
+                f"{language} {key}: placeholders {names}"
         else:
             assert set(names) == expected, f"{language} {key}: placeholders {names}"
         assert len(names) == len(set(names)), f"{language} {key}: a placeholder repeats"

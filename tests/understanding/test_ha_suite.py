@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.understanding.ha_suite import Suite, expect_suite, fixture_home, load_cases, measure_suite
-from tests.understanding.harness import MAIN_LANGUAGES
+from tests.understanding.harness import MAIN_LANGUAGES, Expected
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -59,3 +59,19 @@ def test_the_suite_becomes_cases_with_what_ha_would_do() -> None:
     assert "please turn the lights on in here" not in by_text  # the satellite's area: left out
     assert loaded.left_out["needs the satellite's area"] > 0
     assert expect_suite("HassTurnOn", {"name": "No Such Device"}, fixtures) is None
+
+
+def test_timer_cases_run_with_the_timers_they_describe() -> None:
+    """A cancel or status sentence is said while the timer it means runs (beside another it does
+    not mean, when it singles one out); a timer by area is left out (the hub's timers have none)."""
+    suite = Suite()
+    fixtures = fixture_home(suite, "en")
+    loaded = load_cases(suite, fixtures, "en")
+    by_text = {c.case.text: c.case for c in loaded.cases}
+    assert by_text["cancel timer"].expected == Expected(running=((None, 300),), cancelled=0)
+    assert by_text["cancel 5 minute timer"].expected == Expected(running=((None, 300), (None, 1320)), cancelled=0)
+    assert by_text["stop my pizza timer"].expected.running[0] == ("pizza", 300)
+    status = by_text["status of 1 hour timer"].expected
+    assert status.answer and status.cancelled is None and status.running == ((None, 3600), (None, 4620))
+    assert "cancel kitchen timer" not in by_text
+    assert loaded.left_out["a timer by its area (the hub's timers have none)"] > 0
