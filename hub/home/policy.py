@@ -7,7 +7,7 @@ and no entity name, alias or state quoted in its prompt — can widen it:
   user lists) need a spoken "yes" in the same conversation, from the same route and client,
   within a time window: the tool asks instead of acting, and the agent runs the stored calls
   when the yes arrives (`hub.agent.pending`). The sensitive calls of one request ("unlock all
-  the locks") are held together: one question names them all, one yes runs them all;
+  the locks") are held together: one question names (or counts) them, one yes runs them all;
 - each entity may be changed only so often per minute;
 - every executed action is logged with its conversation, source and outcome.
 """
