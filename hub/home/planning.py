@@ -187,6 +187,8 @@ class Planner:
         """The entities the slots mean, and whether a name picked them (else a group)."""
         domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
         device_class = slots.get("device_class")
+        # a list when the template's words fit several kinds ("gardiner": blinds, curtains, shutters)
+        device_classes = set(device_class) if isinstance(device_class, list) else {device_class}
         areas: set[str] | None = None
         if isinstance(slots.get("area"), str):
             areas = {slots["area"]}
@@ -208,6 +210,9 @@ class Planner:
             pool = self._store.all()
         elif intent == "HassClimateGetTemperature":
             pool = self._store.all()  # "what is the temperature": the thermostats
+        elif intent == "HassClimateSetTemperature":
+            # "set the temperature to 21": the one thermostat, as HA's handler takes it (several: "which one?")
+            pool, named = self._store.all(), True
         else:
             return None
         if areas is not None:
@@ -217,7 +222,7 @@ class Planner:
             pool = [e for e in pool if e.domain == domain or (
                 device_class and intent == "HassGetState" and e.domain == "binary_sensor")]
         if device_class:
-            pool = [e for e in pool if e.device_class == device_class]
+            pool = [e for e in pool if e.device_class in device_classes]
         return pool, named
 
 
