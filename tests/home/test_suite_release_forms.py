@@ -1,12 +1,14 @@
 """Template forms of the intents release HA's own test suite checks (2025.6), which the installed
 release words otherwise: a device class slot that lists several kinds ("gardiner": blinds,
-curtains and shutters) and "set the temperature to 30" with no thermostat named and no
-satellite area required. The hub carries both out as HA's handlers do. Real hassil matcher over
+curtains and shutters), "set the temperature to 30" with no thermostat named and no
+satellite area required, a timer template asking for the satellite's area (da, nb: HA's timers
+belong to a satellite; the hub keeps its own). The hub carries them out as HA's handlers do. Real hassil matcher over
 the installed templates plus those forms (as the hub gets them once it ships that release's
 data), the real store, registry and demo backend."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,17 +16,22 @@ import pytest
 from hub.home import recognition
 from hub.home.entities import Entity
 from tests.home.test_fast_path import Home
+from tests.home.test_fast_path_understanding import BigHome
 
 pytestmark = pytest.mark.timeout(120)
 
+_HERE = {"area": {"slot": False}}  # a satellite that has an area
 _COVERS = {"domain": "cover", "device_class": ["blind", "curtain", "shutter"]}
 # each language's form, as the 2025.6 release writes it (literal words, the lists it uses)
 FORMS: dict[str, dict[str, list[dict[str, Any]]]] = {
     "sv": {"HassTurnOff": [{"sentences": ["stäng (gardiner|gardinerna|persiennerna) i {area}"], "slots": _COVERS}],
            "HassClimateSetTemperature": [{"sentences": ["sätt temperaturen till {temperature} grader"]}]},
     "sk": {"HassTurnOn": [{"sentences": ["vytiahni (žalúzie|závesy) v {area}"], "slots": _COVERS}]},
+    "nb": {"HassStartTimer": [{"sentences": ["[start ]nedtelling på {timer_quarters:minutes} kvarter"],
+                               "requires_context": _HERE}]},
     "el": {"HassClimateSetTemperature": [{"sentences": ["ρύθμισε τη θερμοκρασία στους {temperature} βαθμούς"]}]},
 }
+QUARTERS = {"timer_quarters": {"range": {"from": 1, "to": 4, "multiplier": 15}}}  # "3 kvarter": 45 minutes
 ROOMS = {"sv": "Sovrum", "sk": "Spálňa", "el": "Σαλόνι"}
 ROOM_ALIASES = {"sk": ["spálni"]}  # as said after "v"
 
@@ -37,6 +44,7 @@ def with_forms(monkeypatch):
         data = installed(code)
         for intent, blocks in FORMS.get(code, {}).items():
             data["intents"].setdefault(intent, {"data": []})["data"].extend(blocks)
+        data["lists"].update(QUARTERS)
         return data
 
     monkeypatch.setattr(recognition, "get_intents", get_intents)
@@ -96,3 +104,16 @@ async def test_with_several_thermostats_it_asks_which_one(with_forms) -> None:
     assert outcome is not None
     assert outcome.calls == []
     assert sorted(outcome.candidates) == ["climate.t1", "climate.t2"]
+
+
+@pytest.mark.parametrize("text, language", [("start nedtelling på 3 kvarter", "nb")])
+async def test_a_timer_needs_no_satellite_area(with_forms, tmp_path: Path, text, language) -> None:
+    home = BigHome(tmp_path)  # the hub's timer tools
+    await home.timers.start()
+    try:
+        outcome = await home.say(text, language)
+    finally:
+        await home.timers.stop()
+    assert outcome is not None, text
+    assert [(c.name, c.arguments) for c in outcome.calls] == [("start_timer", {"minutes": 45})]
+    assert outcome.results[0].ok
