@@ -318,9 +318,15 @@ def ha_intents(language: str, data: Path | None = None) -> Intents:
     """The installed home-assistant-intents, whole, as HA's default agent loads them; or the
     `<code>.json` files of another release (`data`: a wheel's `home_assistant_intents/data`)."""
     code = FastPath.intents_language(language)
-    if data is None:
-        return Intents.from_dict(get_intents(code))
-    return Intents.from_dict(json.loads((data / f"{code}.json").read_text(encoding="utf-8")))
+    assert code is not None
+    return Intents.from_dict(get_intents(code) if data is None else release_data(data, code))
+
+
+def release_data(data: Path, code: str) -> dict[str, Any]:
+    """One language's `<code>.json` of a release's data folder (its file names are lower case
+    where the installed release's codes are not: "zh-cn" for "zh-CN")."""
+    path = next(p for p in data.glob("*.json") if p.stem.lower() == code.lower())
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def ha_matches(case: SuiteCase, fixtures: FixtureHome, data: Path | None = None) -> bool:
