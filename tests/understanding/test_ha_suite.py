@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.understanding.ha_suite import Suite, expect_suite, fixture_home, load_cases, measure_suite
+from tests.understanding.ha_suite import Suite, expect_suite, fixture_home, load_cases, measure_suite, said_slots
 from tests.understanding.harness import MAIN_LANGUAGES
 
 pytestmark = pytest.mark.timeout(300)
@@ -59,3 +59,12 @@ def test_the_suite_becomes_cases_with_what_ha_would_do() -> None:
     assert "please turn the lights on in here" not in by_text  # the satellite's area: left out
     assert loaded.left_out["needs the satellite's area"] > 0
     assert expect_suite("HassTurnOn", {"name": "No Such Device"}, fixtures) is None
+
+
+def test_a_test_listing_several_areas_expects_the_one_each_sentence_says() -> None:
+    slots = {"area": ["kuhinji", "kuhinjske", "kupaonici"], "domain": "cover", "device_class": "window"}
+    assert said_slots("zatvori prozore u kuhinji", slots, "hr")["area"] == ["kuhinji"]
+    assert said_slots("zatvori kuhinjske prozore", slots, "hr")["area"] == ["kuhinjske"]
+    assert said_slots("zatvorite sve prozore u kupaonici", slots, "hr")["area"] == ["kupaonici"]
+    assert said_slots("zatvori sve prozore", slots, "hr")["area"] == slots["area"]  # none said: as listed
+    assert said_slots("zatvori prozore u kuhinji", {"area": "Kuhinja"}, "hr") == {"area": "Kuhinja"}
