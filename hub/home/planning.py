@@ -39,8 +39,6 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
                    "HassClimateGetTemperature": "climate", "HassSetVolume": "media_player",
                    "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",
                    **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
-# Intents HA's handlers carry out on one device only: several fit → "which one?"
-_ONE_TARGET = frozenset({"HassClimateSetTemperature"})
 _COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
@@ -179,7 +177,7 @@ class Planner:
             return Question(intent, result.response or "default", targets,
                             str(state) if state is not None else None, state_text) if targets else None
         targets = [e for e in targets if e.domain in _TOOL_DOMAINS.get(tool, ())]
-        if (named or intent in _ONE_TARGET) and len(targets) > 1:
+        if named and len(targets) > 1:
             targets = _supporting(tool, args, targets)
             if len(targets) > 1:
                 return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
@@ -214,7 +212,7 @@ class Planner:
         elif intent == "HassClimateGetTemperature":
             pool = self._store.all()  # "what is the temperature": the thermostats
         elif intent == "HassClimateSetTemperature":
-            pool = self._store.all()  # "set the temperature to 21": the thermostat (`_ONE_TARGET`)
+            pool = self._store.all()  # "set the temperature to 21": every thermostat, as HA's handler
         else:
             return None
         if areas is not None:

@@ -89,7 +89,7 @@ async def test_a_device_class_slot_listing_several_kinds_acts_on_each_of_them(
     ("sätt temperaturen till 30 grader", "sv"),
     ("ρύθμισε τη θερμοκρασία στους 30 βαθμούς", "el"),
 ])
-async def test_a_temperature_with_no_thermostat_named_sets_the_only_one(with_forms, text, language) -> None:
+async def test_a_temperature_with_no_thermostat_named_sets_the_thermostat(with_forms, text, language) -> None:
     home = home_of(language)
     outcome = await home.say(text, language)
     assert outcome is not None, text
@@ -98,12 +98,13 @@ async def test_a_temperature_with_no_thermostat_named_sets_the_only_one(with_for
     assert home.store.get("climate.t1").attributes["temperature"] == 30.0
 
 
-async def test_with_several_thermostats_it_asks_which_one(with_forms) -> None:
+async def test_with_several_thermostats_it_sets_each(with_forms) -> None:
+    """As HA's handler (a service intent over every entity the slots match) does."""
     home = home_of("sv", thermostats=2)
     outcome = await home.say("sätt temperaturen till 30 grader", "sv")
     assert outcome is not None
-    assert outcome.calls == []
-    assert sorted(outcome.candidates) == ["climate.t1", "climate.t2"]
+    assert sorted(c.arguments["entity_id"] for c in outcome.calls) == ["climate.t1", "climate.t2"]
+    assert all(home.store.get(e).attributes["temperature"] == 30.0 for e in ("climate.t1", "climate.t2"))
 
 
 @pytest.mark.parametrize("text, language", [("start nedtelling på 3 kvarter", "nb")])
