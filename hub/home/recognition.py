@@ -86,7 +86,7 @@ class HomeData:
 class LanguageIntents:
     intents: Intents  # handled intents only
     climate_only: Intents  # HassClimateSetTemperature alone, for the single-thermostat case
-    timers: Intents  # the timer intents alone, for templates asking for the satellite's area
+    timers: Intents | None  # the timer intents alone, where a template asks for the satellite's area
 
 
 def intents_language(language: str) -> str | None:
@@ -179,11 +179,12 @@ def load_intents(code: str) -> LanguageIntents | None:
     intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
     climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
     timers = filter_intents(intents, intent_names=TIMER_INTENTS)
+    asks_area = any("area" in block.requires_context for intent in timers.intents.values() for block in intent.data)
     empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
              "floor": TextSlotList.from_tuples([])}
     for _ in recognize_all("warm up", intents, slot_lists=empty, language=code):
         pass
-    return LanguageIntents(intents, climate_only, timers)
+    return LanguageIntents(intents, climate_only, timers if asks_area else None)
 
 
 def narrow(loaded: LanguageIntents, home: HomeData) -> Intents:
@@ -203,7 +204,8 @@ def recognize(text: str, intents: Intents, loaded: LanguageIntents, home: HomeDa
     if not results and home.climate_context is not None:
         results = list(recognize_all(text, loaded.climate_only, slot_lists=slot_lists,
                                      intent_context=home.climate_context, language=language))
-    if not results:  # the hub keeps timers itself: a template asking for the satellite's area (da, nb) needs none
+    if not results and loaded.timers is not None:
+        # the hub keeps timers itself: a template asking for the satellite's area (da, nb) needs none
         results = list(recognize_all(text, loaded.timers, slot_lists=slot_lists, intent_context=_ANY_AREA,
                                      language=language))
     return sorted(results, key=_best_first)
