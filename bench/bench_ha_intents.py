@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,7 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.understanding.harness import Tally  # noqa: E402
-from tests.understanding.ha_suite import COVERED, VENDORED, Suite, chosen_languages, measure_suite  # noqa: E402
+from tests.understanding.ha_suite import (  # noqa: E402
+    COVERED, VENDORED, Suite, chosen_languages, measure_suite, release_data)
 
 
 async def main() -> None:
@@ -52,8 +52,7 @@ async def main() -> None:
         from hub.home import recognition
 
         args.ha_data = args.intents_data
-        recognition.get_intents = lambda code: json.loads(  # type: ignore[assignment]
-            (args.intents_data / f"{code}.json").read_text(encoding="utf-8"))
+        recognition.get_intents = lambda code: release_data(args.intents_data, code)  # type: ignore[assignment]
     suite = Suite(args.suite)
     chosen = chosen_languages(suite, [c for c in args.languages.split(",") if c])
     started = time.monotonic()

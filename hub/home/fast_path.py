@@ -116,8 +116,8 @@ class FastPath:
         neighbour that shares a word: several good fits of a partial name ("the desk": the desk
         fan, the desk lamp) are Ambiguous; a name the resolver read (`read_name`, not a slot value
         the templates matched) that fits none ("the kitchen radio" is not the kitchen light) is
-        NotFound."""
-        if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets):
+        NotFound. A group the templates matched ("the windows in the kitchen") is what was said."""
+        if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets and plan.named):
             return plan
         fit = self._resolver.fit(text, language)
         if fit.missing and read_name:
@@ -297,7 +297,7 @@ def _merged(plans: list[Plan]) -> list[Plan]:
         if isinstance(plan, Action) and isinstance(last, Action) and plan.targets and last.targets \
                 and (plan.tool, plan.args) == (last.tool, last.args):
             extra = [e for e in plan.targets if e not in last.targets]
-            merged[-1] = Action(last.intent, last.tool, last.args, [*last.targets, *extra])
+            merged[-1] = Action(last.intent, last.tool, last.args, [*last.targets, *extra], last.named)
         else:
             merged.append(plan)
     return merged

@@ -53,6 +53,7 @@ class Action:
     tool: str
     args: dict[str, Any]
     targets: list[Entity] = field(default_factory=list)
+    named: bool = False  # the targets are what a name fits (else a group: a kind, an area, a floor)
 
 
 @dataclass
@@ -181,14 +182,16 @@ class Planner:
         if named and len(targets) > 1:
             targets = _supporting(tool, args, targets)
             if len(targets) > 1:
-                return Ambiguous(intent, targets, Action(intent, tool, args, targets))
-        return Action(intent, tool, args, targets) if targets else None
+                return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
+        return Action(intent, tool, args, targets, named) if targets else None
 
     def _targets(self, intent: str, slots: dict[str, Any], home: HomeData, language: str,
                  name_text: str | None) -> tuple[list[Entity], bool] | None:
         """The entities the slots mean, and whether a name picked them (else a group)."""
         domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
         device_class = slots.get("device_class")
+        # a list when the template's words fit several kinds ("gardiner": blinds, curtains, shutters)
+        device_classes = set(device_class) if isinstance(device_class, list) else {device_class}
         areas: set[str] | None = None
         if isinstance(slots.get("area"), str):
             areas = {slots["area"]}
@@ -210,6 +213,8 @@ class Planner:
             pool = self._store.all()
         elif intent == "HassClimateGetTemperature":
             pool = self._store.all()  # "what is the temperature": the thermostats
+        elif intent == "HassClimateSetTemperature":
+            pool = self._store.all()  # "set the temperature to 21": every thermostat, as HA's handler
         else:
             return None
         if areas is not None:
@@ -219,7 +224,7 @@ class Planner:
             pool = [e for e in pool if e.domain == domain or (
                 device_class and intent == "HassGetState" and e.domain == "binary_sensor")]
         if device_class:
-            pool = [e for e in pool if e.device_class == device_class]
+            pool = [e for e in pool if e.device_class in device_classes]
         return pool, named
 
 

@@ -35,16 +35,18 @@ from hub.home.entities import Entity, Floor
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
 
+TIMER_INTENTS = frozenset({"HassStartTimer", "HassCancelTimer", "HassTimerStatus"})
 ACTION_INTENTS = frozenset({
     "HassTurnOn", "HassTurnOff", "HassLightSet", "HassClimateSetTemperature", "HassSetPosition",
     "HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume",
     "HassVacuumStart", "HassVacuumReturnToBase",
-    "HassStartTimer", "HassCancelTimer", "HassTimerStatus",
+    *TIMER_INTENTS,
 })
 QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "HassGetCurrentTime",
                               "HassGetCurrentDate"})
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
+_ANY_AREA = {"area": {"value": "", "text": ""}}
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
 _OWN_SENTENCES = Path(__file__).resolve().parents[1] / "locales" / "sentences"
 
@@ -84,6 +86,7 @@ class HomeData:
 class LanguageIntents:
     intents: Intents  # handled intents only
     climate_only: Intents  # HassClimateSetTemperature alone, for the single-thermostat case
+    timers: Intents | None  # the timer intents alone, where a template asks for the satellite's area
 
 
 def intents_language(language: str) -> str | None:
@@ -175,11 +178,13 @@ def load_intents(code: str) -> LanguageIntents | None:
     data = add_own_sentences(data, code)
     intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
     climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
+    timers = filter_intents(intents, intent_names=TIMER_INTENTS)
+    asks_area = any("area" in block.requires_context for intent in timers.intents.values() for block in intent.data)
     empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
              "floor": TextSlotList.from_tuples([])}
     for _ in recognize_all("warm up", intents, slot_lists=empty, language=code):
         pass
-    return LanguageIntents(intents, climate_only)
+    return LanguageIntents(intents, climate_only, timers if asks_area else None)
 
 
 def narrow(loaded: LanguageIntents, home: HomeData) -> Intents:
@@ -199,6 +204,10 @@ def recognize(text: str, intents: Intents, loaded: LanguageIntents, home: HomeDa
     if not results and home.climate_context is not None:
         results = list(recognize_all(text, loaded.climate_only, slot_lists=slot_lists,
                                      intent_context=home.climate_context, language=language))
+    if not results and loaded.timers is not None:
+        # the hub keeps timers itself: a template asking for the satellite's area (da, nb) needs none
+        results = list(recognize_all(text, loaded.timers, slot_lists=slot_lists, intent_context=_ANY_AREA,
+                                     language=language))
     return sorted(results, key=_best_first)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.understanding.ha_suite import Suite, expect_suite, fixture_home, load_cases, measure_suite
+from tests.understanding.ha_suite import Suite, expect_suite, fixture_home, load_cases, measure_suite, said_slots
 from tests.understanding.harness import MAIN_LANGUAGES, Expected
 
 pytestmark = pytest.mark.timeout(300)
@@ -75,3 +75,12 @@ def test_timer_cases_run_with_the_timers_they_describe() -> None:
     assert status.answer and status.cancelled is None and status.running == ((None, 3600), (None, 4620))
     assert "cancel kitchen timer" not in by_text
     assert loaded.left_out["a timer by its area (the hub's timers have none)"] > 0
+
+
+def test_a_test_listing_several_areas_expects_the_one_each_sentence_says() -> None:
+    slots = {"area": ["kuhinji", "kuhinjske", "kupaonici"], "domain": "cover", "device_class": "window"}
+    assert said_slots("zatvori prozore u kuhinji", slots, "hr")["area"] == ["kuhinji"]
+    assert said_slots("zatvori kuhinjske prozore", slots, "hr")["area"] == ["kuhinjske"]
+    assert said_slots("zatvorite sve prozore u kupaonici", slots, "hr")["area"] == ["kupaonici"]
+    assert said_slots("zatvori sve prozore", slots, "hr")["area"] == slots["area"]  # none said: as listed
+    assert said_slots("zatvori prozore u kuhinji", {"area": "Kuhinja"}, "hr") == {"area": "Kuhinja"}
