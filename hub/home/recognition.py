@@ -1,11 +1,17 @@
 """Recognition for the fast path: HA's sentence templates matched by hassil against the home.
 
 Like Home Assistant's default agent, the home's entity names (with their domain and device class
-as context), areas and floors are slot lists, and the intents package's templates do the
-matching, with the hub's own templates for what they miss (`hub/locales/sentences/`). Names
-carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the set of entity
-ids it stands for. Only the intents the hub can carry out or answer are loaded
-(once per language, cached for the process), narrowed to the domains the home has.
+as context), areas and floors are slot lists, and HA's templates do the matching: two template
+sets per language, each an `Intents` of its own (their expansion rules and lists differ under the
+same names), the best match of either taken (`_best_first`):
+- the installed home-assistant-intents, with the hub's own templates for what they miss
+  (`hub/locales/sentences/`);
+- release 2025.6.23, shipped with the hub (`hub/locales/intents_2025_6/`): later releases
+  dropped sentences people still say ("are any batteries low?", "turn on the first floor
+  lights").
+Names carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the set of
+entity ids it stands for. Only the intents the hub can carry out or answer are loaded (once per
+language, cached for the process), narrowed to the domains the home has.
 
 hassil tries every value of a slot list wherever a name may start (after a prefix such as
 Arabic "لل", at every word): at 1,000 entities, 8,000 spoken forms, that was most of a turn. So
@@ -15,11 +21,14 @@ and the names are built once per store version for every language.
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -46,7 +55,9 @@ QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "Hass
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
-_OWN_SENTENCES = Path(__file__).resolve().parents[1] / "locales" / "sentences"
+_LOCALES = Path(__file__).resolve().parents[1] / "locales"
+_OWN_SENTENCES = _LOCALES / "sentences"
+OLDER_INTENTS = _LOCALES / "intents_2025_6"  # scripts/vendor_intents.py writes it
 
 
 @dataclass(frozen=True)
@@ -80,10 +91,13 @@ class HomeData:
     floors: dict[str, Floor]
 
 
+TemplateSets = tuple[Intents, ...]  # the installed release's (with the hub's own), then 2025.6's
+
+
 @dataclass
 class LanguageIntents:
-    intents: Intents  # handled intents only
-    climate_only: Intents  # HassClimateSetTemperature alone, for the single-thermostat case
+    intents: TemplateSets  # handled intents only
+    climate_only: TemplateSets  # HassClimateSetTemperature alone, for the single-thermostat case
 
 
 def intents_language(language: str) -> str | None:
@@ -162,60 +176,64 @@ def add_own_sentences(data: dict[str, Any], code: str) -> dict[str, Any]:
     return data
 
 
+def older_intents(code: str) -> dict[str, Any] | None:
+    """Release 2025.6.23's handled intents for `code` (the installed package's code), if it had
+    the language."""
+    path = OLDER_INTENTS / f"{code}.json.gz"
+    return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else None
+
+
 @lru_cache(maxsize=None)
 def load_intents(code: str) -> LanguageIntents | None:
-    """Parse the handled intents of one language, the hub's own templates with them, and warm
-    their templates up (in a thread).
+    """Parse the handled intents of one language, each release's as its own set (the hub's own
+    templates with the installed one's), and warm their templates up (in a thread).
 
     Cached for the process: the parsed templates do not depend on the home.
     """
     data = get_intents(code)
     if not data:
         return None
-    data = add_own_sentences(data, code)
-    intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
-    climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
+    releases = (add_own_sentences(data, code), older_intents(code))
+    intents = tuple(filter_intents(Intents.from_dict(d), intent_names=HANDLED_INTENTS) for d in releases if d)
     empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
              "floor": TextSlotList.from_tuples([])}
-    for _ in recognize_all("warm up", intents, slot_lists=empty, language=code):
-        pass
-    return LanguageIntents(intents, climate_only)
+    _matches("warm up", intents, empty, code)
+    return LanguageIntents(intents, tuple(filter_intents(i, intent_names={"HassClimateSetTemperature"})
+                                          for i in intents))
 
 
-def narrow(loaded: LanguageIntents, home: HomeData) -> Intents:
+def narrow(loaded: LanguageIntents, home: HomeData) -> TemplateSets:
     """Only the sentence blocks for domains the home has (cheap, shares parsed templates)."""
-    return filter_intents(loaded.intents, domains=home.domains)
+    return tuple(filter_intents(intents, domains=home.domains) for intents in loaded.intents)
 
 
-def recognize(text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
+def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], language: str,
+             **options: Any) -> list[RecognizeResult]:
+    """The first `MAX_RESULTS` matches of each template set."""
+    return [result for intents in sets for result in islice(
+        recognize_all(text, intents, slot_lists=slot_lists, language=language, **options), MAX_RESULTS)]
+
+
+def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
               language: str) -> list[RecognizeResult]:
-    """All strict matches, best first (names said outright, then the most literal text)."""
+    """All strict matches of both sets, best first (names said outright, then the most literal
+    text)."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
-    results = []
-    for result in recognize_all(text, intents, slot_lists=slot_lists, language=language):
-        results.append(result)
-        if len(results) >= MAX_RESULTS:
-            break
+    results = _matches(text, intents, slot_lists, language)
     if not results and home.climate_context is not None:
-        results = list(recognize_all(text, loaded.climate_only, slot_lists=slot_lists,
-                                     intent_context=home.climate_context, language=language))
+        results = _matches(text, loaded.climate_only, slot_lists, language,
+                           intent_context=home.climate_context)
     return sorted(results, key=_best_first)
 
 
-def recognize_unmatched(text: str, intents: Intents, home: HomeData,
+def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
                         language: str) -> list[RecognizeResult]:
     """Matches whose name (or area) is no slot value: the words said there are in
     `unmatched_entities`, for the resolver to read."""
     # a name in the list would have matched strictly: without the list the wildcard is much faster
     slot_lists = {**home.slot_lists, "name": _NO_NAMES}
-    results = []
-    for number, result in enumerate(recognize_all(text, intents, slot_lists=slot_lists,
-                                                  allow_unmatched_entities=True, language=language)):
-        if number >= MAX_RESULTS:
-            break
-        if result.unmatched_entities:
-            results.append(result)
-    return results
+    return [result for result in _matches(text, intents, slot_lists, language, allow_unmatched_entities=True)
+            if result.unmatched_entities]
 
 
 def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
