@@ -216,13 +216,16 @@ def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], lan
 
 def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
               language: str) -> list[RecognizeResult]:
-    """All strict matches of both sets, best first (names said outright, then the most literal
-    text)."""
+    """All strict matches of every set, best first (names said outright, then the most literal
+    text). With one thermostat, a set that matches nothing tries its temperature templates in
+    that thermostat's area."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
-    results = _matches(text, intents, slot_lists, language)
-    if not results and home.climate_context is not None:
-        results = _matches(text, loaded.climate_only, slot_lists, language,
-                           intent_context=home.climate_context)
+    results = []
+    for narrowed, climate_only in zip(intents, loaded.climate_only):
+        found = _matches(text, (narrowed,), slot_lists, language)
+        if not found and home.climate_context is not None:
+            found = _matches(text, (climate_only,), slot_lists, language, intent_context=home.climate_context)
+        results += found
     return sorted(results, key=_best_first)
 
 
