@@ -132,8 +132,10 @@ class FastPath:
         whole read with a name the resolver finds (when `read_names`); else a question naming a device."""
         whole = recognize(text, intents, loaded, home, code)
         plan = self._planner.plan(whole, home, language)
-        if plan is not None:
-            return [self._fitting(plan, text, language, read_name=False)]
+        if plan is not None:  # a name said is fitted to the words (names match first); else a kind,
+            # an area or a floor chose the targets ("close the doors in the living room")
+            named = "name" in whole[0].entities
+            return [self._fitting(plan, text, language, read_name=False) if named else plan]
         parts = split_parts(text, language)
         if len(parts) > 1:
             plans = self._parts(parts, intents, loaded, home, code, language, read_names)
