@@ -217,8 +217,10 @@ def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], lan
 def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
               language: str) -> list[RecognizeResult]:
     """All strict matches of every set, best first (names said outright, then the most literal
-    text). With one thermostat, a set that matches nothing tries its temperature templates in
-    that thermostat's area."""
+    text); those with a wildcard only when none matched without one (as HA's matcher prefers:
+    "Alle Lichter blau färben" is no question whether all are in the zone "Lichter blau
+    färben"). With one thermostat, a set that matches nothing tries its temperature templates
+    in that thermostat's area."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
     results = []
     for narrowed, climate_only in zip(intents, loaded.climate_only):
@@ -226,7 +228,8 @@ def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: H
         if not found and home.climate_context is not None:
             found = _matches(text, (climate_only,), slot_lists, language, intent_context=home.climate_context)
         results += found
-    return sorted(results, key=_best_first)
+    literal = [r for r in results if not _wildcard(r)]
+    return sorted(literal or results, key=_best_first)
 
 
 def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
@@ -239,10 +242,13 @@ def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
             if result.unmatched_entities]
 
 
+def _wildcard(result: RecognizeResult) -> bool:
+    return any(e.is_wildcard for e in result.entities.values())
+
+
 def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
-    wildcard = any(e.is_wildcard for e in result.entities.values())
     name = result.entities.get("name")
-    return (wildcard, name is None, -len(str(name.text)) if name is not None else 0,
+    return (_wildcard(result), name is None, -len(str(name.text)) if name is not None else 0,
             -result.text_chunks_matched)
 
 

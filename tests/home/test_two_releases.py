@@ -67,6 +67,14 @@ async def test_a_command_only_the_installed_release_has_still_is(home: BigHome) 
     assert home.store.get("cover.kitchen_awning").state == "open"
 
 
+async def test_a_command_is_no_question_whose_wildcard_swallowed_it(home: BigHome) -> None:
+    """2025.6's "sind alle {zone}" (a wildcard) matches "Alle Lichter blau färben" too: a match
+    without a wildcard (HassLightSet's) keeps it out, as in HA's matcher."""
+    home.store.upsert(Entity("person.felix", "Felix", "not_home", source="demo"))
+    outcome = await home.say("Alle Lichter blau färben", "de")
+    assert outcome is None or outcome.intent == "HassLightSet"
+
+
 def test_the_older_release_is_shipped_for_the_main_languages() -> None:
     for code in ("en", "de", "fr", "es", "nl", "it", "pl", "pt"):
         loaded = load_intents(code)
