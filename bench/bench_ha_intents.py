@@ -4,9 +4,11 @@ Each language's fixture home (the suite's `_fixtures.yaml`) is loaded into a hub
 backend; every test sentence of an intent the hub covers goes through the real agent (its model
 never acts) with the language given, and again with it left out (the home prefers another
 language); the hub scores when it carried out what HA's handlers would (entities, service,
-arguments), or answered a question acting on nothing. HA's matcher (hassil over the installed
-home-assistant-intents, with the fixtures' slot lists and the test's context) scores as the
-suite's own test does: intent and slots. See tests/understanding/ha_suite.py.
+arguments), or answered a question acting on nothing. The hub matches the installed
+home-assistant-intents and release 2025.6.23 (the suite's own, shipped with the hub) both. HA's
+matcher (hassil over the installed home-assistant-intents, with the fixtures' slot lists and the
+test's context) scores as the suite's own test does: intent and slots. See
+tests/understanding/ha_suite.py.
 
 Columns: sentences scored; left out (the satellite's area is needed, or nothing in the fixture
 home fits); HA's matcher; the hub with the language given; the hub with it left out. Then per
@@ -14,7 +16,6 @@ intent, hub (given) / HA's matcher.
 
     python bench/bench_ha_intents.py [--suite PATH] [--languages en,de] [--failures 10]
         [--ha-data DIR]   # another release's data folder for HA's column (the suite's own)
-        [--intents-data DIR]  # the hub on that release too (what pinning it would give)
 
 DIR: `home_assistant_intents/data` of an unpacked wheel (the suite's release is 2025.6.23:
 `pip download home-assistant-intents==2025.6.23 --no-deps`).
@@ -35,8 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.understanding.harness import Tally  # noqa: E402
-from tests.understanding.ha_suite import (  # noqa: E402
-    COVERED, VENDORED, Suite, chosen_languages, measure_suite, release_data)
+from tests.understanding.ha_suite import COVERED, VENDORED, Suite, chosen_languages, measure_suite  # noqa: E402
 
 
 async def main() -> None:
@@ -46,13 +46,7 @@ async def main() -> None:
     parser.add_argument("--failures", type=int, default=0, help="print this many hub misses per language")
     parser.add_argument("--no-detected", action="store_true", help="skip the language-left-out run")
     parser.add_argument("--ha-data", type=Path, help="home_assistant_intents/data of another release")
-    parser.add_argument("--intents-data", type=Path, help="the hub and HA's column on this release's data")
     args = parser.parse_args()
-    if args.intents_data:
-        from hub.home import recognition
-
-        args.ha_data = args.intents_data
-        recognition.get_intents = lambda code: release_data(args.intents_data, code)  # type: ignore[assignment]
     suite = Suite(args.suite)
     chosen = chosen_languages(suite, [c for c in args.languages.split(",") if c])
     started = time.monotonic()

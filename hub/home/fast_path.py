@@ -16,7 +16,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable
 
-from hassil.intents import Intents
 from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
@@ -37,6 +36,7 @@ from hub.home.recognition import (
     narrow,
     recognize,
     recognize_unmatched,
+    TemplateSets,
 )
 from hub.home.resolve import EntityResolver
 from hub.core.answer import DirectAnswer
@@ -64,7 +64,7 @@ class FastPath:
         self._locks: dict[str, asyncio.Lock] = {}
         self._homes: dict[str, HomeData] = {}
         self._names: tuple[int, Names] | None = None  # (store version, the home's names)
-        self._narrowed: dict[tuple[str, int], Intents] = {}
+        self._narrowed: dict[tuple[str, int], TemplateSets] = {}
 
     # --- public API ------------------------------------------------------------------------
 
@@ -128,7 +128,7 @@ class FastPath:
 
     # --- understanding (in a thread) -------------------------------------------------------
 
-    def _understand(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
+    def _understand(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
                     code: str, language: str, read_names: bool) -> list[Plan]:
         """The whole sentence as one command; else its parts, when every part is one; else the
         whole read with a name the resolver finds (when `read_names`); else a question naming a device."""
@@ -148,7 +148,7 @@ class FastPath:
             or self._planner.plan_named_question(text, home, language, unmatched)
         return [self._fitting(plan, text, language, read_name=True)] if plan is not None else []
 
-    def _parts(self, parts: list[str], intents: Intents, loaded: LanguageIntents, home: HomeData,
+    def _parts(self, parts: list[str], intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
                code: str, language: str, read_names: bool) -> list[Plan]:
         """Each part's plan; a part borrows the words around another part's target (its verb,
         before or after) when it needs them; any part still no command: not a list of commands.
@@ -185,7 +185,7 @@ class FastPath:
         plans = [plan for plan, _ in found]
         return plans if all(p is not None for p in plans) else []  # type: ignore[return-value]
 
-    def _one_part(self, text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
+    def _one_part(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
                   code: str, language: str, strict: bool = False, bare: bool = True,
                   ) -> tuple[Plan | None, RecognizeResult | None]:
         for result in recognize(text, intents, loaded, home, code):
@@ -212,7 +212,7 @@ class FastPath:
                     self._loaded[code] = await asyncio.to_thread(load_intents, code)
         return self._loaded[code]
 
-    def _narrow(self, code: str, loaded: LanguageIntents, home: HomeData) -> Intents:
+    def _narrow(self, code: str, loaded: LanguageIntents, home: HomeData) -> TemplateSets:
         key = (code, home.version)
         if key not in self._narrowed:
             self._narrowed = {k: v for k, v in self._narrowed.items() if k[1] == home.version}

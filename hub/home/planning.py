@@ -42,6 +42,7 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
                    **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
 _COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
+_PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
 _MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
 
 
@@ -108,7 +109,7 @@ class Planner:
         device the home lacks is NotFound. Only a short command counts, with its name said in
         one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do").
         """
-        if is_question(text) or any(r.intent.name in QUESTION_INTENTS for r in results):
+        if is_question(text) or any(_asks(r) for r in results):
             return None  # a question's words read as a name must not become an action
         said = f" {fold(text, language)} "
         not_found: NotFound | None = None
@@ -264,6 +265,12 @@ def _timer_action(intent: str, slots: dict[str, Any], result: RecognizeResult) -
     if name is not None and len(str(name.text).split()) <= 3:
         args["name"] = str(name.text).strip()
     return Action(intent, _TIMER_TOOLS[intent], args)
+
+
+def _asks(result: RecognizeResult) -> bool:
+    """A question template with unknown words only where a name or place goes (not "Schalte"
+    read as a cover's state)."""
+    return result.intent.name in QUESTION_INTENTS and not set(result.unmatched_entities) - _PLACES
 
 
 def _tool_for(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:

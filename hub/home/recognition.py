@@ -1,11 +1,17 @@
 """Recognition for the fast path: HA's sentence templates matched by hassil against the home.
 
 Like Home Assistant's default agent, the home's entity names (with their domain and device class
-as context), areas and floors are slot lists, and the intents package's templates do the
-matching, with the hub's own templates for what they miss (`hub/locales/sentences/`). Names
-carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the set of entity
-ids it stands for. Only the intents the hub can carry out or answer are loaded
-(once per language, cached for the process), narrowed to the domains the home has.
+as context), areas and floors are slot lists, and HA's templates do the matching: two template
+sets per language, each an `Intents` of its own (their expansion rules and lists differ under the
+same names), the best match of either taken (`_best_first`):
+- the installed home-assistant-intents, with the hub's own templates for what they miss
+  (`hub/locales/sentences/`);
+- release 2025.6.23, shipped with the hub (`hub/locales/intents_2025_6/`): later releases
+  dropped sentences people still say ("are any batteries low?", "turn on the first floor
+  lights").
+Names carry the spoken variants of `hub.home.spoken_names`; a name slot's value is the set of
+entity ids it stands for. Only the intents the hub can carry out or answer are loaded (once per
+language, cached for the process), narrowed to the domains the home has.
 
 hassil tries every value of a slot list wherever a name may start (after a prefix such as
 Arabic "لل", at every word): at 1,000 entities, 8,000 spoken forms, that was most of a turn. So
@@ -15,11 +21,14 @@ and the names are built once per store version for every language.
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -48,7 +57,9 @@ HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
-_OWN_SENTENCES = Path(__file__).resolve().parents[1] / "locales" / "sentences"
+_LOCALES = Path(__file__).resolve().parents[1] / "locales"
+_OWN_SENTENCES = _LOCALES / "sentences"
+OLDER_INTENTS = _LOCALES / "intents_2025_6"  # scripts/vendor_intents.py writes it
 
 
 @dataclass(frozen=True)
@@ -82,11 +93,14 @@ class HomeData:
     floors: dict[str, Floor]
 
 
+TemplateSets = tuple[Intents, ...]  # the installed release's (with the hub's own), then 2025.6's
+
+
 @dataclass
 class LanguageIntents:
-    intents: Intents  # handled intents only
-    climate_only: Intents  # HassClimateSetTemperature alone, for the single-thermostat case
-    timers: Intents | None  # the timer intents alone, where a template asks for the satellite's area
+    intents: TemplateSets  # handled intents only
+    climate_only: TemplateSets  # HassClimateSetTemperature alone, for the single-thermostat case
+    timers: tuple[Intents | None, ...]  # per set: the timer intents alone, where one asks for the satellite's area
 
 
 def intents_language(language: str) -> str | None:
@@ -165,72 +179,90 @@ def add_own_sentences(data: dict[str, Any], code: str) -> dict[str, Any]:
     return data
 
 
+def older_intents(code: str) -> dict[str, Any] | None:
+    """Release 2025.6.23's handled intents for `code` (the installed package's code), if it had
+    the language."""
+    path = OLDER_INTENTS / f"{code}.json.gz"
+    return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else None
+
+
 @lru_cache(maxsize=None)
 def load_intents(code: str) -> LanguageIntents | None:
-    """Parse the handled intents of one language, the hub's own templates with them, and warm
-    their templates up (in a thread).
+    """Parse the handled intents of one language, each release's as its own set (the hub's own
+    templates with the installed one's), and warm their templates up (in a thread).
 
     Cached for the process: the parsed templates do not depend on the home.
     """
     data = get_intents(code)
     if not data:
         return None
-    data = add_own_sentences(data, code)
-    intents = filter_intents(Intents.from_dict(data), intent_names=HANDLED_INTENTS)
-    climate_only = filter_intents(intents, intent_names={"HassClimateSetTemperature"})
-    timers = filter_intents(intents, intent_names=TIMER_INTENTS)
-    asks_area = any("area" in block.requires_context for intent in timers.intents.values() for block in intent.data)
+    releases = (add_own_sentences(data, code), older_intents(code))
+    intents = tuple(filter_intents(Intents.from_dict(d), intent_names=HANDLED_INTENTS) for d in releases if d)
     empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
              "floor": TextSlotList.from_tuples([])}
-    for _ in recognize_all("warm up", intents, slot_lists=empty, language=code):
-        pass
-    return LanguageIntents(intents, climate_only, timers if asks_area else None)
+    _matches("warm up", intents, empty, code)
+    return LanguageIntents(intents,
+                           tuple(filter_intents(i, intent_names={"HassClimateSetTemperature"}) for i in intents),
+                           tuple(_timers_asking_area(i) for i in intents))
 
 
-def narrow(loaded: LanguageIntents, home: HomeData) -> Intents:
+def _timers_asking_area(intents: Intents) -> Intents | None:
+    """The timer intents alone if a template of theirs asks for the satellite's area (da, nb):
+    the hub keeps timers itself and needs none."""
+    timers = filter_intents(intents, intent_names=TIMER_INTENTS)
+    asks = any("area" in block.requires_context for intent in timers.intents.values() for block in intent.data)
+    return timers if asks else None
+
+
+def narrow(loaded: LanguageIntents, home: HomeData) -> TemplateSets:
     """Only the sentence blocks for domains the home has (cheap, shares parsed templates)."""
-    return filter_intents(loaded.intents, domains=home.domains)
+    return tuple(filter_intents(intents, domains=home.domains) for intents in loaded.intents)
 
 
-def recognize(text: str, intents: Intents, loaded: LanguageIntents, home: HomeData,
+def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], language: str,
+             **options: Any) -> list[RecognizeResult]:
+    """The first `MAX_RESULTS` matches of each template set."""
+    return [result for intents in sets for result in islice(
+        recognize_all(text, intents, slot_lists=slot_lists, language=language, **options), MAX_RESULTS)]
+
+
+def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
               language: str) -> list[RecognizeResult]:
-    """All strict matches, best first (names said outright, then the most literal text)."""
+    """All strict matches of every set, best first (names said outright, then the most literal
+    text); those with a wildcard only when none matched without one (as HA's matcher prefers:
+    "Alle Lichter blau färben" is no question whether all are in the zone "Lichter blau
+    färben"). With one thermostat, a set that matches nothing tries its temperature templates
+    in that thermostat's area."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
     results = []
-    for result in recognize_all(text, intents, slot_lists=slot_lists, language=language):
-        results.append(result)
-        if len(results) >= MAX_RESULTS:
-            break
-    if not results and home.climate_context is not None:
-        results = list(recognize_all(text, loaded.climate_only, slot_lists=slot_lists,
-                                     intent_context=home.climate_context, language=language))
-    if not results and loaded.timers is not None:
-        # the hub keeps timers itself: a template asking for the satellite's area (da, nb) needs none
-        results = list(recognize_all(text, loaded.timers, slot_lists=slot_lists, intent_context=_ANY_AREA,
-                                     language=language))
-    return sorted(results, key=_best_first)
+    for narrowed, climate_only, timers in zip(intents, loaded.climate_only, loaded.timers):
+        found = _matches(text, (narrowed,), slot_lists, language)
+        if not found and home.climate_context is not None:
+            found = _matches(text, (climate_only,), slot_lists, language, intent_context=home.climate_context)
+        if not found and timers is not None:
+            found = _matches(text, (timers,), slot_lists, language, intent_context=_ANY_AREA)
+        results += found
+    literal = [r for r in results if not _wildcard(r)]
+    return sorted(literal or results, key=_best_first)
 
 
-def recognize_unmatched(text: str, intents: Intents, home: HomeData,
+def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
                         language: str) -> list[RecognizeResult]:
     """Matches whose name (or area) is no slot value: the words said there are in
     `unmatched_entities`, for the resolver to read."""
     # a name in the list would have matched strictly: without the list the wildcard is much faster
     slot_lists = {**home.slot_lists, "name": _NO_NAMES}
-    results = []
-    for number, result in enumerate(recognize_all(text, intents, slot_lists=slot_lists,
-                                                  allow_unmatched_entities=True, language=language)):
-        if number >= MAX_RESULTS:
-            break
-        if result.unmatched_entities:
-            results.append(result)
-    return results
+    return [result for result in _matches(text, intents, slot_lists, language, allow_unmatched_entities=True)
+            if result.unmatched_entities]
+
+
+def _wildcard(result: RecognizeResult) -> bool:
+    return any(e.is_wildcard for e in result.entities.values())
 
 
 def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
-    wildcard = any(e.is_wildcard for e in result.entities.values())
     name = result.entities.get("name")
-    return (wildcard, name is None, -len(str(name.text)) if name is not None else 0,
+    return (_wildcard(result), name is None, -len(str(name.text)) if name is not None else 0,
             -result.text_chunks_matched)
 
 

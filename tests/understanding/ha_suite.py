@@ -6,7 +6,8 @@ Each language's `_fixtures.yaml` (entities, areas, floors) becomes a hub home; e
 outcome is computed from the intent and slots the way HA's intent handlers act on that home
 (`harness.expect`'s rules: the service calls, or an answer that acts on nothing). The hub gets
 each sentence through `Agent.ask` (a sensitive action's "are you sure?" answered with the
-language's yes); HA's matcher is hassil's `recognize_best` over the installed
+language's yes), matching the installed release's templates and the suite's own (2025.6.23,
+shipped with the hub) both; HA's matcher is hassil's `recognize_best` over the installed
 home-assistant-intents with the fixtures' slot lists and the test's context, scored as the
 suite's own `test_language_sentences.py` scores it (intent name and every slot).
 

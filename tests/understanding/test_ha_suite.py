@@ -1,10 +1,11 @@
 """Home Assistant's own intent test suite (the copy in ha_intents_tests/), a sample per language,
 through the hub and through HA's matcher (hassil over the installed home-assistant-intents).
 
-The hub must do at least as well as HA's matcher in every language, with the language given and
-left out, and carry out nearly all (95%) of what HA's matcher understands: HA's templates are
-the hub's too, and the hub adds its own resolver and templates. `bench/bench_ha_intents.py`
-prints the whole suite.
+Issue #15's bar, in each main language: the hub carries out at least 95% of the scored
+sentences with the language given, and with it left out at most 3 points fewer; never less
+than HA's matcher, and nearly all (95%) of what HA's matcher understands: HA's templates (the
+installed release and the suite's own, 2025.6.23) are the hub's too, and the hub adds its own
+resolver and templates. `bench/bench_ha_intents.py` prints the whole suite.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from tests.understanding.harness import MAIN_LANGUAGES, Expected
 
 pytestmark = pytest.mark.timeout(300)
 
-SAMPLE = 25  # sentences per language (the whole file runs in under 2 minutes on a quiet machine)
-DETECTED = ("en", "de", "fr")  # also run with the language left out
+SAMPLE = 25  # sentences per language (the whole file runs in about 2 minutes on a quiet machine)
 
 
 def _share(values: list[bool]) -> float:
@@ -26,7 +26,7 @@ def _share(values: list[bool]) -> float:
 
 @pytest.mark.parametrize("language", MAIN_LANGUAGES)
 async def test_the_hub_does_at_least_what_has_matcher_does(language: str) -> None:
-    scored, _ = await measure_suite(Suite(), language, detected=language in DETECTED, sample=SAMPLE)
+    scored, _ = await measure_suite(Suite(), language, sample=SAMPLE)
     hub = _share([bool(s.hub) for s in scored])
     ha = _share([s.ha for s in scored])
     understood_by_ha = [s for s in scored if s.ha]
@@ -34,13 +34,12 @@ async def test_the_hub_does_at_least_what_has_matcher_does(language: str) -> Non
     misses = "\n".join(f"{s.case.case.intent}: {s.case.case.text!r}: {s.why}" for s in scored if not s.hub)
     print(f"{language}: {len(scored)} sentences, hub {hub:.0%}, HA's matcher {ha:.0%}, "
           f"hub on HA's {kept:.0%}")
+    detected = _share([bool(s.hub_detected) for s in scored])
+    print(f"{language}: language left out {detected:.0%}")
     assert len(scored) >= 10
-    assert hub >= ha, misses
+    assert hub >= 0.95 and hub >= ha, misses
     assert kept >= 0.95, misses
-    if language in DETECTED:
-        detected = _share([bool(s.hub_detected) for s in scored])
-        print(f"{language}: language left out {detected:.0%}")
-        assert detected >= ha and detected >= hub - 0.03, misses
+    assert detected >= hub - 0.03 and detected >= ha, misses
 
 
 def test_the_suite_becomes_cases_with_what_ha_would_do() -> None:
