@@ -72,6 +72,8 @@ _ORDINAL_DOT_LANGUAGES = {"de", "pl", "da", "nb", "no", "fi", "cs", "sk", "hu", 
 _CANDIDATE = re.compile(r"[\n.!?…。！？｡؟।]")
 _CLAUSE_CANDIDATE = re.compile(r"[\n.!?…。！？｡؟।,;:，、；：،؛]")
 _CLAUSE_MARKS = ",;:،؛"  # end a clause when followed by space
+_CODE_CHARS = "{}[]<>|`"
+_CLAUSE_PART = re.compile(r"[,;:،؛，、；：]")
 _CJK_CLAUSE_MARKS = "，、；："  # end a clause by themselves
 CLAUSE_MARKS = _CLAUSE_MARKS + _CJK_CLAUSE_MARKS
 _WESTERN_ENDS = ".!?…؟।"
@@ -81,6 +83,15 @@ _OPENERS = "\"'“‘«»([{「『（【*_`"
 _ACRONYM = re.compile(r"(?:[^\W\d_]{1,3}\.){1,6}[^\W\d_]{1,3}")
 _LOOKBEHIND = 40  # longer than any token a rule can match
 _LIST_MARKER = re.compile(r"(?:\d{1,3}|[ivxlcIVXLC]{1,5}|[A-Za-z])")
+
+
+def _prose_clause(clause: str) -> bool:
+    """Whether a clause may be spoken alone: not code or JSON (which the reply filter must see
+    whole), and not a phrase said again ("Le Grand Garou, le Grand Garou,": a loop starting)."""
+    if any(char in _CODE_CHARS for char in clause):
+        return False
+    *earlier, last = (" ".join(part.casefold().split()) for part in _CLAUSE_PART.split(clause))
+    return last not in earlier
 
 
 def clause_mark(piece: str) -> str:
@@ -196,7 +207,7 @@ class SentenceSplitter:
             long_enough = len(clause.strip()) >= 2 * (self._first_clause_words or 0)
         else:
             long_enough = buffer[end].isspace() and len(clause.split()) >= (self._first_clause_words or 0)
-        return end if long_enough else -end
+        return end if long_enough and _prose_clause(clause) else -end
 
     def _continues(self, buffer: str, at: int, run: str, next_char: str) -> bool:
         """Whether the dot(s) at `at` do not end the sentence, given the next visible character."""

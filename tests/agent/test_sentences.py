@@ -82,6 +82,8 @@ def test_examples(language: str, text: str, expected: list[str]) -> None:
         ("de", "Es war einmal ein Mann, der am Meer wohnte.", ["Es war einmal ein Mann,", "der am Meer wohnte."]),
         ("zh", "从前有一座很高的灯塔，里面住着一位老人。", ["从前有一座很高的灯塔，", "里面住着一位老人。"]),
         ("zh", "从前有灯塔，里面住着一位老人。", ["从前有灯塔，里面住着一位老人。"]),
+        ("en", '{"name": "check", "arguments": {"item": "sword"}}. Hi.', ['{"name": "check", "arguments": {"item": "sword"}}.', "Hi."]),
+        ("fr", "Le Grand Garou, le Grand Garou, le Grand Garou.", ["Le Grand Garou, le Grand Garou, le Grand Garou."]),
     ],
 )
 def test_the_first_sentence_may_end_at_its_first_clause(language: str, text: str, expected: list[str]) -> None:
