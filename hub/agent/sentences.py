@@ -11,9 +11,10 @@ Deciding needs the first character after the space, so a finished sentence comes
 first character of the next one (or at `flush()`).
 
 With `first_clause_words`, the text's first sentence may end early at a clause mark (`,` `;` `:`
-followed by space, or `，、；：`、`،`) once it has that many words (CJK: twice as many characters):
-a voice reply starts speaking while the model is still writing its first long sentence. Later
-sentences stay whole, so only the first pause falls on a clause.
+`،` `؛` followed by space; `，` `、` `；` `：` by themselves) once it has that many words (CJK:
+twice as many characters): a voice reply starts speaking while the model is still writing its
+first long sentence. Never inside code or JSON, nor at a phrase said again (a loop starting).
+Later sentences stay whole, so only the first pause falls on a clause.
 """
 
 from __future__ import annotations
@@ -69,13 +70,13 @@ _ABBREVIATIONS: dict[str, set[str]] = {
 _BEFORE_NUMBER = {"no", "nos", "nr", "núm", "n", "art", "p", "pp", "s", "tel", "fig", "vol", "bd"}
 _ORDINAL_DOT_LANGUAGES = {"de", "pl", "da", "nb", "no", "fi", "cs", "sk", "hu", "sl", "hr", "sr", "et", "lv", "lt", "is", "tr"}
 
-_CANDIDATE = re.compile(r"[\n.!?…。！？｡؟।]")
-_CLAUSE_CANDIDATE = re.compile(r"[\n.!?…。！？｡؟।,;:，、；：،؛]")
-_CLAUSE_MARKS = ",;:،؛"  # end a clause when followed by space
+_ENDS = "\n.!?…。！？｡؟।"
+_CANDIDATE = re.compile(f"[{_ENDS}]")
+_CJK_CLAUSE_MARKS = "，、；："  # end a clause by themselves; the others when followed by space
+CLAUSE_MARKS = ",;:،؛" + _CJK_CLAUSE_MARKS
+_CLAUSE_CANDIDATE = re.compile(f"[{_ENDS}{CLAUSE_MARKS}]")
+_CLAUSE_PART = re.compile(f"[{CLAUSE_MARKS}]")
 _CODE_CHARS = "{}[]<>|`"
-_CLAUSE_PART = re.compile(r"[,;:،؛，、；：]")
-_CJK_CLAUSE_MARKS = "，、；："  # end a clause by themselves
-CLAUSE_MARKS = _CLAUSE_MARKS + _CJK_CLAUSE_MARKS
 _WESTERN_ENDS = ".!?…؟।"
 _CJK_ENDS = "。！？｡"
 _CLOSERS = "\"'”’»«)]}」』）】*_`"
@@ -110,7 +111,8 @@ class SentenceSplitter:
 
     def __init__(self, language: str, first_clause_words: int | None = None) -> None:
         self.language = base_language(language)
-        self._first_clause_words = first_clause_words  # None once the first piece is out
+        self._clause_words = first_clause_words or 0
+        self._clause_open = first_clause_words is not None  # until the first piece is out
         self._abbreviations = _COMMON | _ABBREVIATIONS.get(self.language, set())
         self._ordinal_dot = self.language in _ORDINAL_DOT_LANGUAGES
         self._done: list[str] = []  # scanned start of the current sentence, moved out of the buffer
@@ -124,8 +126,7 @@ class SentenceSplitter:
         buffer, pos = self._buffer + text, self._resume
         self._start = 0  # where the current sentence starts in `buffer`
         while True:
-            candidate = _CANDIDATE if self._first_clause_words is None else _CLAUSE_CANDIDATE
-            match = candidate.search(buffer, pos)
+            match = (_CLAUSE_CANDIDATE if self._clause_open else _CANDIDATE).search(buffer, pos)
             if match is None:
                 pos = len(buffer)
                 break
@@ -140,7 +141,7 @@ class SentenceSplitter:
             sentence = self._take(buffer[self._start : end])
             if sentence:
                 sentences.append(sentence)
-                self._first_clause_words = None
+                self._clause_open = False
             self._start = pos = end
         buffer, pos = buffer[self._start :], pos - self._start
         if pos > _LOOKBEHIND:
@@ -204,9 +205,9 @@ class SentenceSplitter:
             return None
         clause = "".join(self._done) + buffer[self._start : at]
         if buffer[at] in _CJK_CLAUSE_MARKS:
-            long_enough = len(clause.strip()) >= 2 * (self._first_clause_words or 0)
+            long_enough = len(clause.strip()) >= 2 * self._clause_words
         else:
-            long_enough = buffer[end].isspace() and len(clause.split()) >= (self._first_clause_words or 0)
+            long_enough = buffer[end].isspace() and len(clause.split()) >= self._clause_words
         return end if long_enough and _prose_clause(clause) else -end
 
     def _continues(self, buffer: str, at: int, run: str, next_char: str) -> bool:

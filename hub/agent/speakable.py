@@ -111,17 +111,16 @@ class SpeakableStream:
     def _speakable(self, raw_sentences: list[str]) -> list[str]:
         cleaned: list[str] = []
         for raw in raw_sentences:
-            mark, self._first_piece = self._first_piece and clause_mark(raw), False
-            if mark:
-                cleaned.append(self._clause(raw, mark))
-                continue
-            for sentence in self._clean(raw):
+            mark = clause_mark(raw) if self._first_piece else ""
+            self._first_piece = False
+            for sentence in self._clean(raw, mark):
                 if sentence:
                     cleaned.append(sentence)
         return self._fit(cleaned)
 
-    def _clean(self, raw: str) -> list[str]:
-        """One split sentence → zero or more speakable sentences (a held table header may join)."""
+    def _clean(self, raw: str, clause_mark: str = "") -> list[str]:
+        """One split sentence → zero or more speakable sentences (a held table header may join).
+        A first clause (`clause_mark`) is spoken with its mark rather than a full stop."""
         if _FENCE.match(raw):
             if len(_FENCE.findall(raw)) == 1:
                 self._in_code = not self._in_code
@@ -146,15 +145,12 @@ class SpeakableStream:
             marker = _LIST_ITEM.match(text)
             if marker:
                 text, is_item = text[marker.end() :], True
-        out.append(self._finish(self._inline(text), is_item))
+        text = self._inline(text)
+        if not clause_mark:
+            out.append(self._finish(text, is_item))
+        elif any(char.isalnum() for char in text):
+            out.append(text if text.rstrip(_CLOSERS).endswith(clause_mark) else text + clause_mark)
         return out
-
-    def _clause(self, raw: str, mark: str) -> str:
-        """A reply's first clause, spoken with its mark rather than a full stop."""
-        text = self._inline(_QUOTE_MARK.sub("", raw))
-        if not any(char.isalnum() for char in text):
-            return ""
-        return text if text.rstrip(_CLOSERS).endswith(mark) else text + mark
 
     def _table_line(self, raw: str) -> list[str]:
         if _TABLE_SEPARATOR.fullmatch(raw):
