@@ -7,9 +7,13 @@ fast-path command and a model turn it prints, as medians over `--runs`:
 - end of audio → first reply audio, sentence streaming (`stream`) and whole-reply synthesis
   (`whole`: the complete reply synthesized once the agent is done);
 - the sum of the stages measured one by one in the same run: STT (the same audio transcribed
-  alone), the turn's first token (the same text as a typed turn, no TTS) and the first
-  sentence's TTS (that sentence synthesized alone, to its last chunk);
-- the ratios streamed / sum of stages (target ≤ 0.7 for the model turn) and streamed / whole.
+  alone), the first sentence (the same text as a typed turn, no TTS: turn start → the reply's
+  first complete sentence; the agent may stream it in two chunks, its first clause first) and
+  the first sentence's TTS (that sentence synthesized alone, to its last chunk): what the turn
+  costs when no stage overlaps another and nothing is spoken before a sentence is complete;
+- the ratios streamed / sum of stages (target ≤ 0.7 for the model turn) and streamed / whole;
+- where the streamed turn's own first audio came from: its transcript, its first reply chunk
+  (the first sentence or its first clause) and its first audio, from the end of the audio.
 
 Part 2 (`--part modes`): for the same typed turn, the first-audio latency with
 - stream:    sentences streamed to Piper over one streaming-synthesis connection,
@@ -46,6 +50,7 @@ from typing import AsyncIterator, Iterator
 from wyoming.audio import AudioChunk
 
 from hub.agent.reply import ReplyBuilder
+from hub.agent.sentences import clause_mark
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.interfaces.voice import VoicePipeline
 from hub.interfaces.voice_events import VoiceDone, VoiceSentence
@@ -194,17 +199,26 @@ async def recording(tts: WyomingTTS, text: str) -> list[AudioChunk]:
     return [silence, *chunks, silence]
 
 
+def first_sentence(pieces: list[str]) -> str | None:
+    """The reply's first complete sentence from its first chunks (a first clause ends with its
+    clause mark, every other chunk with a sentence), or None while it is incomplete."""
+    for count, piece in enumerate(pieces, 1):
+        if not clause_mark(piece.strip()):
+            return " ".join(p.strip() for p in pieces[:count])
+    return None
+
+
 async def spoken_turn(pipeline: VoicePipeline, audio: list[AudioChunk], conversation: str) -> tuple[VoiceDone, str]:
-    done, first_sentence = None, ""
+    done, spoken = None, []
     async for event in pipeline.run(audio, language="en", conversation_id=conversation):
-        if isinstance(event, VoiceSentence) and not first_sentence:
-            first_sentence = event.text
+        if isinstance(event, VoiceSentence):
+            spoken.append(event.text)
         elif isinstance(event, VoiceDone):
             done = event
     assert done is not None
     if not done.ok:
         raise RuntimeError(f"voice turn failed: {done.error}")
-    return done, first_sentence
+    return done, first_sentence(spoken) or " ".join(spoken)
 
 
 async def stt_alone(stt: WyomingSTT, audio: list[AudioChunk]) -> float:
@@ -221,12 +235,14 @@ async def stt_alone(stt: WyomingSTT, audio: list[AudioChunk]) -> float:
     return time.monotonic() - ended
 
 
-async def first_token_alone(agent, text: str, conversation: str) -> float:  # type: ignore[no-untyped-def]
-    """Typed turn start → first reply text (no speech)."""
-    started, first = time.monotonic(), None
+async def first_sentence_alone(agent, text: str, conversation: str) -> float:  # type: ignore[no-untyped-def]
+    """Typed turn start → the reply's first complete sentence (no speech)."""
+    started, first, pieces = time.monotonic(), None, []
     async for event in agent.run(TurnRequest(text, conversation_id=conversation, language="en")):
         if isinstance(event, ReplyChunk) and event.text and first is None:
-            first = time.monotonic() - started
+            pieces.append(event.text)
+            if first_sentence(pieces) is not None:
+                first = time.monotonic() - started
     return first if first is not None else time.monotonic() - started
 
 
@@ -240,28 +256,38 @@ async def tts_alone(tts: WyomingTTS, sentence: str) -> float:
 
 async def end_to_end(hub: HubApp, stt: WyomingSTT, tts: WyomingTTS, runs: int) -> None:
     pipelines = {mode: VoicePipeline(hub.agent, stt=stt, tts=tts, tts_mode=mode) for mode in ("stream", "whole")}
-    print(f"{'turn':<10} {'stream':>8} {'whole':>8} {'STT':>7} {'1st token':>10} {'1st TTS':>8} "
+    print(f"{'turn':<10} {'stream':>8} {'whole':>8} {'STT':>7} {'1st sent.':>10} {'1st TTS':>8} "
           f"{'sum':>7} {'stream/sum':>11} {'stream/whole':>13}")
+    inside: list[str] = []
     for label, text in E2E_TURNS:
         audio = await recording(tts, text)
         await spoken_turn(pipelines["stream"], audio, f"warm-up-{label}")
         await hub.agent.wait_primed()
-        figures: dict[str, list[float]] = {k: [] for k in ("stream", "whole", "stt", "token", "tts")}
+        figures: dict[str, list[float]] = {k: [] for k in ("stream", "whole", "stt", "sentence", "tts",
+                                                          "in_stt", "in_chunk")}
         for run in range(runs):
             for mode in ("stream", "whole") if run % 2 == 0 else ("whole", "stream"):
                 done, sentence = await spoken_turn(pipelines[mode], audio, f"{label}-{mode}-{run}")
                 figures[mode].append(done.timings.first_audio_s or 0.0)
+                if mode == "stream":
+                    figures["in_stt"].append(done.timings.stt_s or 0.0)
+                    figures["in_chunk"].append(done.timings.first_sentence_s or 0.0)
                 await hub.agent.wait_primed()
             figures["stt"].append(await stt_alone(stt, audio))
-            figures["token"].append(await first_token_alone(hub.agent, text, f"{label}-typed-{run}"))
+            figures["sentence"].append(await first_sentence_alone(hub.agent, text, f"{label}-typed-{run}"))
             await hub.agent.wait_primed()
             figures["tts"].append(await tts_alone(tts, sentence or text))
         m = {k: statistics.median(v) for k, v in figures.items()}
-        total = m["stt"] + m["token"] + m["tts"]
-        print(f"{label:<10} {m['stream']:>7.3f}s {m['whole']:>7.3f}s {m['stt']:>6.3f}s {m['token']:>9.3f}s "
+        total = m["stt"] + m["sentence"] + m["tts"]
+        print(f"{label:<10} {m['stream']:>7.3f}s {m['whole']:>7.3f}s {m['stt']:>6.3f}s {m['sentence']:>9.3f}s "
               f"{m['tts']:>7.3f}s {total:>6.3f}s {m['stream'] / total:>11.2f} {m['stream'] / m['whole']:>13.2f}")
+        inside.append(f"{label:<10} transcript {m['in_stt']:.3f}s, first reply chunk {m['in_chunk']:.3f}s, "
+                      f"first audio {m['stream']:.3f}s (first sentence {sentence!r})")
     print("stream / sum of stages: target ≤ 0.7 for the model turn (sentence streaming overlaps the "
           "stages); whole = the complete reply synthesized once the agent is done")
+    print("inside the streamed turn (medians, from the end of the audio):")
+    for line in inside:
+        print("  " + line)
 
 
 def _free_port() -> int:

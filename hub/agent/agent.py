@@ -152,6 +152,24 @@ class Agent:
             if not task.done():
                 task.cancel()
 
+    def prepare(self, request: TurnRequest) -> None:
+        """A turn for `request` is coming whose words are not known yet (a voice turn while its
+        audio is transcribed): evaluate, in the background, what its prompt starts with whatever
+        the words are (the conversation so far and the user message's clock line), so that the
+        turn evaluates only its words. The turn interrupts priming that is still running."""
+        if not self.primer.supported or self._stopping:
+            return
+        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
+        try:
+            persona = self.personas.choose(request.persona or (known.persona if known else None),
+                                           request.satellite_id, request.device_id)
+        except UnknownPersona:
+            return  # the turn itself will say so
+        language = normalize_language(request.language or persona.language, default=self._options.language)
+        history = list(known.messages) if known is not None else []
+        head = Message("user", prompt.user_message_head(language, self._clock_text()))
+        self._prime_in_background([*history, head], persona)
+
     async def ask(self, request: TurnRequest) -> TurnResult:
         return await final_result(self.run(request))
 
@@ -469,11 +487,11 @@ class Agent:
     def _prime_continuation(self, state: TurnState) -> None:
         """Evaluate the conversation so far while the user listens, so its next turn only pays
         for its new message (engines without `prime` are left alone)."""
-        if not self.primer.supported:
-            return
-        history = list(state.conversation.messages)
-        persona = state.persona
-        task = asyncio.create_task(self.primer.prime_continuation(history, self.stable_request(persona)))
+        if self.primer.supported:
+            self._prime_in_background(list(state.conversation.messages), state.persona)
+
+    def _prime_in_background(self, messages: list[Message], persona: Persona) -> None:
+        task = asyncio.create_task(self.primer.prime_continuation(messages, self.stable_request(persona)))
         self._priming.add(task)
         task.add_done_callback(self._priming.discard)
 

@@ -64,10 +64,15 @@ def stable_system_message(home: Any, conversational: bool, instructions: str = A
     return Message("system", system_prompt(PromptParts(instructions, conversational, overview)))
 
 
+def user_message_head(language: str, clock_text: str) -> str:
+    """How every user message starts, whatever its words: primed while a voice turn's words are
+    still being transcribed."""
+    return f"[{clock_text}; reply in {LANGUAGE_NAMES.get(language, language)}]"
+
+
 def user_message(text: str, language: str, live_context: str, clock_text: str) -> str:
-    """The current request with the volatile context in front of it."""
-    name = LANGUAGE_NAMES.get(language, language)
-    lines = [f"[{clock_text}; reply in {name}]"]
+    """The current request with the volatile context in front of it (after its head)."""
+    lines = [user_message_head(language, clock_text)]
     if live_context:
         lines.append("Current states:\n" + live_context)
     lines.append(text)

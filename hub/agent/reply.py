@@ -6,9 +6,14 @@ from typing import Callable
 
 from hub.agent.speakable import SpeakableStream
 
+# The first chunk may end at a clause mark after this many words: a spoken reply starts before
+# the model has written all of a long first sentence ("Once upon a time, …").
+FIRST_CLAUSE_WORDS = 4
+
 
 class ReplyBuilder:
-    """Feed raw model text; each complete speakable sentence goes to `on_chunk` at once.
+    """Feed raw model text; each complete speakable sentence goes to `on_chunk` at once (the
+    first one at its first clause when it has one after `FIRST_CLAUSE_WORDS` words).
 
     Once the next sentence would pass `max_chars`, or a sentence comes again (a loop), the reply
     is `capped` and the caller should stop generating: the reply always ends on a sentence
@@ -17,7 +22,7 @@ class ReplyBuilder:
 
     def __init__(self, language: str, max_chars: int, on_chunk: Callable[[str], None],
                  keep: Callable[[str], bool] = lambda sentence: True) -> None:
-        self._stream = SpeakableStream(language, max_chars=max_chars)
+        self._stream = SpeakableStream(language, max_chars=max_chars, first_clause_words=FIRST_CLAUSE_WORDS)
         self._on_chunk = on_chunk
         self._keep = keep
         self._sentences: list[str] = []

@@ -9,6 +9,12 @@ Decimals ("21.5"), times ("7:30") and URLs never break: their dots are not follo
 
 Deciding needs the first character after the space, so a finished sentence comes out with the
 first character of the next one (or at `flush()`).
+
+With `first_clause_words`, the text's first sentence may end early at a clause mark (`,` `;` `:`
+`،` `؛` followed by space; `，` `、` `；` `：` by themselves) once it has that many words (CJK:
+twice as many characters): a voice reply starts speaking while the model is still writing its
+first long sentence. Never inside code or JSON, nor at a phrase said again (a loop starting).
+Later sentences stay whole, so only the first pause falls on a clause.
 """
 
 from __future__ import annotations
@@ -64,7 +70,13 @@ _ABBREVIATIONS: dict[str, set[str]] = {
 _BEFORE_NUMBER = {"no", "nos", "nr", "núm", "n", "art", "p", "pp", "s", "tel", "fig", "vol", "bd"}
 _ORDINAL_DOT_LANGUAGES = {"de", "pl", "da", "nb", "no", "fi", "cs", "sk", "hu", "sl", "hr", "sr", "et", "lv", "lt", "is", "tr"}
 
-_CANDIDATE = re.compile(r"[\n.!?…。！？｡؟।]")
+_ENDS = "\n.!?…。！？｡؟।"
+_CANDIDATE = re.compile(f"[{_ENDS}]")
+_CJK_CLAUSE_MARKS = "，、；："  # end a clause by themselves; the others when followed by space
+CLAUSE_MARKS = ",;:،؛" + _CJK_CLAUSE_MARKS
+_CLAUSE_CANDIDATE = re.compile(f"[{_ENDS}{CLAUSE_MARKS}]")
+_CLAUSE_PART = re.compile(f"[{CLAUSE_MARKS}]")
+_CODE_CHARS = "{}[]<>|`"
 _WESTERN_ENDS = ".!?…؟।"
 _CJK_ENDS = "。！？｡"
 _CLOSERS = "\"'”’»«)]}」』）】*_`"
@@ -72,6 +84,21 @@ _OPENERS = "\"'“‘«»([{「『（【*_`"
 _ACRONYM = re.compile(r"(?:[^\W\d_]{1,3}\.){1,6}[^\W\d_]{1,3}")
 _LOOKBEHIND = 40  # longer than any token a rule can match
 _LIST_MARKER = re.compile(r"(?:\d{1,3}|[ivxlcIVXLC]{1,5}|[A-Za-z])")
+
+
+def _prose_clause(clause: str) -> bool:
+    """Whether a clause may be spoken alone: not code or JSON (which the reply filter must see
+    whole), and not a phrase said again ("Le Grand Garou, le Grand Garou,": a loop starting)."""
+    if any(char in _CODE_CHARS for char in clause):
+        return False
+    *earlier, last = (" ".join(part.casefold().split()) for part in _CLAUSE_PART.split(clause))
+    return last not in earlier
+
+
+def clause_mark(piece: str) -> str:
+    """The clause mark `piece` ends with (closing quotes aside), or ""."""
+    last = piece.rstrip(_CLOSERS)[-1:]
+    return last if last and last in CLAUSE_MARKS else ""
 
 
 def base_language(language: str) -> str:
@@ -82,8 +109,10 @@ def base_language(language: str) -> str:
 class SentenceSplitter:
     """`feed(text)` returns the sentences completed so far; `flush()` returns the rest."""
 
-    def __init__(self, language: str) -> None:
+    def __init__(self, language: str, first_clause_words: int | None = None) -> None:
         self.language = base_language(language)
+        self._clause_words = first_clause_words or 0
+        self._clause_open = first_clause_words is not None  # until the first piece is out
         self._abbreviations = _COMMON | _ABBREVIATIONS.get(self.language, set())
         self._ordinal_dot = self.language in _ORDINAL_DOT_LANGUAGES
         self._done: list[str] = []  # scanned start of the current sentence, moved out of the buffer
@@ -97,7 +126,7 @@ class SentenceSplitter:
         buffer, pos = self._buffer + text, self._resume
         self._start = 0  # where the current sentence starts in `buffer`
         while True:
-            match = _CANDIDATE.search(buffer, pos)
+            match = (_CLAUSE_CANDIDATE if self._clause_open else _CANDIDATE).search(buffer, pos)
             if match is None:
                 pos = len(buffer)
                 break
@@ -112,6 +141,7 @@ class SentenceSplitter:
             sentence = self._take(buffer[self._start : end])
             if sentence:
                 sentences.append(sentence)
+                self._clause_open = False
             self._start = pos = end
         buffer, pos = buffer[self._start :], pos - self._start
         if pos > _LOOKBEHIND:
@@ -140,6 +170,8 @@ class SentenceSplitter:
         char = buffer[at]
         if char == "\n":
             return at + 1
+        if char in CLAUSE_MARKS:
+            return self._clause_end(buffer, at)
         end = at + 1
         size = len(buffer)
         while end < size and (buffer[end] in _CLOSERS or buffer[end] in _WESTERN_ENDS or buffer[end] in _CJK_ENDS):
@@ -163,6 +195,20 @@ class SentenceSplitter:
         if self._continues(buffer, at, run, buffer[following]):
             return -following
         return end
+
+    def _clause_end(self, buffer: str, at: int) -> int | None:
+        """`_sentence_end` for a clause mark while the first piece may end early."""
+        end = at + 1
+        while end < len(buffer) and buffer[end] in _CLOSERS:
+            end += 1
+        if end == len(buffer):
+            return None
+        clause = "".join(self._done) + buffer[self._start : at]
+        if buffer[at] in _CJK_CLAUSE_MARKS:
+            long_enough = len(clause.strip()) >= 2 * self._clause_words
+        else:
+            long_enough = buffer[end].isspace() and len(clause.split()) >= self._clause_words
+        return end if long_enough and _prose_clause(clause) else -end
 
     def _continues(self, buffer: str, at: int, run: str, next_char: str) -> bool:
         """Whether the dot(s) at `at` do not end the sentence, given the next visible character."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from hub.agent.sentences import SentenceSplitter
+from hub.agent.sentences import SentenceSplitter, clause_mark
 from hub.locales import normalize_language, phrase
 
 _FENCE = re.compile(r"(```|~~~)")
@@ -70,13 +70,15 @@ class SpeakableStream:
     first sentence that alone is too long is cut at its last word boundary that fits and ended
     with a full stop (a single over-long word is cut inside). `join(sentences)` puts spoken
     sentences together the way `make_speakable` does (no spaces between Chinese/Japanese ones).
+    `first_clause_words`: the first sentence may come out at a clause (`SentenceSplitter`).
     """
 
-    def __init__(self, language: str, max_chars: int | None = None) -> None:
+    def __init__(self, language: str, max_chars: int | None = None, first_clause_words: int | None = None) -> None:
         if max_chars is not None and max_chars < 1:
             raise ValueError(f"max_chars must be at least 1, got {max_chars}")
         self.language = normalize_language(language)
-        self._splitter = SentenceSplitter(language)
+        self._splitter = SentenceSplitter(language, first_clause_words)
+        self._first_piece = first_clause_words is not None  # may be a clause: keeps its mark
         self._separator = "" if self.language in _NO_SPACE_LANGUAGES else " "
         self._full_stop = "。" if self.language in _NO_SPACE_LANGUAGES else "."
         self._decimal = phrase(self.language, "number.decimal_separator")
@@ -109,13 +111,16 @@ class SpeakableStream:
     def _speakable(self, raw_sentences: list[str]) -> list[str]:
         cleaned: list[str] = []
         for raw in raw_sentences:
-            for sentence in self._clean(raw):
+            mark = clause_mark(raw) if self._first_piece else ""
+            self._first_piece = False
+            for sentence in self._clean(raw, mark):
                 if sentence:
                     cleaned.append(sentence)
         return self._fit(cleaned)
 
-    def _clean(self, raw: str) -> list[str]:
-        """One split sentence → zero or more speakable sentences (a held table header may join)."""
+    def _clean(self, raw: str, clause_mark: str = "") -> list[str]:
+        """One split sentence → zero or more speakable sentences (a held table header may join).
+        A first clause (`clause_mark`) is spoken with its mark rather than a full stop."""
         if _FENCE.match(raw):
             if len(_FENCE.findall(raw)) == 1:
                 self._in_code = not self._in_code
@@ -140,7 +145,11 @@ class SpeakableStream:
             marker = _LIST_ITEM.match(text)
             if marker:
                 text, is_item = text[marker.end() :], True
-        out.append(self._finish(self._inline(text), is_item))
+        text = self._inline(text)
+        if not clause_mark:
+            out.append(self._finish(text, is_item))
+        elif any(char.isalnum() for char in text):
+            out.append(text if text.rstrip(_CLOSERS).endswith(clause_mark) else text + clause_mark)
         return out
 
     def _table_line(self, raw: str) -> list[str]:

@@ -1,10 +1,13 @@
 """The hub's own voice turn: audio → STT → agent → speakable sentences → TTS → audio, streamed.
 
-The reply is spoken sentence by sentence while the agent is still writing it: each of the
-agent's reply chunks (whole sentences, split once by its ReplyBuilder) goes to the TTS server
-as soon as it arrives (one streaming-synthesis connection when the server offers it, else one
-request per chunk with the next one synthesizing while the current one is sent). Callers get `VoiceEvent`s in order: the transcript, reply text as it streams, the
-sentences being spoken, audio start/chunks/stop, errors, and a final `VoiceDone` with timings.
+While the audio is transcribed, the agent is told a turn is coming (`prepare`: the model
+evaluates the prompt up to the user's words). The reply is spoken sentence by sentence while
+the agent is still writing it: each of the agent's reply chunks (whole sentences, the first
+one from its first clause, split once by its ReplyBuilder) goes to the TTS server as soon as it
+arrives (one streaming-synthesis connection when the server offers it, else one request per
+chunk with the next one synthesizing while the current one is sent). Callers get `VoiceEvent`s
+in order: the transcript, reply text as it streams, the sentences being spoken, audio
+start/chunks/stop, errors, and a final `VoiceDone` with timings.
 
 A failing TTS never costs the text reply: the turn goes on and ends with the reply and the error.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -68,6 +72,8 @@ class VoiceOptions:
 
 
 class AgentLike(Protocol):
+    """The hub's Agent; `prepare(request)`, when it has one, is told of a turn before its words."""
+
     def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
@@ -140,9 +146,14 @@ class VoicePipeline:
         """One voice turn from audio in any PCM format; the last event is always `VoiceDone`."""
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
+        request = TurnRequest(text="", conversation_id=conversation_id, language=lang, source=source,
+                              satellite_id=satellite_id, device_id=device_id, persona=persona)
         try:
             if self.stt is None:
                 raise SpeechError("stt", "no speech-to-text server is configured (stt_uri)")
+            prepare = getattr(self.agent, "prepare", None)
+            if prepare is not None:
+                prepare(request)  # the model evaluates what the prompt holds before the words
             text = await self.stt.transcribe(self._timed_input(audio, turn), lang)
         except (SpeechError, AudioInputError) as err:
             stage, code = ("stt", SpeechError.code) if isinstance(err, SpeechError) else ("input", "bad_audio")
@@ -158,8 +169,7 @@ class VoicePipeline:
             return
         turn.mark("stt_s")
         yield VoiceTranscript(text, lang)
-        request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source,
-                              satellite_id=satellite_id, device_id=device_id, persona=persona)
+        request = dataclasses.replace(request, text=text)
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
             yield event
         yield self._done(turn, transcript=text)
@@ -247,7 +257,7 @@ class VoicePipeline:
             try:
                 async for item in reply:
                     if isinstance(item, str):
-                        sentence = item.strip()  # the agent's chunks end on sentence boundaries
+                        sentence = item.strip()  # the agent's chunks end on sentence (or first-clause) boundaries
                         turn.reply_parts.append(sentence)
                         out.put_nowait(VoiceReplyChunk(item))
                         if sentence:

@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 from hub.agent.sentences import SentenceSplitter, base_language
 
 
-def split_whole(language: str, text: str) -> list[str]:
-    splitter = SentenceSplitter(language)
+def split_whole(language: str, text: str, first_clause_words: int | None = None) -> list[str]:
+    splitter = SentenceSplitter(language, first_clause_words)
     return splitter.feed(text) + splitter.flush()
 
 
-def split_chunks(language: str, chunks: list[str]) -> list[str]:
-    splitter = SentenceSplitter(language)
+def split_chunks(language: str, chunks: list[str], first_clause_words: int | None = None) -> list[str]:
+    splitter = SentenceSplitter(language, first_clause_words)
     out: list[str] = []
     for chunk in chunks:
         out += splitter.feed(chunk)
@@ -69,6 +69,38 @@ def test_examples(language: str, text: str, expected: list[str]) -> None:
     assert split_chunks(language, list(text)) == expected
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        ("en", "Once upon a time, a keeper lived by the sea, alone. He was old, and tired.",
+         ["Once upon a time,", "a keeper lived by the sea, alone.", "He was old, and tired."]),
+        ("en", "Yes, the light is on. OK.", ["Yes, the light is on.", "OK."]),  # too short a clause
+        ("en", "It is 21,5 or 1,000 degrees in here; cold.", ["It is 21,5 or 1,000 degrees in here;", "cold."]),
+        ("en", "Wake me up at 7:30 tomorrow: early.", ["Wake me up at 7:30 tomorrow:", "early."]),
+        ("en", '"Once upon a time," she said. End.', ['"Once upon a time,"', "she said.", "End."]),
+        ("en", "Lights:\n- Kitchen, on", ["Lights:", "- Kitchen, on"]),
+        ("de", "Es war einmal ein Mann, der am Meer wohnte.", ["Es war einmal ein Mann,", "der am Meer wohnte."]),
+        ("zh", "从前有一座很高的灯塔，里面住着一位老人。", ["从前有一座很高的灯塔，", "里面住着一位老人。"]),
+        ("zh", "从前有灯塔，里面住着一位老人。", ["从前有灯塔，里面住着一位老人。"]),
+        ("en", '{"name": "check", "arguments": {"item": "sword"}}. Hi.', ['{"name": "check", "arguments": {"item": "sword"}}.', "Hi."]),
+        ("fr", "Le Grand Garou, le Grand Garou, le Grand Garou.", ["Le Grand Garou, le Grand Garou, le Grand Garou."]),
+    ],
+)
+def test_the_first_sentence_may_end_at_its_first_clause(language: str, text: str, expected: list[str]) -> None:
+    """With `first_clause_words`, only the first piece ends at a clause mark (followed by space,
+    CJK marks by themselves) once it has that many words (CJK: twice as many characters)."""
+    assert split_whole(language, text, 4) == expected
+    assert split_chunks(language, list(text), 4) == expected
+
+
+def test_the_first_clause_comes_out_before_its_sentence_is_written() -> None:
+    splitter = SentenceSplitter("en", first_clause_words=4)
+    assert splitter.feed("Once upon a time,") == []  # "time,5" would be a number
+    assert splitter.feed(" a") == ["Once upon a time,"]
+    assert splitter.feed(" keeper, lived. ") == []
+    assert splitter.feed("Then") == ["a keeper, lived."]
+
+
 def test_sentences_come_out_as_soon_as_they_are_decided() -> None:
     splitter = SentenceSplitter("en")
     assert splitter.feed("The kitchen light is on") == []
@@ -91,17 +123,19 @@ pieces = st.sampled_from(
     [
         "Dr.", "z.", "B.", "e.g.", "etc.", "No.", "3.", "21.5", "21,5", "7:30", "https://x.com/a?b=1",
         ".", "!", "?", "…", "...", "。", "！", "」", "\"", "*", ")", " ", " ", "  ", "\n", "\n\n", "- ",
-        "Hello", "world", "the", "Kitchen", "I", "M.", "1.", "a", "Oktober", "日本",
+        "Hello", "world", "the", "Kitchen", "I", "M.", "1.", "a", "Oktober", "日本", ",", ", ", ";", ":", "，",
     ]
 )
 texts = st.one_of(st.lists(pieces, max_size=40).map("".join), st.text(max_size=120))
 
 
 @settings(max_examples=400, deadline=None)
-@given(texts, st.lists(st.integers(0, 10_000), max_size=20), st.sampled_from(["en", "de", "fr", "es", "it", "nl", "pt", "pl", "ja"]))
-def test_any_chunking_gives_the_same_sentences(text: str, cuts: list[int], language: str) -> None:
-    whole = split_whole(language, text)
-    assert split_chunks(language, split_at(text, cuts)) == whole
+@given(texts, st.lists(st.integers(0, 10_000), max_size=20), st.sampled_from(["en", "de", "fr", "es", "it", "nl", "pt", "pl", "ja"]),
+       st.sampled_from([None, 2]))
+def test_any_chunking_gives_the_same_sentences(text: str, cuts: list[int], language: str,
+                                               first_clause_words: int | None) -> None:
+    whole = split_whole(language, text, first_clause_words)
+    assert split_chunks(language, split_at(text, cuts), first_clause_words) == whole
     assert all(s and s == s.strip() for s in whole)
     # Nothing is lost: the sentences hold every non-space character, in order.
     assert "".join("".join(whole).split()) == "".join(text.split())

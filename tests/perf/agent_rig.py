@@ -4,7 +4,7 @@ recorded (for the perf tests and benches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from hub.agent.agent import Agent
 from hub.config import validate
@@ -89,7 +89,7 @@ def demo_store() -> EntityStore:
 
 def build_agent(
     engine: Engine, store: EntityStore, *, overview_max_entities: int = OVERVIEW_MAX_ENTITIES,
-    fast_path: FastPath | None = None, **options: Any,
+    fast_path: FastPath | None = None, clock_text: Callable[[], str] = lambda: CLOCK, **options: Any,
 ) -> tuple[Agent, StoreHomeView, ToolRegistry]:
     # the small test models are let act (model_home_control), so the grammar-bound path runs
     config = validate({"fast_path": fast_path is not None, "max_tokens": 48, "temperature": 0.0,
@@ -100,7 +100,7 @@ def build_agent(
         registry.register(tool)
     view = StoreHomeView(store, resolver, overview_max_entities=overview_max_entities)
     agent = Agent(engine=engine, registry=registry, settings=RuntimeSettings(hub_options(config).settings), options=hub_options(config).agent,
-                  home=view, fast_path=fast_path, clock_text=lambda: CLOCK)
+                  home=view, fast_path=fast_path, clock_text=clock_text)
     return agent, view, registry
 
 

@@ -21,8 +21,12 @@ from hub.interfaces.voice_events import (
     VoiceSentence,
     VoiceTranscript,
 )
+from hub.agent.agent import Agent
 from hub.config import validate
+from hub.core.tools import ToolRegistry
+from hub.llm.types import Done, GenerationRequest, ModelInfo, TextDelta, Usage
 from hub.options import hub_options
+from hub.settings import RuntimeSettings
 from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, parse_wav
 from hub.locales import phrase
 
@@ -103,6 +107,50 @@ async def test_first_audio_leaves_before_the_agent_finishes(mode_uri: tuple[str,
     assert first_audio < last_text
     assert not agent.gate_timed_out
     assert events[-1].ok
+
+
+class HeldEngine:
+    """Writes a story token by token and holds the rest of its first sentence after the first
+    clause until `gate` opens (at most `gate_timeout`)."""
+
+    def __init__(self, gate_timeout: float = 20.0) -> None:
+        self.info = ModelInfo("held", "held", "", 4096, 4096, 10_000_000_000)
+        self.uses_constrained_tools = False
+        self.gate = asyncio.Event()
+        self.gate_timeout = gate_timeout
+        self.gate_timed_out = False
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[TextDelta | Done]:
+        for token in ("Once", " upon", " a", " time", ",", " a"):
+            yield TextDelta(token)
+        try:
+            await asyncio.wait_for(self.gate.wait(), self.gate_timeout)
+        except asyncio.TimeoutError:
+            self.gate_timed_out = True
+        for token in (" keeper", " lived", " by", " the", " sea", "."):
+            yield TextDelta(token)
+        yield Done(Usage(completion_tokens=12))
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+async def test_a_long_first_sentence_is_spoken_from_its_first_clause(tts: WyomingTTS) -> None:
+    """The real agent's reply path: the first clause goes to Piper while the model is still
+    writing the first sentence (held until audio came out; 20 s if nothing comes)."""
+    engine = HeldEngine()
+    config = validate({"fast_path": False})
+    agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(hub_options(config).settings),
+                  options=hub_options(config).agent)
+    pipeline = VoicePipeline(agent, stt=None, tts=tts)
+    events = []
+    async for event in pipeline.respond("Tell me a story.", language="en"):
+        events.append(event)
+        if isinstance(event, VoiceAudioChunk):
+            engine.gate.set()
+    assert [e.text for e in of_type(events, VoiceSentence)] == ["Once upon a time,", "a keeper lived by the sea."]
+    assert not engine.gate_timed_out
+    assert events[-1].ok and events[-1].reply == "Once upon a time, a keeper lived by the sea."
 
 
 async def test_tts_down_still_delivers_the_text_reply(stt: WyomingSTT, unused_uri: str,
