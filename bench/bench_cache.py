@@ -43,7 +43,7 @@ from hub.llm.models import gemma3_270m_path  # noqa: E402
 from hub.llm.prompt_lookup import PromptLookupDecoder  # noqa: E402
 from hub.llm.types import GenerationRequest  # noqa: E402
 from hub.settings import RuntimeSettings  # noqa: E402
-from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store  # noqa: E402
+from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store, make_cold  # noqa: E402
 
 N_CTX = 8192
 BIG_OVERVIEW = 110  # entities in the overview: with instructions and tools ≈ 3,000 Gemma tokens
@@ -60,17 +60,10 @@ class Result:
     detail: str
 
 
-def engine_for(model: Path, priming: bool = True, **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
-    return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options), priming=priming)
-
-
-async def make_cold(engine: RecordingEngine) -> None:
-    """Forget every cached token (bench only: reaches into the engine, in its worker)."""
-    def forget(llm: Llama) -> None:
-        engine.engine._prompt_cache.clear()
-        llm.reset()
-
-    await engine.engine.exclusive(forget)
+def engine_for(model: Path, priming: bool = True, first_token_only: bool = False,
+               **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
+    return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options), priming=priming,
+                           first_token_only=first_token_only)
 
 
 async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
@@ -96,7 +89,9 @@ async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
         store.update_state("light.kitchen_ceiling_light", "on", {"brightness": 128})
         store.update_state("switch.garage_corner_socket", "on", {})
         engine.take()
+        engine.first_token_only = True  # the rest of this turn is not measured, and nothing follows it
         await agent.ask(TurnRequest("and the attic ceiling light", conversation_id=f"a{run}"))
+        engine.first_token_only = False
         again = engine.take()[0].usage
         warm.append(again.first_token_s)
         evaluated = again.evaluated_prompt_tokens

@@ -4,7 +4,9 @@ recorded (for the perf tests and benches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
+
+import numpy as np
 
 from hub.agent.agent import Agent
 from hub.config import validate
@@ -38,6 +40,9 @@ class RecordingEngine:
     engine: Any
     generations: list[Generation] = field(default_factory=list)
     priming: bool = True  # False: the agent sees an engine without `prime` (no background priming)
+    # True: each generation stops after its first token (benches that measure only the first token;
+    # the prompt, and so the first token's time, do not depend on max_tokens)
+    first_token_only: bool = False
 
     @property
     def info(self):  # type: ignore[no-untyped-def]
@@ -60,6 +65,8 @@ class RecordingEngine:
         await self.engine.wait_idle()
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        if self.first_token_only:
+            request = replace(request, max_tokens=1)
         async for delta in self.engine.stream(request):
             if isinstance(delta, Done):
                 self.generations.append(Generation(request, delta.usage))
@@ -71,6 +78,33 @@ class RecordingEngine:
     def take(self) -> list[Generation]:
         taken, self.generations = self.generations, []
         return taken
+
+
+async def make_cold(engine: RecordingEngine) -> None:
+    """Forget every cached token (benches and tests only: reaches into the engine, in its worker)."""
+    def forget(llm: Any) -> None:
+        engine.engine._prompt_cache.clear()
+        llm.reset()
+
+    await engine.engine.exclusive(forget)
+
+
+async def keep_only_prefix(engine: RecordingEngine, prefix: Sequence[int]) -> None:
+    """Forget every cached token but the saved state of `prefix` (primed earlier) and load that
+    into the KV cache: what a turn finds right after priming, without evaluating the prefix again
+    (benches and tests only: reaches into the engine, in its worker)."""
+    wanted = np.asarray(prefix, dtype=np.intc)
+
+    def forget(llm: Any) -> None:
+        cache = engine.engine._prompt_cache
+        for state in cache.states:
+            if not np.array_equal(state.tokens, wanted):
+                cache.discard(state)
+        llm.reset()
+        if cache.restore_best(wanted) != len(wanted):
+            raise RuntimeError("the primed prefix is not in the prompt cache")
+
+    await engine.engine.exclusive(forget)
 
 
 def generated_store(count: int) -> EntityStore:
