@@ -22,10 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_cache import BIG_OVERVIEW, N_CTX, Result  # noqa: E402
+from bench_cache import BIG_OVERVIEW, Result  # noqa: E402
 import bench_cache  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
-from hub.llm.llama_engine import LlamaEngine  # noqa: E402
 from hub.llm.types import Usage  # noqa: E402
 from tests.perf.agent_rig import RecordingEngine, build_agent, generated_store, keep_only_prefix  # noqa: E402
 
@@ -37,8 +36,7 @@ class _Life:
     each generation stops at its first token."""
 
     def __init__(self, model: Path, folder: Path) -> None:
-        self.engine = RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=bench_cache.THREADS,
-                                                  state_dir=folder), first_token_only=True)
+        self.engine = RecordingEngine(bench_cache.load(model, state_dir=folder), first_token_only=True)
 
     async def first_turn(self, conversation: str, *, primed: bool = False) -> Usage:
         """The command's model turn on a fresh copy of the home; when `primed`, after priming its

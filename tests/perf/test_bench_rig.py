@@ -21,10 +21,10 @@ COMMAND = "turn on the kitchen light"
 
 async def test_a_turn_cut_at_its_first_token_evaluates_what_the_whole_turn_does(gemma_path: Path) -> None:
     engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7), priming=False)
-    agent, _, _ = build_agent(engine, demo_store())
     try:
         usages = []
         for first_token_only in (False, True):
+            agent, _, _ = build_agent(engine, demo_store())  # the whole turn switched the light on
             await make_cold(engine)
             engine.first_token_only = first_token_only
             await agent.ask(TurnRequest(COMMAND, conversation_id=f"cut-{first_token_only}"))
