@@ -36,9 +36,10 @@ from hub.home.view import StoreHomeView  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 from tests.home.bench_home import ha_context_yaml  # noqa: E402
 from tests.home.generated_home import generated_entities  # noqa: E402
+from hub.llm.kv_cache import SavedState  # noqa: E402
 from hub.llm.types import Usage  # noqa: E402
 from tests.perf.agent_rig import (  # noqa: E402
-    RecordingEngine, build_agent, demo_store, generated_store, keep_only_prefix, make_cold, stable_request,
+    RecordingEngine, build_agent, demo_store, generated_store, make_cold, restore_only, saved_state, stable_request,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -102,7 +103,7 @@ class _Home:
         self.size = size
         self.engine = engine_for(model, priming=False, first_token_only=True)
         self.agent, self.view, self.registry = build_agent(self.engine, generated_store(size))
-        self._prefix: list[int] | None = None  # the stable prefix's tokens, once primed
+        self._primed: SavedState | None = None  # the stable prefix's state, once primed
 
     async def turn(self, text: str, conversation: str, cold: bool) -> Usage:
         if cold:
@@ -117,12 +118,12 @@ class _Home:
     async def _only_prefix(self) -> None:
         """The stable prefix primed and nothing else cached: primed once, then its saved state
         restored before each turn (the same KV state, without evaluating it again)."""
-        if self._prefix is None:
+        if self._primed is None:
             request = stable_request(self.view, self.registry)
             await make_cold(self.engine)
-            await self.engine.engine.prime(request)
-            self._prefix = self.engine.engine.prompt_tokens(request, add_generation_prompt=False)
-        await keep_only_prefix(self.engine, self._prefix)
+            assert await self.engine.engine.prime(request), "the engine was busy"
+            self._primed = saved_state(self.engine, self.engine.engine.prompt_tokens(request, add_generation_prompt=False))
+        await restore_only(self.engine, self._primed)
 
 
 async def p4_first_token(model: Path, runs: int = 1) -> list[Result]:

@@ -26,7 +26,7 @@ from bench_cache import BIG_OVERVIEW, Result  # noqa: E402
 import bench_cache  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
 from hub.llm.types import Usage  # noqa: E402
-from tests.perf.agent_rig import RecordingEngine, build_agent, generated_store, keep_only_prefix  # noqa: E402
+from tests.perf.agent_rig import RecordingEngine, build_agent, generated_store, restore_only, saved_state  # noqa: E402
 
 COMMAND = "turn off the attic ceiling light"  # resolves to one light: the model turn always runs
 
@@ -48,7 +48,7 @@ class _Life:
             assert await agent.primer.prime_now(), "the engine was busy"
             await self.engine.wait_idle()  # the primed state is on disk too
             prefix = self.engine.engine.prompt_tokens(agent.stable_request(), add_generation_prompt=False)
-            await keep_only_prefix(self.engine, prefix)  # the warm turn finds the primed prefix alone
+            await restore_only(self.engine, saved_state(self.engine, prefix))  # the warm turn finds it alone
         await agent.ask(TurnRequest(COMMAND, conversation_id=conversation))
         generations = self.engine.take()
         assert generations, f"{COMMAND!r} did not reach the model"

@@ -20,6 +20,7 @@ from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
+from hub.llm.kv_cache import SavedState
 from hub.llm.types import Delta, Done, Engine, GenerationRequest, Reasoning, Usage
 from hub.settings import RuntimeSettings
 from tests.home.generated_home import generated_entities
@@ -89,20 +90,23 @@ async def make_cold(engine: RecordingEngine) -> None:
     await engine.engine.exclusive(forget)
 
 
-async def keep_only_prefix(engine: RecordingEngine, prefix: Sequence[int]) -> None:
-    """Forget every cached token but the saved state of `prefix` (primed earlier) and load that
-    into the KV cache: what a turn finds right after priming, without evaluating the prefix again
-    (benches and tests only: reaches into the engine, in its worker)."""
-    wanted = np.asarray(prefix, dtype=np.intc)
+def saved_state(engine: RecordingEngine, tokens: Sequence[int]) -> SavedState:
+    """The prompt cache's saved state of exactly `tokens` (benches and tests only; the engine idle)."""
+    wanted = np.asarray(tokens, dtype=np.intc)
+    return next(s for s in engine.engine._prompt_cache.states if np.array_equal(s.tokens, wanted))
 
+
+async def restore_only(engine: RecordingEngine, state: SavedState) -> None:
+    """Forget every cached token, then load `state` (e.g. saved right after priming) into the KV
+    cache: what a turn finds right after priming, without evaluating the prefix again (benches
+    and tests only: reaches into the engine, in its worker)."""
     def forget(llm: Any) -> None:
         cache = engine.engine._prompt_cache
-        for state in cache.states:
-            if not np.array_equal(state.tokens, wanted):
-                cache.discard(state)
+        cache.clear()
         llm.reset()
-        if cache.restore_best(wanted) != len(wanted):
-            raise RuntimeError("the primed prefix is not in the prompt cache")
+        cache.add(state.tokens, state.data)
+        if cache.restore_best(state.tokens) != len(state.tokens):
+            raise RuntimeError("the saved state could not be restored")
 
     await engine.engine.exclusive(forget)
 

@@ -1,6 +1,6 @@
 """The benches' shortcuts leave what they measure as it was (real agent, demo home, Gemma 3 270M;
 checked by token counts): a turn cut at its first token has the prompt and the evaluated tokens
-of the whole turn, and a primed prefix put back by `keep_only_prefix` is what a turn right after
+of the whole turn, and a primed prefix put back by `restore_only` is what a turn right after
 priming finds."""
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import pytest
 from hub.agent.types import TurnRequest
 from hub.llm.llama_engine import LlamaEngine
 
-from perf.agent_rig import RecordingEngine, build_agent, demo_store, keep_only_prefix, make_cold, stable_request
+from perf.agent_rig import (
+    RecordingEngine, build_agent, demo_store, make_cold, restore_only, saved_state, stable_request,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -44,11 +46,12 @@ async def test_a_restored_primed_prefix_is_what_a_turn_right_after_priming_finds
     prefix = engine.engine.prompt_tokens(request, add_generation_prompt=False)
     try:
         assert await engine.engine.prime(request)
+        state = saved_state(engine, prefix)
         await agent.ask(TurnRequest(COMMAND, conversation_id="primed"))
         primed = engine.take()[0].usage
         assert primed.evaluated_prompt_tokens < primed.prompt_tokens - len(prefix) + 16, primed
 
-        await keep_only_prefix(engine, prefix)
+        await restore_only(engine, state)
         assert engine.engine.prompt_cache_stats["states"] == 1
         await agent.ask(TurnRequest(COMMAND, conversation_id="restored"))
         restored = engine.take()[0].usage
