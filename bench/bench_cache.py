@@ -43,7 +43,7 @@ from hub.llm.models import gemma3_270m_path  # noqa: E402
 from hub.llm.prompt_lookup import PromptLookupDecoder  # noqa: E402
 from hub.llm.types import GenerationRequest  # noqa: E402
 from hub.settings import RuntimeSettings  # noqa: E402
-from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store  # noqa: E402
+from tests.perf.agent_rig import CLOCK, RecordingEngine, build_agent, generated_store, make_cold  # noqa: E402
 
 N_CTX = 8192
 BIG_OVERVIEW = 110  # entities in the overview: with instructions and tools ≈ 3,000 Gemma tokens
@@ -60,24 +60,19 @@ class Result:
     detail: str
 
 
-def engine_for(model: Path, priming: bool = True, **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
-    return RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options), priming=priming)
+def load(model: Path, **options) -> LlamaEngine:  # type: ignore[no-untyped-def]
+    return LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=THREADS, **options)
 
 
-async def make_cold(engine: RecordingEngine) -> None:
-    """Forget every cached token (bench only: reaches into the engine, in its worker)."""
-    def forget(llm: Llama) -> None:
-        engine.engine._prompt_cache.clear()
-        llm.reset()
-
-    await engine.engine.exclusive(forget)
+def engine_for(model: Path, priming: bool = True, first_token_only: bool = False,
+               **options) -> RecordingEngine:  # type: ignore[no-untyped-def]
+    return RecordingEngine(load(model, **options), priming=priming, first_token_only=first_token_only)
 
 
-async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
-                            continuation: bool = True) -> tuple[float, str]:
+async def p1_warm_over_cold(loaded: LlamaEngine, runs: int, continuation: bool = True) -> tuple[float, str]:
     # a 110-entity home keeps its overview in the stable prompt here (a bench knob: the hub's
     # limit is 60), so the prefix is the ~3,000 tokens the target is about
-    engine = engine_for(model, priming=continuation, prompt_cache_mib=cache_mib)
+    engine = RecordingEngine(loaded, priming=continuation)
     store = generated_store(BIG_OVERVIEW)
     agent, _, _ = build_agent(engine, store, overview_max_entities=BIG_OVERVIEW)
 
@@ -96,14 +91,16 @@ async def p1_warm_over_cold(model: Path, runs: int, cache_mib: int = 512,
         store.update_state("light.kitchen_ceiling_light", "on", {"brightness": 128})
         store.update_state("switch.garage_corner_socket", "on", {})
         engine.take()
+        engine.first_token_only = True  # the rest of this turn is not measured, and nothing follows it
         await agent.ask(TurnRequest("and the attic ceiling light", conversation_id=f"a{run}"))
+        engine.first_token_only = False
+        await agent.wait_primed()  # nothing of this run is left running into the next
         again = engine.take()[0].usage
         warm.append(again.first_token_s)
         evaluated = again.evaluated_prompt_tokens
-    await engine.close()
     cold_s, warm_s = statistics.median(cold), statistics.median(warm)
     return warm_s / cold_s, (f"cold {cold_s:.2f} s ({prompt} prompt tokens), warm {warm_s:.3f} s "
-                             f"({evaluated} evaluated), cache {cache_mib} MiB, "
+                             f"({evaluated} evaluated), cache {loaded._prompt_cache.max_bytes >> 20} MiB, "
                              f"continuation priming {'on' if continuation else 'off'}")
 
 
@@ -114,9 +111,10 @@ def raw_turn(llm: Llama, tokens: list[int], max_tokens: int) -> float:
     return time.perf_counter() - started
 
 
-async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
+async def p2_hub_over_raw(loaded: LlamaEngine, runs: int) -> tuple[float, str]:
     """A free-text turn (no tools: base models wander into tool syntax otherwise)."""
-    engine = engine_for(model)
+    engine = RecordingEngine(loaded)
+    model = Path(loaded.info.path)
     options = hub_options(validate({"fast_path": False, "max_tokens": 64, "temperature": 0.0,
                                     "max_reply_chars": 4000, "turn_timeout": 600}))
     agent = Agent(engine=engine, registry=ToolRegistry(), settings=RuntimeSettings(options.settings), options=options.agent,
@@ -131,28 +129,37 @@ async def p2_hub_over_raw(model: Path, runs: int) -> tuple[float, str]:
     tokens = engine.engine.prompt_tokens(generation.request)
     output = generation.usage.completion_tokens
     raw_turn(raw, tokens, output)
-    hub_times, raw_times = [], []
+    hub_times, raw_times, outside_engine, outputs = [], [], [], set()
     for run in range(runs):
-        started = time.perf_counter()
-        await agent.ask(TurnRequest(question, conversation_id=f"p2-{run}"))
-        hub_times.append(time.perf_counter() - started)
-        await agent.wait_primed()  # not while the raw turn runs
-        rounds = engine.take()
-        raw_times.append(raw_turn(raw, tokens, rounds[0].usage.completion_tokens))
-        await engine.engine.wait_idle()
-    await engine.close()
+        # the order alternates, so a load change on a shared machine hits both alike
+        for side in ("hub", "raw") if run % 2 == 0 else ("raw", "hub"):
+            if side == "raw":
+                raw_times.append(raw_turn(raw, tokens, output))
+                continue
+            started = time.perf_counter()
+            await agent.ask(TurnRequest(question, conversation_id=f"p2-{run}"))
+            hub_times.append(time.perf_counter() - started)
+            await agent.wait_primed()  # not while the raw turn runs
+            rounds = engine.take()
+            outside_engine.append(hub_times[-1] - sum(r.usage.total_s for r in rounds))
+            outputs.add(rounds[0].usage.completion_tokens)
+            await engine.engine.wait_idle()
     raw.close()
     hub_s, raw_s = statistics.median(hub_times), statistics.median(raw_times)
-    return hub_s / raw_s, (f"hub turn {hub_s:.2f} s, raw create_completion {raw_s:.2f} s, "
-                           f"{len(tokens)} prompt tokens, {output} output tokens, {len(rounds)} model round(s)")
+    per_run = sorted(h / r for h, r in zip(hub_times, raw_times))
+    return hub_s / raw_s, (f"hub turn {hub_s:.2f} s (the agent outside the engine "
+                           f"{statistics.median(outside_engine) * 1000:.0f} ms), raw create_completion "
+                           f"{raw_s:.2f} s, per run {per_run[0]:.2f}–{per_run[-1]:.2f}; {len(tokens)} prompt "
+                           f"tokens, {output} output tokens (hub: {'/'.join(map(str, sorted(outputs)))}), "
+                           f"{len(rounds)} model round(s)")
 
 
-async def tool_call_request(model: Path) -> tuple[LlamaEngine, GenerationRequest]:
-    engine = engine_for(model)
+async def tool_call_request(loaded: LlamaEngine) -> GenerationRequest:
+    engine = RecordingEngine(loaded)
     agent, _, _ = build_agent(engine, generated_store(1000))
     await agent.ask(TurnRequest("turn on the attic ceiling light", conversation_id="s"))
     await agent.wait_primed()  # the conversation's background priming is done before raw use
-    return engine.engine, engine.take()[0].request
+    return engine.take()[0].request
 
 
 def decode_rate(llm: Llama, tokens: list[int], grammar_of, drafter: PromptLookupDecoder | None,
@@ -173,8 +180,8 @@ def decode_rate(llm: Llama, tokens: list[int], grammar_of, drafter: PromptLookup
     return (len(out) - 1) / seconds if seconds > 0 and len(out) > 1 else 0.0, llm.detokenize(out).decode(errors="replace")
 
 
-async def speculative_on_off(model: Path, runs: int) -> list[tuple[str, float, str]]:
-    engine, request = await tool_call_request(model)
+async def speculative_on_off(engine: LlamaEngine, runs: int) -> list[tuple[str, float, str]]:
+    request = await tool_call_request(engine)
     tokens = engine.prompt_tokens(request)
     free_tokens = engine.prompt_tokens(GenerationRequest(request.messages, tools=request.tools))
     drafter = await engine.exclusive(lambda llm: PromptLookupDecoder(llm, llm.eval, max_draft=8))
@@ -195,22 +202,32 @@ async def speculative_on_off(model: Path, runs: int) -> list[tuple[str, float, s
         results.append((label, on_s / off_s, (
             f"{on_s:.1f} vs {off_s:.1f} tokens/s, drafts accepted {drafter.accepted - accepted}/"
             f"{drafter.drafted - drafted}, {'same text' if same else 'TEXT DIFFERS'}: {text_on[:60]!r}")))
-    await engine.close()
     return results
 
 
 async def run_all(model: Path, runs: int) -> list[Result]:
+    """One engine for every step with the default options (a load takes seconds), one without a
+    prompt cache for the control that has none."""
     results = []
-    ratio, detail = await p1_warm_over_cold(model, runs)
-    results.append(Result("P1 warm/cold first token (other conversation + state change between)", ratio, "≤ 0.05", detail))
-    ratio, detail = await p1_warm_over_cold(model, runs, continuation=False)
-    results.append(Result("   same, prompt cache alone (no continuation priming)", ratio, "(control)", detail))
-    ratio, detail = await p1_warm_over_cold(model, runs, cache_mib=0, continuation=False)
-    results.append(Result("   same, neither", ratio, "(control)", detail))
-    ratio, detail = await p2_hub_over_raw(model, runs)
-    results.append(Result("P2 hub turn / raw llama-cpp-python turn", ratio, "≤ 1.05", detail))
-    for label, ratio, detail in await speculative_on_off(model, runs):
-        results.append(Result(f"S  prompt lookup on/off tokens/s, {label}", ratio, "> 1 to pay", detail))
+    engine = load(model)
+    try:
+        ratio, detail = await p1_warm_over_cold(engine, runs)
+        results.append(Result("P1 warm/cold first token (other conversation + state change between)", ratio, "≤ 0.05",
+                              detail))
+        ratio, detail = await p1_warm_over_cold(engine, runs, continuation=False)
+        results.append(Result("   same, prompt cache alone (no continuation priming)", ratio, "(control)", detail))
+        uncached = load(model, prompt_cache_mib=0)
+        try:
+            ratio, detail = await p1_warm_over_cold(uncached, runs, continuation=False)
+        finally:
+            await uncached.close()
+        results.append(Result("   same, neither", ratio, "(control)", detail))
+        ratio, detail = await p2_hub_over_raw(engine, runs)
+        results.append(Result("P2 hub turn / raw llama-cpp-python turn", ratio, "≤ 1.05", detail))
+        for label, ratio, detail in await speculative_on_off(engine, runs):
+            results.append(Result(f"S  prompt lookup on/off tokens/s, {label}", ratio, "> 1 to pay", detail))
+    finally:
+        await engine.close()
     return results
 
 

@@ -36,11 +36,15 @@ from hub.home.view import StoreHomeView  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 from tests.home.bench_home import ha_context_yaml  # noqa: E402
 from tests.home.generated_home import generated_entities  # noqa: E402
-from tests.perf.agent_rig import build_agent, demo_store, generated_store, stable_request  # noqa: E402
+from hub.llm.kv_cache import SavedState  # noqa: E402
+from hub.llm.types import Usage  # noqa: E402
+from tests.perf.agent_rig import (  # noqa: E402
+    RecordingEngine, build_agent, demo_store, generated_store, make_cold, restore_only, saved_state, stable_request,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_cache  # noqa: E402
-from bench_cache import Result, engine_for, make_cold, print_results  # noqa: E402
+from bench_cache import Result, engine_for, print_results  # noqa: E402
 
 SCALE_COMMANDS = ["turn on the kitchen ceiling light", "switch off the office ceiling light",
                   "turn on the attic ceiling light", "it's too dark in the bedroom",
@@ -92,25 +96,34 @@ def p3_tokens(count_tokens) -> list[Result]:  # type: ignore[no-untyped-def]
 
 
 class _Home:
-    """An agent over a generated home of `size` entities on its own engine."""
+    """An agent over a generated home of `size` entities on its own engine. Only each turn's
+    first token is measured, so generations stop there, and nothing primes conversations."""
 
     def __init__(self, model: Path, size: int) -> None:
         self.size = size
-        self.engine = engine_for(model)
+        self.engine = engine_for(model, priming=False, first_token_only=True)
         self.agent, self.view, self.registry = build_agent(self.engine, generated_store(size))
-        self.first_token_s: list[float] = []
-        self.evaluated: list[int] = []
+        self._primed: SavedState | None = None  # the stable prefix's state, once primed
 
-    async def turn(self, text: str, conversation: str, cold: bool) -> None:
-        await make_cold(self.engine)  # no earlier turn's cached tokens (the same command in a later run)
-        if not cold:
-            await self.engine.engine.prime(stable_request(self.view, self.registry))
-            await self.engine.engine.wait_idle()
+    async def turn(self, text: str, conversation: str, cold: bool) -> Usage:
+        if cold:
+            await make_cold(self.engine)  # no earlier turn's cached tokens (the same command in a later run)
+        else:
+            await self._only_prefix()
         await self.agent.ask(TurnRequest(text, conversation_id=conversation))
         usage = self.engine.take()[0].usage
-        self.first_token_s.append(usage.first_token_s)
-        self.evaluated.append(usage.evaluated_prompt_tokens)
         await self.engine.engine.wait_idle()
+        return usage
+
+    async def _only_prefix(self) -> None:
+        """The stable prefix primed and nothing else cached: primed once, then its saved state
+        restored before each turn (the same KV state, without evaluating it again)."""
+        if self._primed is None:
+            request = stable_request(self.view, self.registry)
+            await make_cold(self.engine)
+            assert await self.engine.engine.prime(request), "the engine was busy"
+            self._primed = saved_state(self.engine, self.engine.engine.prompt_tokens(request, add_generation_prompt=False))
+        await restore_only(self.engine, self._primed)
 
 
 async def p4_first_token(model: Path, runs: int = 1) -> list[Result]:
@@ -118,22 +131,24 @@ async def p4_first_token(model: Path, runs: int = 1) -> list[Result]:
     change on a shared machine hits both sizes alike."""
     results = []
     n = len(SCALE_COMMANDS)
+    small, big = _Home(model, 25), _Home(model, 1000)
     for label, cold in (("primed prefix", False), ("cold", True)):
-        small, big = _Home(model, 25), _Home(model, 1000)
+        usages: dict[_Home, list[Usage]] = {small: [], big: []}
         for run in range(runs):
             for number, text in enumerate(SCALE_COMMANDS):
                 for home in (small, big) if (run + number) % 2 == 0 else (big, small):
-                    await home.turn(text, f"{home.size}-{run}-{number}", cold)
-        for home in (small, big):
-            await home.engine.close()
-        big_s, small_s = statistics.median(big.first_token_s), statistics.median(small.first_token_s)
-        per_run = sorted(statistics.median(big.first_token_s[r * n:(r + 1) * n])
-                         / statistics.median(small.first_token_s[r * n:(r + 1) * n]) for r in range(runs))
+                    usages[home].append(await home.turn(text, f"{label}-{run}-{number}", cold))
+        seconds = {home: [u.first_token_s for u in usages[home]] for home in (small, big)}
+        big_s, small_s = statistics.median(seconds[big]), statistics.median(seconds[small])
+        per_run = sorted(statistics.median(seconds[big][r * n:(r + 1) * n])
+                         / statistics.median(seconds[small][r * n:(r + 1) * n]) for r in range(runs))
         spread = f"; per run {per_run[0]:.2f}–{per_run[-1]:.2f}" if runs > 1 else ""
+        evaluated = {home: statistics.median(u.evaluated_prompt_tokens for u in usages[home]) for home in (small, big)}
         results.append(Result(f"P4 first token 1,000 / 25 entities, {label}", big_s / small_s, "≤ 1.5",
                               f"{big_s:.2f} s vs {small_s:.2f} s (medians of {runs * n}){spread}; evaluated "
-                              f"tokens {statistics.median(big.evaluated):.0f} vs "
-                              f"{statistics.median(small.evaluated):.0f}"))
+                              f"tokens {evaluated[big]:.0f} vs {evaluated[small]:.0f}"))
+    for home in (small, big):
+        await home.engine.close()
     return results
 
 
@@ -143,7 +158,7 @@ async def turn_seconds(agent, text: str, language: str, conversation: str) -> fl
     return time.perf_counter() - started
 
 
-async def fast_path_share(model: Path) -> list[Result]:
+async def fast_path_share(engine: RecordingEngine) -> list[Result]:
     store = demo_store()
     resolver = EntityResolver(store)
     registry = ToolRegistry()
@@ -152,18 +167,18 @@ async def fast_path_share(model: Path) -> list[Result]:
     fast_path = FastPath(store, registry, resolver)
     for language in {language for _, language in FAST_PATH_COMMANDS}:
         await fast_path.prepare(language)
-    engine = engine_for(model)
-    with_fast, _, _ = build_agent(engine, store, fast_path=fast_path)
+    # a command the fast path leaves to the model is not timed: its model turn stops at the first token
+    untimed = RecordingEngine(engine.engine, priming=False, first_token_only=True)
+    with_fast, _, _ = build_agent(untimed, store, fast_path=fast_path)
     model_only, _, _ = build_agent(engine, demo_store())
     fast_times, model_times, handled = [], [], 0
     for number, (text, language) in enumerate(FAST_PATH_COMMANDS):
         seconds = await turn_seconds(with_fast, text, language, f"f{number}")
-        if not engine.take():  # no model round: the fast path answered
+        if not untimed.take():  # no model round: the fast path answered
             handled += 1
             fast_times.append(seconds)
             model_times.append(await turn_seconds(model_only, text, language, f"m{number}"))
             engine.take()
-    await engine.close()
     share = handled / len(FAST_PATH_COMMANDS)
     fast_s, model_s = statistics.median(fast_times), statistics.median(model_times)
     return [Result("F  fast path share of the command set", share, "(info)",
@@ -174,15 +189,15 @@ async def fast_path_share(model: Path) -> list[Result]:
 
 async def run_all(model: Path, runs: int = 1, only: str | None = None) -> list[Result]:
     """Every figure; `only="p3"` stops after P3, `only="p4"` after P4 (quicker runs)."""
-    engine = engine_for(model)
-    results = p3_tokens(engine.count_tokens)
-    await engine.close()
-    if only == "p3":
-        return results
-    results += await p4_first_token(model, runs)
-    if only == "p4":
-        return results
-    results += await fast_path_share(model)
+    engine = engine_for(model)  # P3 counts with its vocabulary, F runs on it
+    try:
+        results = p3_tokens(engine.count_tokens)
+        if only != "p3":
+            results += await p4_first_token(model, runs)
+        if only is None:
+            results += await fast_path_share(engine)
+    finally:
+        await engine.close()
     return results
 
 

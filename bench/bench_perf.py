@@ -6,7 +6,9 @@ raw llama-cpp-python turn, P3 prompt tokens per entity / HA GetLiveContext YAML,
 P6 first token of the first turn after a restart / a warm turn and / a cold turn, and with `--remote` the OpenAI-compatible engine against the in-process one. Details of each in
 bench_cache.py, bench_home_scale.py, bench_restart.py and bench_remote.py. Every part waits for the
 agent's background priming before it reaches into the engine, and raw model access goes through
-the engine's worker, so the run always reaches its end.
+the engine's worker, so the run always reaches its end. Work that no figure measures is not done:
+turns measured by their first token stop there, a primed prefix is restored instead of evaluated
+again, and steps with the same options share a loaded engine.
 
     python bench/bench_perf.py [--model PATH] [--runs 3] [--remote]
 
@@ -32,7 +34,8 @@ from hub.llm.models import gemma3_270m_path  # noqa: E402
 
 
 async def run_all(model: Path, runs: int, remote: bool) -> None:
-    """Each part's figures as soon as it is done (a run takes half an hour on a busy machine)."""
+    """Each part's figures as soon as it is done (a default run took 19 minutes on 2 cores with a
+    load average of 3 to 9; most of it is the cold prefills the ratios are measured against)."""
     parts = [bench_cache.run_all, bench_home_scale.run_all, bench_restart.run_all]
     for part in parts + [bench_remote.run_all] * remote:
         print_results(await part(model, runs))

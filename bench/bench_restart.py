@@ -22,30 +22,33 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_cache import BIG_OVERVIEW, N_CTX, Result, make_cold  # noqa: E402
+from bench_cache import BIG_OVERVIEW, Result  # noqa: E402
 import bench_cache  # noqa: E402
 from hub.agent.types import TurnRequest  # noqa: E402
-from hub.llm.llama_engine import LlamaEngine  # noqa: E402
 from hub.llm.types import Usage  # noqa: E402
-from tests.perf.agent_rig import RecordingEngine, build_agent, generated_store  # noqa: E402
+from tests.perf.agent_rig import RecordingEngine, build_agent, generated_store, restore_only, saved_state  # noqa: E402
 
 COMMAND = "turn off the attic ceiling light"  # resolves to one light: the model turn always runs
 
 
 class _Life:
-    """One hub life: an engine on the data folder `folder`."""
+    """One hub life: an engine on the data folder `folder`. Only first tokens are measured, so
+    each generation stops at its first token."""
 
     def __init__(self, model: Path, folder: Path) -> None:
-        self.engine = RecordingEngine(LlamaEngine(model, n_ctx=N_CTX, seed=7, threads=bench_cache.THREADS,
-                                                  state_dir=folder))
+        self.engine = RecordingEngine(bench_cache.load(model, state_dir=folder), first_token_only=True)
 
     async def first_turn(self, conversation: str, *, primed: bool = False) -> Usage:
-        """The command's model turn on a fresh copy of the home (after priming its prefix, kept on
-        disk, when `primed`); waits for the background priming the turn starts."""
+        """The command's model turn on a fresh copy of the home; when `primed`, after priming its
+        prefix (kept on disk) and forgetting every other cached token. Priming takes the prefix
+        from the cold turn's state, as the engine does, instead of evaluating it again. Waits for
+        the background priming the turn starts."""
         agent, _, _ = build_agent(self.engine, generated_store(BIG_OVERVIEW), overview_max_entities=BIG_OVERVIEW)
         if primed:
             assert await agent.primer.prime_now(), "the engine was busy"
             await self.engine.wait_idle()  # the primed state is on disk too
+            prefix = self.engine.engine.prompt_tokens(agent.stable_request(), add_generation_prompt=False)
+            await restore_only(self.engine, saved_state(self.engine, prefix))  # the warm turn finds it alone
         await agent.ask(TurnRequest(COMMAND, conversation_id=conversation))
         generations = self.engine.take()
         assert generations, f"{COMMAND!r} did not reach the model"
@@ -60,7 +63,6 @@ async def run_all(model: Path, runs: int) -> list[Result]:
         with tempfile.TemporaryDirectory() as folder:
             life = _Life(model, Path(folder))
             turns["cold"].append(await life.first_turn(f"c{run}"))
-            await make_cold(life.engine)  # the warm turn finds the primed prefix alone
             turns["warm"].append(await life.first_turn(f"w{run}", primed=True))
             await life.engine.close()
             life = _Life(model, Path(folder))  # the restart: nothing evaluated in this process yet

@@ -4,7 +4,9 @@ recorded (for the perf tests and benches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Sequence
+
+import numpy as np
 
 from hub.agent.agent import Agent
 from hub.config import validate
@@ -18,6 +20,7 @@ from hub.home.fast_path import FastPath
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
+from hub.llm.kv_cache import SavedState
 from hub.llm.types import Delta, Done, Engine, GenerationRequest, Reasoning, Usage
 from hub.settings import RuntimeSettings
 from tests.home.generated_home import generated_entities
@@ -38,6 +41,9 @@ class RecordingEngine:
     engine: Any
     generations: list[Generation] = field(default_factory=list)
     priming: bool = True  # False: the agent sees an engine without `prime` (no background priming)
+    # True: each generation stops after its first token (benches that measure only the first token;
+    # the prompt, and so the first token's time, do not depend on max_tokens)
+    first_token_only: bool = False
 
     @property
     def info(self):  # type: ignore[no-untyped-def]
@@ -60,6 +66,8 @@ class RecordingEngine:
         await self.engine.wait_idle()
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        if self.first_token_only:
+            request = replace(request, max_tokens=1)
         async for delta in self.engine.stream(request):
             if isinstance(delta, Done):
                 self.generations.append(Generation(request, delta.usage))
@@ -71,6 +79,36 @@ class RecordingEngine:
     def take(self) -> list[Generation]:
         taken, self.generations = self.generations, []
         return taken
+
+
+async def make_cold(engine: RecordingEngine) -> None:
+    """Forget every cached token (benches and tests only: reaches into the engine, in its worker)."""
+    def forget(llm: Any) -> None:
+        engine.engine._prompt_cache.clear()
+        llm.reset()
+
+    await engine.engine.exclusive(forget)
+
+
+def saved_state(engine: RecordingEngine, tokens: Sequence[int]) -> SavedState:
+    """The prompt cache's saved state of exactly `tokens` (benches and tests only; the engine idle)."""
+    wanted = np.asarray(tokens, dtype=np.intc)
+    return next(s for s in engine.engine._prompt_cache.states if np.array_equal(s.tokens, wanted))
+
+
+async def restore_only(engine: RecordingEngine, state: SavedState) -> None:
+    """Forget every cached token, then load `state` (e.g. saved right after priming) into the KV
+    cache: what a turn finds right after priming, without evaluating the prefix again (benches
+    and tests only: reaches into the engine, in its worker)."""
+    def forget(llm: Any) -> None:
+        cache = engine.engine._prompt_cache
+        cache.clear()
+        llm.reset()
+        cache.add(state.tokens, state.data)
+        if cache.restore_best(state.tokens) != len(state.tokens):
+            raise RuntimeError("the saved state could not be restored")
+
+    await engine.engine.exclusive(forget)
 
 
 def generated_store(count: int) -> EntityStore:
