@@ -13,7 +13,8 @@ from datetime import datetime
 from hub.home.catalogue import spoken_state
 from hub.home.entities import Entity
 from hub.home.planning import Question
-from hub.locales import join_list, phrase, phrase_keys, template
+from hub.locales import join_list, phrase, template
+from hub.locales.states import state_word
 
 _MAX_LISTED = 8  # entities named in one answer; more would not be listened to
 _NOT_ON = frozenset({"off", "unavailable", "unknown", "standby"})
@@ -67,10 +68,11 @@ def spoken_date(now: datetime, language: str) -> str:
 
 
 def _spoken_word(question: Question, language: str) -> str:
-    key = f"state.{question.state}"
-    if key in phrase_keys():
-        return phrase(language, key)
-    return question.state_text or str(question.state)
+    """The state asked about, in the targets' words ("low" for batteries, "on" for lights)."""
+    state = str(question.state)
+    kinds = {(e.domain, e.device_class) for e in question.targets}
+    domain, device_class = kinds.pop() if len(kinds) == 1 else ("", None)
+    return state_word(language, domain, state, device_class) or question.state_text or state
 
 
 def _names(entities: list[Entity], language: str) -> str:
