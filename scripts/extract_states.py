@@ -74,15 +74,16 @@ def states(components: Path, code: str, language: str) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("homeassistant", type=Path, help="the installed homeassistant package")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the files go (default: the hub's)")
     args = parser.parse_args()
     const = (args.homeassistant / "const.py").read_text(encoding="utf-8")
     version = ".".join(re.search(rf'^{part}_VERSION: Final = "?([0-9]+)"?$', const, re.M).group(1)
                        for part in ("MAJOR", "MINOR", "PATCH"))
-    OUT.mkdir(exist_ok=True)
+    args.out.mkdir(exist_ok=True)
     for language in SUPPORTED_LANGUAGES:
         code = _HA_CODES.get(language, language)
         found = states(args.homeassistant / "components", code, language)
-        target = OUT / f"{language}.yaml"
+        target = args.out / f"{language}.yaml"
         if not found:
             target.unlink(missing_ok=True)
             print(f"{language}: none in Home Assistant ({code})")
