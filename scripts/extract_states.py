@@ -3,7 +3,8 @@
 Per hub language, the words HA shows for an entity's state: a binary sensor's by its device
 class ("binary_sensor.battery.on": "low"), and the states of the domains whose states the hub
 speaks (`DOMAINS`: "vacuum.docked": "docked"). Lower-cased for use inside a sentence: the first
-letter, unless the first word is an abbreviation ("OK") or, in German, a noun (`_GERMAN_NOUNS`).
+letter, unless the first word is an abbreviation ("OK") or, in German, a noun (`_GERMAN_NOUNS`);
+German verb phrases are left out (`_GERMAN_VERBS`).
 
     python scripts/extract_states.py .cache/ha-venv/lib/python3.13/site-packages/homeassistant
 """
@@ -30,6 +31,9 @@ _HA_CODES = {"zh": "zh-Hans", "sr": "sr-Latn"}
 # German capitalizes nouns: these first words of HA's German states keep their capital
 _GERMAN_NOUNS = frozenset({"Fehler", "Leerlauf", "Wiedergabe", "Standby", "Puffern", "Rückkehr",
                            "Mähen", "Problem", "Update", "Licht", "Manipulation"})
+# German states that are verb phrases ("Wird geöffnet"): "{name} ist …" cannot say them, so they
+# are left out (the hub's own word, or English, is said instead)
+_GERMAN_VERBS = frozenset({"Wird", "Bewegt", "Reinigt"})
 _FIRST_WORD = re.compile(r"\w+")
 
 _HEADER = """\
@@ -66,7 +70,8 @@ def states(components: Path, code: str, language: str) -> dict[str, str]:
             else:
                 continue  # a cover's or player's classes repeat its states; on/off are the hub's
             for state, text in words.items():
-                if isinstance(text, str) and text.strip():
+                if isinstance(text, str) and text.strip() and not (
+                        language == "de" and text.split()[0] in _GERMAN_VERBS):
                     found[f"{prefix}.{state}"] = in_sentence(text.strip(), language)
     return found
 

@@ -100,6 +100,7 @@ def test_a_language_home_assistant_lacks_says_the_hubs_own_word_not_english() ->
     ("de", "vacuum", "docked", None, "angedockt"),
     ("fr", "lock", "jammed", None, "bloqué"),
     ("de", "lock", "locked", None, "abgeschlossen"),  # the hub's own phrase for a common state
+    ("de", "binary_sensor", "on", "battery_charging", "an"),  # HA says a verb phrase ("Wird geladen")
     ("en", "sensor", "21.5", None, None),  # no word: the caller speaks the number
 ])
 def test_state_words(language: str, domain: str, state: str, device_class: str | None,
