@@ -5,7 +5,8 @@ shows for a state: a binary sensor's by its device class (a battery "low", a wat
 "dry"), and the states of vacuums, media players, alarm panels, … The common states keep the
 hub's own phrases (`state.on`, `state.locked`, …). A binary sensor whose class or language HA
 does not translate says the hub's own word in the request's language (open/closed for doors,
-on/off otherwise), never an English word inside another language's sentence.
+low/normal for batteries, on/off otherwise), never an English word inside another language's
+sentence.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import yaml
 
 from hub.locales import REFERENCE_LANGUAGE, normalize_language, phrase
 
-_HUB_STATES = frozenset({"on", "off", "open", "closed", "locked", "unlocked", "unavailable", "unknown"})
+_HUB_STATES = frozenset({"on", "off", "open", "closed", "locked", "unlocked", "unavailable", "unknown",
+                         "battery_low", "battery_normal"})
 _OPENING_CLASSES = frozenset({"door", "garage_door", "window", "opening"})
 
 
@@ -48,9 +50,11 @@ def state_word(language: str | None, domain: str, state: str, device_class: str 
 
 def _binary_fallback(device_class: str | None, state: str) -> str:
     """The hub's own state for a binary sensor: a door sensor that is on is open, a lock
-    sensor that is on is unlocked (HA's meaning of "on" for the class)."""
+    sensor that is on is unlocked, a battery sensor that is on is low (HA's meaning of "on")."""
     if device_class in _OPENING_CLASSES:
         return "open" if state == "on" else "closed"
     if device_class == "lock":
         return "unlocked" if state == "on" else "locked"
+    if device_class == "battery":  # HA's headline class, untranslated in half the languages
+        return "battery_low" if state == "on" else "battery_normal"
     return state

@@ -59,6 +59,10 @@ def home(tmp_path: Path) -> BigHome:
     ("is de batterij van de Phone bijna leeg", "nl", "Ja. Phone is laag."),
     ("is de Water sensor nat?", "nl", "Nee. Water sensor is droog."),
     ("¿se detecta monóxido de carbono en la cocina?", "es", "No. CO sensor está no detectado."),
+    # HA has no Spanish, Italian or Polish battery words: the hub's own
+    ("¿hay alguna batería baja?", "es", "Sí. Phone está con batería baja."),
+    ("la batteria del Phone è scarica?", "it", "Phone è scarica."),
+    ("czy bateria Phone jest słaba?", "pl", "Phone: niski poziom baterii."),
 ])
 async def test_a_binary_sensor_question_is_answered_in_the_words_of_its_class(
         home: BigHome, text: str, language: str, expected: str) -> None:
@@ -87,7 +91,9 @@ def test_a_language_home_assistant_lacks_says_the_hubs_own_word_not_english() ->
     assert not (ROOT / "hub/locales/states/ar.yaml").exists()
     assert state_word("ar", "binary_sensor", "on", "garage_door") == phrase("ar", "state.open")
     assert state_word("ar", "binary_sensor", "on", "lock") == phrase("ar", "state.unlocked")  # on: unlocked
-    assert state_word("ar", "binary_sensor", "on", "battery") == phrase("ar", "state.on")
+    assert state_word("ar", "binary_sensor", "on", "battery") == phrase("ar", "state.battery_low")
+    assert state_word("it", "binary_sensor", "off", "battery") == phrase("it", "state.battery_normal")
+    assert state_word("ar", "binary_sensor", "on", "smoke") == phrase("ar", "state.on")
     assert state_word("ar", "vacuum", "docked") == "docked"  # other states fall back as phrases do: English
 
 
