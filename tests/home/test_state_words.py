@@ -37,6 +37,10 @@ def home(tmp_path: Path) -> BigHome:
                source="demo"))
     add(Entity("binary_sensor.co", "CO sensor", "off", area="Kitchen", device_class="carbon_monoxide",
                source="demo"))
+    add(Entity("binary_sensor.back_door", "Back door", "on", area="Kitchen", device_class="door",
+               source="demo"))
+    add(Entity("binary_sensor.cellar_door", "Cellar door", "off", area="Hallway", device_class="door",
+               source="demo"))
     return home
 
 
@@ -49,7 +53,14 @@ def home(tmp_path: Path) -> BigHome:
     ("is there motion in the garage?", "en", "Yes. Garage motion is detected."),
     ("is the garage door open?", "en", "Yes. Garage door is open."),
     ("is there any carbon monoxide in the kitchen?", "en", "No. CO sensor is clear."),
+    # door sensors asked as covers are ("open"): on is open
+    ("are any doors open?", "en", "Yes. Back door is open."),
+    ("which doors are open?", "en", "Open: Back door."),
+    ("is the cellar door open?", "en", "No. Cellar door is closed."),
     ("ist der Phone Akku schwach?", "de", "Ja. Phone ist niedrig."),
+    # 2025.6 names German responses in German ("welches", "wie_viele")
+    ("Welche Akkus sind schwach?", "de", "Niedrig: Phone."),
+    ("Wie viele Akkus sind schwach?", "de", "Niedrig: 1 von 1."),
     ("sind Akkus schwach?", "de", "Ja. Phone ist niedrig."),
     ("ist der Water sensor nass?", "de", "Water sensor ist trocken."),
     ("wurde Kohlenmonoxid in der Küche entdeckt?", "de", "Nein. CO sensor ist frei."),
