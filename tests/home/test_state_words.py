@@ -53,6 +53,7 @@ def home(tmp_path: Path) -> BigHome:
     ("is there motion in the garage?", "en", "Yes. Garage motion is detected."),
     ("is the garage door open?", "en", "Yes. Garage door is open."),
     ("is there any carbon monoxide in the kitchen?", "en", "No. CO sensor is clear."),
+    ("is there any carbon monoxide?", "en", "No. CO sensor is clear."),  # the hub's own template
     # door sensors asked as covers are ("open"): on is open
     ("are any doors open?", "en", "Yes. Back door is open."),
     ("which doors are open?", "en", "Open: Back door."),
