@@ -2,9 +2,8 @@
 
 Per hub language, the words HA shows for an entity's state: a binary sensor's by its device
 class ("binary_sensor.battery.on": "low"), and the states of the domains whose states the hub
-speaks (`DOMAINS`: "vacuum.docked": "docked"). Lower-cased for use inside a sentence: the first
-letter, unless the first word is an abbreviation ("OK") or, in German, a noun (`_GERMAN_NOUNS`);
-German verb phrases are left out (`_GERMAN_VERBS`).
+speaks (`DOMAINS`: "vacuum.docked": "docked"), as they read inside the hub's sentence
+(`in_sentence`); German verb phrases are left out (`_GERMAN_VERBS`).
 
     python scripts/extract_states.py .cache/ha-venv/lib/python3.13/site-packages/homeassistant
 """
@@ -45,12 +44,15 @@ _HEADER = """\
 
 
 def in_sentence(text: str, language: str) -> str:
-    """HA's title-cased state as it reads inside a sentence: "Low" → "low", "OK" stays."""
-    first = _FIRST_WORD.match(text)
-    word = first.group() if first else ""
-    if not word or word[1:] != word[1:].lower() or (language == "de" and word in _GERMAN_NOUNS):
-        return text
-    return text[0].lower() + text[1:]
+    """HA's title-cased state as it reads inside a sentence: "Low" → "low", "A Limpar" →
+    "a limpar", "OK" stays; in German only the first word is lowered, and not a noun."""
+    words = text.split(" ")
+    for i, word in enumerate(words[:1] if language == "de" else words):
+        letters = _FIRST_WORD.match(word)
+        if letters and letters.group()[1:] == letters.group()[1:].lower() \
+                and not (language == "de" and letters.group() in _GERMAN_NOUNS):
+            words[i] = word[:1].lower() + word[1:]
+    return " ".join(words)
 
 
 def states(components: Path, code: str, language: str) -> dict[str, str]:

@@ -116,6 +116,7 @@ def test_a_language_home_assistant_lacks_says_the_hubs_own_word_not_english() ->
     ("fr", "binary_sensor", "on", "smoke", "détectée"),
     ("zh", "binary_sensor", "on", "battery", "低"),  # HA's zh-Hans
     ("de", "vacuum", "docked", None, "angedockt"),
+    ("pt", "vacuum", "cleaning", None, "a limpar"),  # every word of HA's "A Limpar" lowered
     ("fr", "lock", "jammed", None, "bloqué"),
     ("de", "lock", "locked", None, "abgeschlossen"),  # the hub's own phrase for a common state
     ("de", "binary_sensor", "on", "battery_charging", "an"),  # HA says a verb phrase ("Wird geladen")
