@@ -13,10 +13,18 @@ from datetime import datetime
 from hub.home.catalogue import spoken_state
 from hub.home.entities import Entity
 from hub.home.planning import Question
-from hub.locales import join_list, phrase, phrase_keys, template
+from hub.locales import join_list, phrase, template
+from hub.locales.states import state_word
 
 _MAX_LISTED = 8  # entities named in one answer; more would not be listened to
 _NOT_ON = frozenset({"off", "unavailable", "unknown", "standby"})
+# Release 2025.6 names some responses in its language ("welches") or by a kind ("any_doors",
+# "bs_yesno", "which_bs"): the form each stands for
+_FORMS = ("one_yesno", "how_many", "which", "all", "any", "one")
+_NAMED_FORMS = {"einzeln": "one", "einzeln_janein": "one_yesno", "irgendeins": "any", "alle": "all",
+                "wie_viele": "how_many", "welches": "which", "bs_yesno": "one_yesno", "bs_all": "all"}
+# a binary sensor answers "open", "closed", "unlocked", "locked" asked of covers and locks by on/off
+_BINARY_STATES = {"open": "on", "closed": "off", "unlocked": "on", "locked": "off"}
 
 
 def answer(question: Question, language: str, now: datetime) -> str:
@@ -30,17 +38,18 @@ def _answer(question: Question, language: str, now: datetime) -> str:
     if question.intent == "HassGetCurrentDate":
         return phrase(language, "answer.date", date=spoken_date(now, language))
     targets = question.targets
-    if question.state is None or question.response == "one":
+    form = _response_form(question.response)
+    if question.state is None or form == "one":
         return " ".join(spoken_state(e, language) for e in targets[:_MAX_LISTED])
     matching = [e for e in targets if in_state(e, question.state)]
     state = _spoken_word(question, language)
-    if question.response == "how_many":
+    if form == "how_many":
         return phrase(language, "answer.count", state=state, count=len(matching), total=len(targets))
-    if question.response == "which":
+    if form == "which":
         if not matching:
             return phrase(language, "answer.which_none", state=state)
         return phrase(language, "answer.which", state=state, items=_names(matching, language))
-    if question.response == "all":
+    if form == "all":
         others = [e for e in targets if e not in matching]
         if not others:
             return phrase(language, "answer.yes")
@@ -52,10 +61,23 @@ def _answer(question: Question, language: str, now: datetime) -> str:
         else phrase(language, "answer.which_none", state=state)
 
 
+def _response_form(response: str) -> str:
+    """The HassGetState form a template's response name stands for ("any_doors" → "any")."""
+    if response in _NAMED_FORMS:
+        return _NAMED_FORMS[response]
+    for form in _FORMS:
+        if response == form or response.startswith(f"{form}_") or response.endswith(f"_{form}"):
+            return form
+    return response
+
+
 def in_state(entity: Entity, state: str) -> bool:
-    """Whether the entity is in the state asked about ("on" for a heating thermostat too)."""
+    """Whether the entity is in the state asked about ("on" for a heating thermostat too, "open"
+    for a door sensor that is on)."""
     if state == "on" and entity.domain in ("climate", "media_player", "vacuum", "humidifier"):
         return entity.state not in _NOT_ON
+    if entity.domain == "binary_sensor" and state in _BINARY_STATES:
+        return entity.state == _BINARY_STATES[state]
     return entity.state == state
 
 
@@ -67,10 +89,11 @@ def spoken_date(now: datetime, language: str) -> str:
 
 
 def _spoken_word(question: Question, language: str) -> str:
-    key = f"state.{question.state}"
-    if key in phrase_keys():
-        return phrase(language, key)
-    return question.state_text or str(question.state)
+    """The state asked about, in the targets' words ("low" for batteries, "on" for lights)."""
+    state = str(question.state)
+    kinds = {(e.domain, e.device_class) for e in question.targets}
+    domain, device_class = kinds.pop() if len(kinds) == 1 else ("", None)
+    return state_word(language, domain, state, device_class) or question.state_text or state
 
 
 def _names(entities: list[Entity], language: str) -> str:

@@ -24,6 +24,7 @@ from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
+from hub.locales.states import state_word
 
 STATE_ECHO_TIMEOUT_S = 0.75
 # the state a plain service call leaves an entity in: a call that finds it there changes nothing,
@@ -45,7 +46,6 @@ TURN_OFF_SERVICES = {**{d: "turn_off" for d in _ON_OFF}, "cover": "close_cover",
 MEDIA_SERVICES = {"pause": "media_pause", "resume": "media_play", "next": "media_next_track",
                   "previous": "media_previous_track"}
 _COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
-_SPOKEN_STATES = {"on", "off", "open", "closed", "locked", "unlocked", "unavailable", "unknown"}
 _UNIT_PHRASES = {"°C": "unit.celsius", "°F": "unit.fahrenheit", "%": "unit.percent",
                  "km/h": "unit.kmh", "kWh": "unit.kwh", "W": "unit.watt"}
 
@@ -356,10 +356,12 @@ def state_data(entity: Entity) -> dict[str, Any]:
 
 
 def spoken_state(entity: Entity, language: str) -> str:
-    """"Kitchen light is on." / "Outside temperature is 12,5 degrees Celsius." in `language`."""
+    """"Kitchen light is on." / "Smoke detector battery is low." / "Outside temperature is 12,5
+    degrees Celsius." in `language`."""
     attrs = entity.attributes
-    if entity.state in _SPOKEN_STATES:
-        state = phrase(language, f"state.{entity.state}")
+    word = state_word(language, entity.domain, entity.state, entity.device_class)
+    if word is not None:
+        state = word
     elif _is_number(entity.state):
         number = format_number(float(entity.state), language)
         unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))

@@ -19,12 +19,12 @@ from hub.home.entities import Entity, EntityStore
 from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.llm.types import ToolSpec
 from hub.locales import phrase
+from hub.locales.states import state_word
 
 _LOGGER = logging.getLogger(__name__)
 
 DEFAULT_WATCH_MINUTES = 60
 MAX_WATCH_MINUTES = 24 * 60
-_SPOKEN_STATES = frozenset({"on", "off", "open", "closed", "locked", "unlocked", "unavailable", "unknown"})
 
 
 class OutcomeSink(Protocol):
@@ -37,9 +37,9 @@ Reached = Callable[[Entity], bool]
 WatchCallback = Callable[[Entity | None], Awaitable[None]]
 
 
-def state_word(state: str, language: str) -> str:
-    """A state as spoken: the language's word for the common ones, else the state itself."""
-    return phrase(language, f"state.{state}") if state in _SPOKEN_STATES else state.replace("_", " ")
+def _said(entity: Entity, state: str, language: str) -> str:
+    """The entity's `state` as spoken: the language's word for it, else the state itself."""
+    return state_word(language, entity.domain, state, entity.device_class) or state.replace("_", " ")
 
 
 @dataclass
@@ -171,7 +171,7 @@ class ActionTracker:
         async def on_timeout(now: Entity | None) -> None:
             state = now.state if now is not None else "unavailable"
             text = phrase(language, "action.failed", reason=phrase(
-                language, "state.is", name=name, state=state_word(state, language)))
+                language, "state.is", name=name, state=_said(entity, state, language)))
             await self._report(ctx, text, "action", {"entity_id": entity.entity_id, "service": service,
                                                     "state": state, "ok": False, "timed_out": True})
 
@@ -188,7 +188,7 @@ def _spoken_outcome(entity: Entity, language: str) -> str:
     position = entity.attributes.get("current_position")
     if entity.domain in ("cover", "valve") and entity.state == "open" and position not in (None, 100):
         return phrase(language, "unit.percent", value=position)
-    return state_word(entity.state, language)
+    return _said(entity, entity.state, language)
 
 
 # --- "tell me when …" --------------------------------------------------------------------------
@@ -226,20 +226,20 @@ class NotifyWhen:
         def reached(e: Entity) -> bool:
             return e.state.lower() == target
 
-        now_text = phrase(language, "state.is", name=name, state=state_word(entity.state, language))
+        now_text = phrase(language, "state.is", name=name, state=_said(entity, entity.state, language))
         if reached(entity):
             return ToolResult(ok=True, speech=now_text, data={
                 "entity_id": entity.entity_id, "state": entity.state, "status": "already"})
 
         async def on_reached(now: Entity | None) -> None:
             assert now is not None
-            text = phrase(language, "action.reported", name=name, state=state_word(now.state, language))
+            text = phrase(language, "action.reported", name=name, state=_said(now, now.state, language))
             await self._report(ctx, text, "watch", {"entity_id": now.entity_id, "state": now.state,
                                                    "ok": True})
 
         async def on_timeout(now: Entity | None) -> None:
             state = now.state if now is not None else "unavailable"
-            text = phrase(language, "state.is", name=name, state=state_word(state, language))
+            text = phrase(language, "state.is", name=name, state=_said(entity, state, language))
             await self._report(ctx, text, "watch", {"entity_id": entity.entity_id, "state": state,
                                                    "ok": False, "timed_out": True})
 
