@@ -261,8 +261,12 @@ def _wildcard(result: RecognizeResult) -> bool:
 
 
 def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
+    """The longest name from the list said; among wildcard names ("cancel the timer for closing
+    the window"), the most literal template, as HA's matcher: "pour" is the template's word, not
+    the timer's name."""
     name = result.entities.get("name")
-    return (_wildcard(result), name is None, -len(str(name.text)) if name is not None else 0,
+    listed = name is not None and not name.is_wildcard
+    return (_wildcard(result), name is None, -len(str(name.text)) if listed else 0,
             -result.text_chunks_matched)
 
 
