@@ -212,10 +212,10 @@ class Planner:
             named = not group
         elif areas is not None or "domain" in slots or device_class:
             pool = self._store.all()
-        elif intent == "HassClimateGetTemperature":
-            pool = self._store.all()  # "what is the temperature": the thermostats
-        elif intent == "HassClimateSetTemperature":
-            pool = self._store.all()  # "set the temperature to 21": every thermostat, as HA's handler
+        elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet"):
+            # "what is the temperature", "set the temperature to 21", "all lights blue": every
+            # device of the intent's kind, as HA's handlers do when no satellite area is known
+            pool = self._store.all()
         else:
             return None
         if areas is not None:

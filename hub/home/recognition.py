@@ -56,6 +56,7 @@ QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "Hass
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
+_KINDS = ("domain", "device_class")
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
 _OWN_SENTENCES = _LOCALES / "sentences"
@@ -197,13 +198,33 @@ def load_intents(code: str) -> LanguageIntents | None:
     if not data:
         return None
     releases = (add_own_sentences(data, code), older_intents(code))
-    intents = tuple(filter_intents(Intents.from_dict(d), intent_names=HANDLED_INTENTS) for d in releases if d)
+    intents = tuple(filter_intents(_kinds_as_slots(Intents.from_dict(d)), intent_names=HANDLED_INTENTS)
+                    for d in releases if d)
     empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
              "floor": TextSlotList.from_tuples([])}
     _matches("warm up", intents, empty, code)
     return LanguageIntents(intents,
                            tuple(filter_intents(i, intent_names={"HassClimateSetTemperature"}) for i in intents),
                            tuple(_timers_asking_area(i) for i in intents))
+
+
+def _kinds_as_slots(intents: Intents) -> Intents:
+    """Blocks that require a kind of device as context but say no name ("is anything vibrating",
+    de "entriegle alle Türen im Flur") have it as slots: HA's context holds only a matched
+    name's domain and device class, so such a requirement means the kind the words say."""
+    for intent in intents.intents.values():
+        for block in intent.data:
+            kinds = {key: block.requires_context[key] for key in _KINDS if key in block.requires_context}
+            rules = {**intents.expansion_rules, **block.expansion_rules}
+            if not kinds or any("name" in s.list_names(rules) for s in block.sentences):
+                continue
+            single = {key: value[0] if isinstance(value, list) and len(value) == 1 else value
+                      for key, value in kinds.items()}
+            if all(isinstance(value, str) for value in single.values()):
+                for key, value in single.items():
+                    del block.requires_context[key]
+                    block.slots.setdefault(key, value)
+    return intents
 
 
 def _timers_asking_area(intents: Intents) -> Intents | None:
@@ -261,8 +282,12 @@ def _wildcard(result: RecognizeResult) -> bool:
 
 
 def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
+    """The longest name from the list said; among wildcard names ("cancel the timer for closing
+    the window"), the most literal template, as HA's matcher: "pour" is the template's word, not
+    the timer's name."""
     name = result.entities.get("name")
-    return (_wildcard(result), name is None, -len(str(name.text)) if name is not None else 0,
+    listed = name is not None and not name.is_wildcard
+    return (_wildcard(result), name is None, -len(str(name.text)) if listed else 0,
             -result.text_chunks_matched)
 
 

@@ -156,6 +156,21 @@ async def test_whole_home_and_floor_commands(home: BigHome) -> None:
     # the whole home switched on: only release 2025.6 says it (tests/home/test_two_releases.py)
 
 
+@pytest.mark.parametrize("text", ["Alle Lichter blau", "Stelle die Farbe auf blau"])
+async def test_a_colour_with_no_light_named_colours_every_light(home: BigHome, text) -> None:
+    """HA's HassLightSet with no name, area or floor (and no satellite area): every light; the
+    one that shows no colours says so."""
+    lights = {e.entity_id for e in home.store.all() if e.domain == "light"}
+    outcome = await home.say(text, "de")
+    assert outcome is not None, text
+    assert sorted(c.arguments["entity_id"] for c in outcome.calls) == sorted(lights)
+    assert {(c.name, c.arguments["color"]) for c in outcome.calls} == {("set_light", "blue")}
+    refused = {c.arguments["entity_id"] for c, r in zip(outcome.calls, outcome.results) if not r.ok}
+    assert refused == {"light.office_spot"}  # brightness only
+    assert all(list(home.store.get(i).attributes["rgb_color"]) == [0, 0, 255] for i in lights - refused)
+    assert "Office spot" in outcome.reply
+
+
 async def test_vacuum_timers_and_never_mind(home: BigHome) -> None:
     outcome = await home.say("start the robot vacuum")
     assert calls(outcome) == [("turn_on", {"entity_id": "vacuum.robot"})]
@@ -196,6 +211,18 @@ async def test_the_timer_meant_by_its_duration_or_name_is_cancelled(home: BigHom
     assert outcome.results[0].ok, outcome.results[0].data
     assert sorted(((t.name, t.duration_s) for t in home.timers.timers()), key=str) == \
         sorted((t for t in running if t != cancelled), key=str)
+
+
+@pytest.mark.parametrize("text, language", [("Supprimer le minuteur pour fermer la fenêtre", "fr")])
+async def test_a_timer_named_in_several_words_is_cancelled_by_its_name(home: BigHome, text, language) -> None:
+    """A wildcard name read from the most literal template: "pour" is the template's, so the
+    timer named "fermer la fenêtre" is the one meant, not one of two to choose from."""
+    home.timers.add(300, "fermer la fenêtre", ToolContext("earlier"))
+    home.timers.add(1320, None, ToolContext("earlier"))
+    outcome = await home.say(text, language)
+    assert outcome is not None and calls(outcome) == [("cancel_timer", {"name": "fermer la fenêtre"})], text
+    assert outcome.results[0].ok, outcome.results[0].data
+    assert [(t.name, t.duration_s) for t in home.timers.timers()] == [(None, 1320)]
 
 
 # --- point 3: names as people say them -----------------------------------------------------------

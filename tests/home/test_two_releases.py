@@ -58,6 +58,22 @@ async def test_a_whole_home_command_only_the_older_release_has_is_carried_out(ho
     assert all(home.store.get(i).state == "on" for i in lights)
 
 
+@pytest.mark.parametrize("text, language, expected", [
+    ("is anything vibrating?", "en", "Yes."), ("¿Hay algo vibrando?", "es", "Sí."),
+])
+async def test_a_kind_the_template_requires_as_context_is_what_it_asks_about(
+        home: BigHome, text: str, language: str, expected: str) -> None:
+    """2025.6 requires the vibration class as context where no name is said; HA's context holds
+    only a named entity's class, so the hub reads the requirement as the kind asked about."""
+    home.store.upsert(Entity("binary_sensor.washer_vibration", "Washing machine", "on", area="Hallway",
+                             device_class="vibration", source="demo"))
+    before = home.snapshot()
+    outcome = await home.say(text, language)
+    assert outcome is not None and outcome.intent == "HassGetState", text
+    assert outcome.reply.startswith(expected) and "Washing machine" in outcome.reply
+    assert not outcome.calls and home.snapshot() == before  # a question never acts
+
+
 async def test_a_command_only_the_installed_release_has_still_is(home: BigHome) -> None:
     text = "open up the awnings on the kitchen"
     assert await _intents_per_release(home, text) == [["HassTurnOn"], []]

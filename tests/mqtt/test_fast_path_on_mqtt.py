@@ -18,7 +18,7 @@ from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.home.view import StoreHomeView
 from hub.core.tools import ToolContext, ToolRegistry
-from hub.locales import phrase
+from hub.locales import phrase, template
 from hub.options import hub_options
 from hub.settings import RuntimeSettings
 from helpers.scripted_engine import ScriptedEngine
@@ -98,19 +98,24 @@ async def test_chit_chat_sends_nothing_to_the_devices(home: MqttHome, sniffer_fa
     assert not sniffer.messages
 
 
-async def test_one_yes_unlocks_the_lock_and_opens_the_garage_door_over_mqtt(mqtt_home, tmp_path) -> None:
-    """Two sensitive parts of one sentence, through the real agent and policy: nothing moves on
-    the question, both real devices move on the one yes."""
-    store, _, demo = mqtt_home
+def policed_agent(store: EntityStore, tmp_path) -> Agent:
+    """The real agent over the MQTT home, its sensitive actions held for a yes by the policy."""
     policy = ActionPolicy()
     registry = ToolRegistry()
     resolver = EntityResolver(store)
     for tool in build_home_tools(store, resolver, policy):
         registry.register(tool)
     options = hub_options(validate({"data_dir": str(tmp_path)}))
-    agent = Agent(engine=ScriptedEngine([]), registry=registry, settings=RuntimeSettings(options.settings),
-                  options=options.agent, home=StoreHomeView(store, resolver),
-                  fast_path=FastPath(store, registry, resolver), confirmations=ConfirmationHook(policy, registry))
+    return Agent(engine=ScriptedEngine([]), registry=registry, settings=RuntimeSettings(options.settings),
+                 options=options.agent, home=StoreHomeView(store, resolver),
+                 fast_path=FastPath(store, registry, resolver), confirmations=ConfirmationHook(policy, registry))
+
+
+async def test_one_yes_unlocks_the_lock_and_opens_the_garage_door_over_mqtt(mqtt_home, tmp_path) -> None:
+    """Two sensitive parts of one sentence, through the real agent and policy: nothing moves on
+    the question, both real devices move on the one yes."""
+    store, _, demo = mqtt_home
+    agent = policed_agent(store, tmp_path)
     await eventually(lambda: store.get("lock.front_door") is not None and store.get("cover.garage_door") is not None)
     asked = await agent.ask(TurnRequest("unlock the front door and open the garage door", "door", language="en"))
     names = [store.get("lock.front_door").name, store.get("cover.garage_door").name]
@@ -121,3 +126,26 @@ async def test_one_yes_unlocks_the_lock_and_opens_the_garage_door_over_mqtt(mqtt
     done = await agent.ask(TurnRequest("yes", "door", language="en"))
     assert done.path == "confirmation" and all(f.ok for f in done.tool_calls), done.reply
     await eventually(lambda: not demo.device("front_door").locked and demo.device("garage_door").position == 100)
+
+
+@pytest.mark.parametrize("text, language", [
+    ("entriegle alle Türen im Flur", "de"),  # 2025.6: the lock domain required as context, no name
+    ("déverrouiller toutes les portes", "fr"),
+])
+async def test_unlocking_the_doors_is_unlocking_the_locks_after_a_yes(mqtt_home, tmp_path, text, language) -> None:
+    """"The doors" of an unlock command are the locks (in the hallway said, or the home's): the
+    policy asks first, nothing else moves, and the real lock opens on the language's yes."""
+    store, _, demo = mqtt_home
+    agent = policed_agent(store, tmp_path)
+    await eventually(lambda: store.get("lock.front_door") is not None and store.get("cover.garage_door") is not None)
+    before = {e.entity_id: e.state for e in store.all() if "sensor" not in e.domain}
+    asked = await agent.ask(TurnRequest(text, "doors", language=language))
+    assert asked.reply == phrase(language, "policy.confirm", action=phrase(language, "policy.verb.unlock"),
+                                 name=store.get("lock.front_door").name), asked.reply
+    assert demo.device("front_door").locked
+    yes = template(language, "policy.yes_words").split("|")[0]
+    done = await agent.ask(TurnRequest(yes, "doors", language=language))
+    assert done.path == "confirmation" and [f.ok for f in done.tool_calls] == [True], done.reply
+    await eventually(lambda: not demo.device("front_door").locked)
+    after = {e.entity_id: e.state for e in store.all() if "sensor" not in e.domain}
+    assert {i for i in after if after[i] != before[i]} == {"lock.front_door"}

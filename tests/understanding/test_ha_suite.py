@@ -60,6 +60,17 @@ def test_the_suite_becomes_cases_with_what_ha_would_do() -> None:
     assert expect_suite("HassTurnOn", {"name": "No Such Device"}, fixtures) is None
 
 
+def test_a_kind_a_test_requires_as_context_narrows_what_ha_would_do() -> None:
+    """German lock tests require the lock domain as context: "entriegle alle Türen im Flur" means
+    the hallway's locks (it has none: left out), not its switch."""
+    suite = Suite()
+    fixtures = fixture_home(suite, "de")
+    by_text = {c.case.text: c.case for c in load_cases(suite, fixtures, "de").cases}
+    assert "entriegle alle Türen im Flur" not in by_text
+    assert expect_suite("HassTurnOff", {"area": "Flur"}, fixtures) is not None  # the switch, without it
+    assert by_text["entsperre die Haustür"].expected.calls == (("lock.front_door", "unlock", ()),)
+
+
 def test_timer_cases_run_with_the_timers_they_describe() -> None:
     """A cancel or status sentence is said while the timer it means runs (beside another it does
     not mean, when it singles one out); a timer by area is left out (the hub's timers have none)."""
