@@ -498,8 +498,8 @@ class RecordingBackend(DemoBackend):
     call that changes nothing is not timed as the tools' wait for an echo that never comes.
     """
 
-    async def callservice_call(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
-        await super().callservice_call(entity, service, data)
+    async def call_service(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
+        await super().call_service(entity, service, data)
         current = self._store.get(entity.entity_id)
         if current is not None:
             self._store.update_state(entity.entity_id, current.state,
