@@ -456,8 +456,8 @@ class Agent:
         if not targets:
             return constraint
         entity_ids = tuple(e.entity_id for e in targets)
-        if chosen:
-            actions = self._registry.device_actions()
+        if chosen:  # its actions only: a fan is not offered set_light
+            actions = self._registry.device_actions({e.domain for e in targets})
             return ToolConstraint(tuple(n for n in constraint.tool_names if n in actions), entity_ids)
         return dataclasses.replace(constraint, entity_ids=entity_ids)
 

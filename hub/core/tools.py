@@ -48,6 +48,7 @@ class Tool(Protocol):
     spec: ToolSpec  # its entity_args: the arguments constrained decoding offers candidates for
     # `changes_home: bool`, optional (read with getattr, so not a protocol member): the tool acts
     # on a device. Questions and a stand-in model are never offered such tools (hub.agent.agent)
+    # `domains: frozenset[str] | None`, optional likewise: the domains it can act on (None: any)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
@@ -80,9 +81,13 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def device_actions(self) -> frozenset[str]:
-        """Names of the tools that act on devices (`changes_home`)."""
-        return frozenset(n for n, t in self._tools.items() if getattr(t, "changes_home", False))
+    def device_actions(self, domains: Collection[str] | None = None) -> frozenset[str]:
+        """Names of the tools that act on devices (`changes_home`); with `domains`, only those
+        that can act on one of them (a tool's optional `domains`; none declared: any)."""
+        def fits(tool: Tool) -> bool:
+            declared = getattr(tool, "domains", None)
+            return domains is None or declared is None or not declared.isdisjoint(domains)
+        return frozenset(n for n, t in self._tools.items() if getattr(t, "changes_home", False) and fits(t))
 
     def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}

@@ -117,7 +117,8 @@ class FastPath:
         fan, the desk lamp) are Ambiguous; a name the resolver read (`read_name`, not a slot value
         the templates matched) that fits none ("the kitchen radio" is not the kitchen light) is
         NotFound. A group the templates matched ("the windows in the kitchen") is what was said."""
-        if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets and plan.named):
+        if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets
+                                                         and (plan.named or read_name)):
             return plan
         fit = self._resolver.fit(text, language)
         if fit.missing and read_name:

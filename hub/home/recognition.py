@@ -286,9 +286,8 @@ def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
     the window"), the most literal template, as HA's matcher: "pour" is the template's word, not
     the timer's name."""
     name = result.entities.get("name")
-    listed = name is not None and not name.is_wildcard
-    return (_wildcard(result), name is None, -len(str(name.text)) if listed else 0,
-            -result.text_chunks_matched)
+    listed = -len(str(name.text)) if name is not None and not name.is_wildcard else 0
+    return (_wildcard(result), name is None, listed, -result.text_chunks_matched)
 
 
 _OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
