@@ -124,7 +124,8 @@ async def generate(
 
     Text that starts like JSON is held back: a call written without its format's markers
     (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. A round
-    that starts repeating itself is ended there.
+    that starts repeating itself, or whose reply is capped, is halted there, and its Done still
+    read: its tokens count in the turn's usage.
     """
     raw: list[str] = []
     calls: list[ToolCall] = []
@@ -142,10 +143,8 @@ async def generate(
                 if repeats_itself(text[-400:]):
                     _LOGGER.info("the model repeats itself in %s: reply ended", state.conversation.id)
                     reply.stop()
-                    stop_reason = "loop"
-                    break
                 if reply.capped:
-                    break
+                    generation.halt.set()
             elif isinstance(delta, ToolCallDelta):
                 calls.append(delta.call)
             elif isinstance(delta, MalformedToolCall):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -178,9 +179,12 @@ def _tool_call(raw: dict[str, Any], index: int) -> ToolCall:
 
 @dataclass
 class Completion:
-    """Collects one generation's deltas and renders them as OpenAI objects."""
+    """Collects one generation's deltas and renders them as OpenAI objects; halts the generation
+    (`halt`: its request's) when a stop sequence ended the text or the model repeats itself,
+    so the caller reads on only to its Done and its usage."""
 
     model: str
+    halt: threading.Event
     stop: tuple[str, ...] = ()
     id: str = field(default_factory=lambda: f"chatcmpl-{uuid.uuid4().hex[:24]}")
     created: int = field(default_factory=lambda: int(time.time()))
@@ -188,8 +192,8 @@ class Completion:
     thinking: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage | None = None
-    looping: bool = False  # the model repeats itself: the caller stops reading (finish "length")
-    stopped: bool = False  # a stop sequence ended the text: the caller stops generating
+    looping: bool = False  # the model repeats itself: halted (finish "length")
+    stopped: bool = False  # a stop sequence ended the text: halted
     _held: str = ""  # text that may be the start of a stop sequence
 
     def add(self, delta: Delta) -> dict[str, Any] | None:
@@ -197,6 +201,8 @@ class Completion:
         if isinstance(delta, TextDelta) and delta.text:
             out = self._text(delta.text)
             self.looping = repeats_itself("".join(self.text[-64:]))
+            if self.stopped or self.looping:
+                self.halt.set()
             return out
         if isinstance(delta, ThinkingDelta) and delta.text:
             self.thinking.append(delta.text)
@@ -247,7 +253,7 @@ class Completion:
         return "stop"
 
     def usage_json(self) -> dict[str, Any] | None:
-        """None when a stop sequence ended the generation before the engine counted it."""
+        """None until the generation's Done came."""
         usage = self.usage
         if usage is None:
             return None

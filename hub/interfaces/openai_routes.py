@@ -88,7 +88,7 @@ class OpenAiRoutes:
         timeout = self._options.turn_timeout
         generation = replace(generation, deadline=time.monotonic() + timeout)
         cutoff = Cutoff(request, timeout, self._stopping)
-        completion = Completion(model=model_id(engine.info.name), stop=stop_sequences(body))
+        completion = Completion(model=model_id(engine.info.name), halt=generation.halt, stop=stop_sequences(body))
         deltas = engine.stream(generation)
         try:
             try:
@@ -98,8 +98,6 @@ class OpenAiRoutes:
                     if not body.get("stream"):
                         completion.add(first)
                         async for delta in deltas:
-                            if completion.stopped or completion.looping:
-                                break
                             completion.add(delta)
                         return web.json_response(completion.response())
             except TimeoutError:
@@ -124,8 +122,6 @@ class OpenAiRoutes:
                     out = completion.add(delta)
                     if out is not None:
                         connected = await sse.send_data(response, completion.chunk(out))
-                    if completion.stopped or completion.looping:
-                        break
         except EngineError as err:
             await sse.send_data(response, error_body(503, "engine_error", str(err)))
         except TimeoutError:

@@ -68,9 +68,7 @@ class Generation:
                 sequence.extend(self._llm.tokenize(bridge.encode("utf-8"), add_bos=False, special=True))
                 if len(sequence) >= self._n_ctx - 1:
                     raise OutOfContext
-            for token in self._tokens(sequence, sampling, None, usage, started):
-                if job.cancelled.is_set():
-                    raise Cancelled
+            for token in self._tokens(job, sequence, sampling, None, usage, started):
                 sequence.append(token)
                 yield decoder.decode(self._llm.detokenize([token], special=True))
                 if len(sequence) >= self._n_ctx - 1:
@@ -88,9 +86,7 @@ class Generation:
         usage = Usage(prompt_tokens=len(prompt))
         generated: list[int] = []
         reason = "length"
-        for token in self._tokens(list(prompt), self._sampling(job.request), grammar, usage, started):
-            if job.cancelled.is_set():
-                raise Cancelled
+        for token in self._tokens(job, list(prompt), self._sampling(job.request), grammar, usage, started):
             generated.append(token)
             if len(generated) >= job.request.max_tokens or len(prompt) + len(generated) >= self._n_ctx - 1:
                 break
@@ -107,6 +103,8 @@ class Generation:
 
     @staticmethod
     def _finish(job: Job, usage: Usage, started: float) -> None:
+        if job.request.halt.is_set():
+            usage.stop_reason = "halted"
         usage.total_s = time.perf_counter() - started
         if usage.first_token_s:
             usage.decode_s = max(0.0, usage.total_s - usage.first_token_s)
@@ -116,9 +114,10 @@ class Generation:
         self._llm.set_seed(self._seed if self._seed is not None else random.randrange(2**31))
         return {"temp": max(0.0, request.temperature), **_SAMPLING}
 
-    def _tokens(self, sequence: list[int], sampling: dict[str, Any], grammar: LlamaGrammar | None,
+    def _tokens(self, job: Job, sequence: list[int], sampling: dict[str, Any], grammar: LlamaGrammar | None,
                 usage: Usage, started: float) -> Iterator[int]:
-        """Sampled tokens for `sequence` (EOG excluded); notes prefill figures on the first one."""
+        """Sampled tokens for `sequence` (EOG excluded); notes prefill figures on the first one.
+        Ends when the consumer halts the job, raises Cancelled when it left."""
         is_eog = llama_cpp.llama_vocab_is_eog
         vocab = self._llm._model.vocab
         first = usage.first_token_s == 0.0
@@ -137,7 +136,9 @@ class Generation:
                     usage.evaluated_prompt_tokens = self._evaluated() - evaluated_before
                     usage.reused_prompt_tokens = usage.prompt_tokens - usage.evaluated_prompt_tokens
                     first = False
-                if is_eog(vocab, token):
+                if job.cancelled.is_set():
+                    raise Cancelled
+                if is_eog(vocab, token) or job.request.halt.is_set():
                     return
                 yield token
         finally:

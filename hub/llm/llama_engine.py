@@ -3,7 +3,8 @@
 One generation runs at a time, in the engine's one worker thread; requests wait in a bounded
 queue (`EngineBusy` when it is full, or when the queue says a request's deadline cannot be met:
 `admission`). Tokens go to the event loop as they come; a consumer that stops iterating stops
-the worker at the next token (or the next prompt batch). Nothing else touches the llama context:
+the worker at the next token (or the next prompt batch), and one that sets `request.halt` gets
+the Done of what was done up to the next token. Nothing else touches the llama context:
 llama.cpp aborts the process when two threads use one context at once, so benches and tools
 that need the raw model go through `exclusive`, and tokenizing outside the worker
 (`count_tokens`) uses only the vocabulary.
@@ -181,9 +182,9 @@ class LlamaEngine:
     # --- streaming -----------------------------------------------------------------------------
 
     async def stream(self, request: GenerationRequest) -> AsyncGenerator[Delta, None]:
-        """Text/thinking/tool-call deltas, then one Done. EngineError (EngineBusy when the queue
-        is full or would not be done by `request.deadline`, PromptTooLong) is raised from the
-        iteration."""
+        """Text/thinking/tool-call deltas, then one Done (only that once `request.halt` is set:
+        the worker stops at its next token). EngineError (EngineBusy when the queue is full or
+        would not be done by `request.deadline`, PromptTooLong) is raised from the iteration."""
         self._validate(request)
         gate = self._gate_for_running_loop()
         # priming gives way at once, so the request that interrupts it is next, not waiting
@@ -235,9 +236,11 @@ class LlamaEngine:
                 item = await deltas.get()
                 if isinstance(item, Failure):
                     raise item.error
-                yield item
                 if isinstance(item, Done):
+                    yield item
                     return
+                if not request.halt.is_set():  # halted: what the worker sent since is not output
+                    yield item
         finally:
             cancelled.set()
 

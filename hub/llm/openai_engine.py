@@ -130,8 +130,9 @@ class OpenAIEngine:
         return self.info
 
     async def stream(self, request: GenerationRequest) -> AsyncGenerator[Delta, None]:
-        """Text/thinking/tool-call deltas, then one Done; EngineError (EngineBusy, PromptTooLong)
-        is raised from the iteration."""
+        """Text/thinking/tool-call deltas, then one Done (only that once `request.halt` is set; a
+        server sends its usage last, so a halted one counts the pieces read); EngineError
+        (EngineBusy, PromptTooLong) is raised from the iteration."""
         if not request.messages:
             raise EngineError("cannot generate from an empty message list")
         if request.max_tokens < 1:
@@ -212,6 +213,8 @@ class OpenAIEngine:
                 if response.status != 200:
                     raise _http_error(response.status, await response.text(), self._base_url)
                 async for chunk in _sse_events(response):
+                    if request.halt.is_set():  # leaving the response ends the server's generation
+                        break
                     if "error" in chunk:
                         raise _stream_error(chunk["error"])
                     _read_usage(chunk, usage)
@@ -236,15 +239,18 @@ class OpenAIEngine:
                         if choice.get("finish_reason"):
                             finish_reason = choice["finish_reason"]
                         for item in out:
-                            yield item
+                            if not request.halt.is_set():
+                                yield item
         except aiohttp.ClientConnectionError as err:
             raise EngineError(f"cannot reach the model server at {self._base_url}: {err}") from None
         except asyncio.TimeoutError:
             raise EngineError(f"the model server at {self._base_url} did not answer in time") from None
-        tail: list[Delta] = parser.finish()
-        if request.constraint is not None:
-            tail.append(constrained_delta("".join(constrained_text), "call_1", finish_reason))
-        tail += [_finished_call(index, call) for index, call in sorted(calls.items())]
+        tail: list[Delta] = []
+        if not request.halt.is_set():  # halted: what it had not finished is not output
+            tail = parser.finish()
+            if request.constraint is not None:
+                tail.append(constrained_delta("".join(constrained_text), "call_1", finish_reason))
+            tail += [_finished_call(index, call) for index, call in sorted(calls.items())]
         for item in tail:
             yield item
         now = time.perf_counter()
@@ -252,7 +258,7 @@ class OpenAIEngine:
         usage.first_token_s = (first_at or now) - started
         usage.prefill_s = usage.prefill_s or usage.first_token_s
         usage.decode_s = max(0.0, now - (first_at or now))
-        usage.stop_reason = _stop_reason(finish_reason, tail)
+        usage.stop_reason = "halted" if request.halt.is_set() else _stop_reason(finish_reason, tail)
         usage.completion_tokens = usage.completion_tokens or pieces
         yield Done(usage)
 

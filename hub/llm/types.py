@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, AsyncGenerator, Literal, Protocol, Union
@@ -84,6 +85,11 @@ class GenerationRequest:
     # time.monotonic() by which the caller needs the generation done (its turn timeout); an
     # engine whose queue says it would not be refuses it with EngineBusy instead of starting it
     deadline: float | None = None
+    # set by the consumer to end the generation early (a capped reply, a model that repeats
+    # itself, a stop sequence): the engine stops at its next token and sends only the final Done,
+    # whose usage counts what was evaluated and generated so far (stop_reason "halted"); copies
+    # of the request (`dataclasses.replace`) share it
+    halt: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
 
 
 # --- stream deltas -------------------------------------------------------------------------
@@ -126,7 +132,7 @@ class Usage:
     decode_s: float = 0.0
     thinking_s: float = 0.0
     total_s: float = 0.0
-    stop_reason: str = "stop"  # stop | length | tool_call | budget | error
+    stop_reason: str = "stop"  # stop | length | tool_call | budget | halted (`GenerationRequest.halt`) | error
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -184,7 +190,8 @@ class Engine(Protocol):
         ...
 
     def stream(self, request: GenerationRequest) -> AsyncGenerator[Delta, None]:
-        """Yield Text/Thinking/ToolCall/MalformedToolCall deltas and exactly one final Done."""
+        """Yield Text/Thinking/ToolCall/MalformedToolCall deltas and exactly one final Done; once
+        `request.halt` is set, only that Done (with the usage so far)."""
         ...
 
     def count_tokens(self, text: str) -> int: ...

@@ -15,7 +15,7 @@ from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall, ToolSpec
 from hub.settings import RuntimeSettings
 
-from helpers.scripted_engine import ScriptedEngine, call, text
+from helpers.scripted_engine import LOOPS, ScriptedEngine, call, text
 
 
 class LampTool:
@@ -174,10 +174,24 @@ async def test_engine_errors_become_spoken_errors() -> None:
 
 async def test_reply_cap_ends_on_a_sentence_and_stops_generating() -> None:
     engine = ScriptedEngine([text("First sentence here. ", "Second sentence is longer than the cap allows. ",
-                                  "Third sentence never streams.")])
+                                  "Third sentence ends it. ", "Fourth sentence never streams.")])
     agent, _ = make_agent(engine, max_reply_chars=50)
     result = await agent.ask(TurnRequest("talk"))
     assert result.reply == "First sentence here."
+    # halted once the second sentence was seen whole (the third piece), and the round's Done
+    # still read: its tokens are counted
+    assert engine.requests[0].halt.is_set()
+    timings = result.timings
+    assert (timings.model_rounds, timings.prompt_tokens, timings.completion_tokens) == (1, 10, 3)
+
+
+async def test_a_round_that_repeats_itself_is_halted_and_its_tokens_counted() -> None:
+    engine = ScriptedEngine([text(*[LOOPS["sentence"]] * 40)])
+    agent, _ = make_agent(engine)
+    result = await agent.ask(TurnRequest("talk"))
+    assert result.reply == LOOPS["sentence"].strip()
+    timings = result.timings
+    assert timings.model_rounds == 1 and timings.prompt_tokens == 10 and 2 <= timings.completion_tokens < 40
 
 
 async def test_turns_of_one_conversation_run_in_arrival_order() -> None:

@@ -28,11 +28,9 @@ QUESTION = "Why is the sky blue?"
 
 
 class RecordingEngine:
-    """The real engine, recording the exact prompt text and the deltas of each generation.
-
-    The agent may stop reading a generation early (a reply that repeats a sentence, or one at
-    `max_reply_chars`, is ended there): the recorder then reads the engine's stream on to its
-    Done, so `deltas` always holds the whole generation; `cut` says which ones the agent left."""
+    """The real engine, recording the exact prompt text and the deltas of each generation (to
+    its Done, also when the agent halts it: a reply that repeats a sentence, or one at
+    `max_reply_chars`, is ended there)."""
 
     def __init__(self, engine: LlamaEngine) -> None:
         self.engine = engine
@@ -40,25 +38,14 @@ class RecordingEngine:
         self.uses_constrained_tools = engine.uses_constrained_tools
         self.prompts: list[str] = []
         self.deltas: list[list[Delta]] = []
-        self.cut: list[bool] = []
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         self.prompts.append(self.engine.render(request).text)
         seen: list[Delta] = []
         self.deltas.append(seen)
-        self.cut.append(False)
-        generation = self.engine.stream(request)
-        try:
-            async for delta in generation:
-                seen.append(delta)
-                yield delta
-        except GeneratorExit:  # the agent left: record the rest of what the engine generates
-            self.cut[-1] = True
-            async for delta in generation:
-                seen.append(delta)
-            raise
-        finally:
-            await generation.aclose()
+        async for delta in self.engine.stream(request):
+            seen.append(delta)
+            yield delta
 
     def count_tokens(self, text: str) -> int:
         return self.engine.count_tokens(text)
@@ -125,15 +112,15 @@ async def test_forced_thinking_under_a_16_token_budget_is_closed_and_answered(sm
     answer = "".join(d.text for d in deltas if isinstance(d, TextDelta)).strip()
     usage = next(d.usage for d in deltas if isinstance(d, Done))
     assert thinking and answer, deltas
-    assert usage.stop_reason in ("budget", "length")  # the hub closed it (the answer may hit max_tokens)
+    # the hub closed it (the answer may hit max_tokens, or be halted when SmolLM2 repeats a sentence)
+    assert usage.stop_reason in ("budget", "length", "halted")
     assert 16 <= usage.thinking_tokens <= 18
     assert result.ok and result.reply and result.reply != phrase("en", "action.done")  # the model's answer
     assert chunks == result.reply
     assert thinking not in result.reply and "<think>" not in result.reply and "</think>" not in result.reply
-    if engine.cut == [False]:
-        assert result.timings.thinking_tokens == usage.thinking_tokens and result.timings.thinking_s > 0
-    else:  # SmolLM2 may answer with one sentence again and again: the agent ends the reply there
-        assert engine.cut == [True] and answer.count(result.reply.rstrip(".").strip()) >= 2, (answer, result.reply)
+    assert result.timings.thinking_tokens == usage.thinking_tokens and result.timings.thinking_s > 0
+    if usage.stop_reason == "halted":  # SmolLM2 may answer with one sentence again and again
+        assert answer.count(result.reply.rstrip(".").strip()) >= 2, (answer, result.reply)
 
 
 async def test_thinking_that_never_closes_under_reasoning_on_still_gets_an_answer(smollm: LlamaEngine) -> None:
@@ -146,3 +133,18 @@ async def test_thinking_that_never_closes_under_reasoning_on_still_gets_an_answe
     assert usage.thinking_tokens <= 16 + 2
     assert any(isinstance(d, TextDelta) and d.text.strip() for d in deltas), deltas
     assert result.ok and result.reply
+
+
+async def test_a_reply_capped_by_max_reply_chars_counts_the_tokens_of_its_round(smollm: LlamaEngine) -> None:
+    """The agent halts the generation at the cap, then reads its Done: the tokens evaluated and
+    written up to there are the turn's usage (metrics, REST and bench figures read it)."""
+    agent, engine = make_agent(smollm, max_tokens=200, max_reply_chars=40)
+    chunks, result = await turn(agent, TurnRequest("Tell me a long story about a lighthouse keeper."))
+    [deltas] = engine.deltas
+    [usage] = [d.usage for d in deltas if isinstance(d, Done)]
+    assert usage.stop_reason == "halted" and result.ok and 0 < len(result.reply) <= 40, (usage, result.reply)
+    timings = result.timings
+    assert timings.model_rounds == 1 and timings.prompt_tokens == usage.prompt_tokens > 0
+    assert 0 < timings.completion_tokens == usage.completion_tokens < 200
+    written = "".join(d.text for d in deltas if isinstance(d, TextDelta))
+    assert len(written) < 200, "the engine stopped at the halt, not at max_tokens"

@@ -48,11 +48,16 @@ class ScriptedEngine:
             raise AssertionError("the agent asked the model more often than scripted")
         scripted = self._rounds.pop(0)
         deltas = scripted(request) if callable(scripted) else scripted
+        sent = 0
         for delta in deltas:
+            if request.halt.is_set():
+                break
             if self._delay:
                 await asyncio.sleep(self._delay)
+            sent += 1
             yield delta
-        yield Done(Usage(prompt_tokens=10, evaluated_prompt_tokens=10, completion_tokens=len(deltas)))
+        yield Done(Usage(prompt_tokens=10, evaluated_prompt_tokens=10, completion_tokens=sent,
+                         stop_reason="halted" if request.halt.is_set() else "stop"))
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
@@ -78,12 +83,12 @@ class LoopingEngine:
         count = 0
         self.read.append(0)
         try:
-            for _ in range(2000):
+            while count < 2000 and not request.halt.is_set():
                 count += 1
                 self.read[-1] = count
                 yield TextDelta(self.loop)
                 await asyncio.sleep(0)
-            yield Done(Usage(completion_tokens=count, stop_reason="length"))
+            yield Done(Usage(completion_tokens=count, stop_reason="halted" if request.halt.is_set() else "length"))
         finally:
             self.read[-1] = count
 

@@ -245,6 +245,25 @@ async def test_cancelled_stream_frees_the_engine_at_the_next_token(smollm: Llama
     assert smollm._cached_before_last_request - prompt_tokens < 20
 
 
+async def test_a_halted_stream_ends_with_the_done_of_what_it_did(smollm: LlamaEngine) -> None:
+    request = ask("Write a long story about a lighthouse.", max_tokens=400)
+    deltas: list[Delta] = []
+    async for delta in smollm.stream(request):
+        deltas.append(delta)
+        if sum(isinstance(d, TextDelta) for d in deltas) == 3:
+            request.halt.set()
+    usage = done_of(deltas).usage
+    assert sum(isinstance(d, TextDelta) for d in deltas) == 3, "after the halt only its Done came"
+    assert usage.stop_reason == "halted"
+    assert usage.prompt_tokens == len(smollm.prompt_tokens(request))
+    assert usage.evaluated_prompt_tokens + usage.reused_prompt_tokens == usage.prompt_tokens > 0
+    # what was generated up to the halt, far from its 400
+    assert 3 <= usage.completion_tokens < 100 and 0 < usage.first_token_s <= usage.total_s
+    # the KV cache the next request finds holds just what was counted
+    done_of(await asyncio.wait_for(collect(smollm.stream(ask("Hi", max_tokens=4))), 120))
+    assert smollm._cached_before_last_request - usage.prompt_tokens <= usage.completion_tokens + 1
+
+
 async def test_cancelling_the_consuming_task_frees_the_engine(smollm: LlamaEngine) -> None:
     async def consume() -> None:
         await collect(smollm.stream(ask("Write a long story about a castle.", max_tokens=400)))

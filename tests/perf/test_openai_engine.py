@@ -254,6 +254,25 @@ async def test_markers_in_plain_text_are_parsed(scripted: tuple[ScriptedServer, 
     assert usage.completion_tokens == len(script.chunks) - 1  # no usage sent: one token per delta
 
 
+async def test_a_halted_stream_leaves_the_response_and_ends_with_its_done(scripted: tuple[ScriptedServer, str]) -> None:
+    script, url = scripted
+    script.chunks = [delta(content="One. "), delta(content="Two. "), delta(content="Three."),
+                     delta(tool_calls=[{"index": 0, "id": "a", "function": {"name": "turn_on", "arguments": "{}"}}]),
+                     {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]
+    remote = OpenAIEngine(url, model="m")
+    request = GenerationRequest([Message("user", "Count")])
+    deltas: list[Delta] = []
+    try:
+        async for item in remote.stream(request):
+            deltas.append(item)
+            request.halt.set()
+    finally:
+        await remote.close()
+    assert deltas[:-1] == [TextDelta("One. ")]  # nothing after the halt: no text, no call
+    usage = deltas[-1].usage
+    assert usage.stop_reason == "halted" and usage.completion_tokens == 1  # the pieces read (no usage came)
+
+
 @pytest.mark.parametrize(("status", "body", "error", "words"), [
     (401, '{"error": {"message": "bad key"}}', EngineError, "remote_api_key"),
     (429, '{"error": {"message": "slow down"}}', EngineBusy, "slow down"),

@@ -82,6 +82,9 @@ def test_stop_ends_the_text_before_the_sequence(client):
     assert stop not in (choice.message.content or "")
     assert text.startswith(choice.message.content or "")
     assert len(choice.message.content or "") <= text.index(stop)
+    # the generation was halted at the stop sequence, and what it did until then is still counted
+    assert stopped.usage.prompt_tokens == free.usage.prompt_tokens > 0
+    assert 0 < stopped.usage.completion_tokens <= free.usage.completion_tokens
 
 
 def test_streaming_honours_stop_and_ends_once(client):
@@ -89,12 +92,15 @@ def test_streaming_honours_stop_and_ends_once(client):
     text = free.choices[0].message.content
     stop = text[len(text) // 2: len(text) // 2 + 3]
     chunks = list(client.chat.completions.create(model="any", messages=HELLO, max_tokens=40, temperature=0,
-                                                 stop=stop, stream=True))
+                                                 stop=stop, stream=True, stream_options={"include_usage": True}))
     streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
     assert finishes == ["stop"]
     assert stop not in streamed and text.startswith(streamed)
     assert len({c.id for c in chunks}) == 1
+    usage = chunks[-1].usage  # a halted generation's usage still comes, last
+    assert usage is not None and usage.prompt_tokens == free.usage.prompt_tokens
+    assert 0 < usage.completion_tokens <= free.usage.completion_tokens
 
 
 def test_streaming_with_usage(client):
