@@ -250,16 +250,79 @@ class SilentBackend:
         self.calls.append(service)
 
 
-async def test_a_command_that_changes_nothing_does_not_wait_for_an_echo(home: Home, monkeypatch) -> None:
-    import asyncio
+# (tool, arguments) that find the demo home as they would leave it: no device reports a change
+ALREADY_SO = [
+    ("turn_off", {"entity_id": "light.kitchen"}),
+    ("set_light", {"entity_id": "light.desk_lamp", "brightness": 100}),
+    ("set_light", {"entity_id": "light.desk_lamp", "color": "white"}),
+    ("set_light", {"entity_id": "light.desk_lamp", "color": "#FFFFFF", "brightness": 100}),
+    ("set_light", {"entity_id": "light.kitchen", "brightness": 0}),  # 0 % turns it off: it is
+    ("set_temperature", {"entity_id": "climate.living_room", "temperature": 21}),
+    ("set_position", {"entity_id": "cover.bedroom_blinds", "position": 0}),
+    ("set_volume", {"entity_id": "media_player.living_room_speaker", "volume": 30}),
+    ("media_control", {"entity_id": "media_player.living_room_speaker", "action": "pause"}),
+]
+# ... and ones that change something, or may: the tool waits for the device's report
+CHANGING = [
+    ("turn_on", {"entity_id": "light.kitchen"}),
+    ("set_light", {"entity_id": "light.desk_lamp", "brightness": 50}),
+    ("set_light", {"entity_id": "light.desk_lamp", "color": "red"}),
+    ("set_light", {"entity_id": "light.desk_lamp", "color": "white", "brightness": 50}),
+    ("set_light", {"entity_id": "light.kitchen", "brightness": 100}),  # off: it turns on
+    ("set_light", {"entity_id": "light.living_room", "brightness": 71}),  # 180 of 255 is 70.6 %
+    ("set_temperature", {"entity_id": "climate.living_room", "temperature": 21.5}),
+    ("set_position", {"entity_id": "cover.bedroom_blinds", "position": 40}),
+    ("set_volume", {"entity_id": "media_player.living_room_speaker", "volume": 31}),
+    ("media_control", {"entity_id": "media_player.living_room_speaker", "action": "resume"}),
+    ("media_control", {"entity_id": "media_player.living_room_speaker", "action": "next"}),
+]
 
+
+@pytest.fixture
+def silent(home: Home, monkeypatch) -> SilentBackend:
+    """The demo home's devices, silent: a tool that waits for their report would wait 60 s."""
     import hub.home.catalogue as catalogue
 
     monkeypatch.setattr(catalogue, "STATE_ECHO_TIMEOUT_S", 60.0)  # a wait would be unmissable
-    silent = SilentBackend()
-    home.store.register_backend("demo", silent)
-    assert home.state("light.kitchen") == "off"
-    result = await asyncio.wait_for(home.call("turn_off", entity_id="light.kitchen"), 10)
-    assert result.ok and silent.calls == ["turn_off"]  # still sent: the device may be out of step
-    with pytest.raises(asyncio.TimeoutError):  # a real change waits for the device's report
-        await asyncio.wait_for(home.call("turn_on", entity_id="light.kitchen"), 0.5)
+    backend = SilentBackend()
+    home.store.register_backend("demo", backend)
+    return backend
+
+
+@pytest.mark.parametrize("tool, args", ALREADY_SO)
+async def test_a_command_that_changes_nothing_does_not_wait_for_an_echo(home: Home, silent: SilentBackend,
+                                                                        tool: str, args: dict) -> None:
+    import asyncio
+
+    before = home.store.get(args["entity_id"])
+    result = await asyncio.wait_for(home.call(tool, **args), 10)
+    assert result.ok and len(silent.calls) == 1  # still sent: the device may be out of step
+    assert result.data["state"] == before.state and home.store.get(args["entity_id"]) == before
+
+
+@pytest.mark.parametrize("tool, args", CHANGING)
+async def test_a_command_that_changes_something_waits_for_the_echo(home: Home, silent: SilentBackend,
+                                                                   tool: str, args: dict) -> None:
+    import asyncio
+
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(home.call(tool, **args), 0.3)
+    assert len(silent.calls) == 1
+
+
+@pytest.mark.parametrize("state, attributes, tool, args", [
+    # an off thermostat may switch to heating when given a target
+    ("off", {"temperature": 21.0}, "set_temperature", {"entity_id": "climate.living_room", "temperature": 21}),
+    # blinds on their way are not where they are going yet
+    ("opening", {"current_position": 0}, "set_position", {"entity_id": "cover.bedroom_blinds", "position": 0}),
+    # a light in colour-temperature mode changes mode when given a colour, whatever its rgb_color says
+    ("on", {"brightness": 255, "rgb_color": [255, 255, 255], "color_mode": "color_temp"}, "set_light",
+     {"entity_id": "light.desk_lamp", "color": "white"}),
+])
+async def test_a_command_whose_outcome_is_unsure_waits_as_ever(home: Home, silent: SilentBackend, state: str,
+                                                              attributes: dict, tool: str, args: dict) -> None:
+    import asyncio
+
+    home.store.update_state(args["entity_id"], state, {**home.store.get(args["entity_id"]).attributes, **attributes})
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(home.call(tool, **args), 0.3)

@@ -4,7 +4,11 @@ languages, questions answered from the devices' reported state, chit-chat left t
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+
+import hub.home.catalogue as catalogue
 
 from hub.agent.agent import Agent
 from hub.agent.pending import ConfirmationHook
@@ -149,3 +153,30 @@ async def test_unlocking_the_doors_is_unlocking_the_locks_after_a_yes(mqtt_home,
     await eventually(lambda: not demo.device("front_door").locked)
     after = {e.entity_id: e.state for e in store.all() if "sensor" not in e.domain}
     assert {i for i in after if after[i] != before[i]} == {"lock.front_door"}
+
+
+async def test_a_command_that_changes_nothing_is_answered_without_waiting_for_a_report(
+        mqtt_home, tmp_path, sniffer_factory, monkeypatch) -> None:
+    """The real agent over real MQTT devices: a command that changes a device answers with the
+    state the device reported; one that finds it so already (the same brightness again, the
+    thermostat's own target, the blinds where they are) is still sent, but no report comes for
+    it and the agent does not wait for one (here a wait would last 60 s)."""
+    store, _, demo = mqtt_home
+    monkeypatch.setattr(catalogue, "STATE_ECHO_TIMEOUT_S", 60.0)
+    agent = policed_agent(store, tmp_path)
+    sniffer = sniffer_factory(["bolt_demo/#"])
+    await eventually(lambda: all(store.get(i) is not None for i in ("light.kitchen_light", "cover.bedroom_blinds")))
+    assert store.get("light.kitchen_light").state == "off"
+    changed = await asyncio.wait_for(agent.ask(TurnRequest("set the kitchen light to 50%", language="en")), 10)
+    [call] = changed.tool_calls
+    assert call.ok and (call.data["state"], call.data["brightness"]) == ("on", 50), call.data  # as reported
+    assert store.get("climate.thermostat").attributes["temperature"] == demo.device("thermostat").target == 21.0
+    # (text, tool, the command's topic, how many commands it will have seen: the first one too)
+    for text, tool, topic, sent in [
+            ("set the kitchen light to 50%", "set_light", "bolt_demo/kitchen_light/set", 2),
+            ("set the thermostat to 21 degrees", "set_temperature", "bolt_demo/thermostat/target/set", 1),
+            ("set the bedroom blinds to 0%", "set_position", "bolt_demo/bedroom_blinds/position/set", 1)]:
+        again = await asyncio.wait_for(agent.ask(TurnRequest(text, language="en")), 10)
+        assert again.ok and again.path == "fast_path", (text, again.reply)
+        assert [(f.call.name, f.ok) for f in again.tool_calls] == [(tool, True)]
+        await eventually(lambda: len(sniffer.on(topic)) == sent)  # the command went out all the same
