@@ -124,6 +124,26 @@ async def test_remote_stream_is_incremental_and_cancellable(server: LlamaCppServ
         await remote.close()
 
 
+@pytest.mark.slow
+async def test_a_halted_remote_stream_ends_with_the_done_of_what_it_read(server: LlamaCppServer) -> None:
+    remote = OpenAIEngine(server.url)
+    try:
+        request = GenerationRequest([Message("user", "Write a long story about a lighthouse.")], max_tokens=300)
+        deltas: list[Delta] = []
+        async for delta in remote.stream(request):
+            deltas.append(delta)
+            if len(deltas) == 3:
+                request.halt.set()
+        assert len(deltas) == 4 and isinstance(deltas[-1], Done), deltas  # after the halt only its Done
+        usage = deltas[-1].usage
+        assert usage.stop_reason == "halted" and 3 <= usage.completion_tokens < 300
+        # the engine left the response (the server stops that generation) and serves the next request
+        deltas = await asyncio.wait_for(collect(remote.stream(GenerationRequest([Message("user", "Hi")], max_tokens=6))), 120)
+        assert isinstance(deltas[-1], Done)
+    finally:
+        await remote.close()
+
+
 async def test_unreachable_server_is_a_clear_error_and_a_failed_turn() -> None:
     remote = OpenAIEngine(f"http://127.0.0.1:{free_port()}/v1", model="m")
     try:
