@@ -46,10 +46,13 @@ from hub.transport.speech_clients import (
     SpeechError,
     WyomingSTT,
     WyomingTTS,
+    as_async,
+    drain,
     parse_voice_map,
     speech_uris,
     to_wav,
 )
+from hub.transport.early_transcript import transcribe_live
 from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -154,7 +157,7 @@ class VoicePipeline:
             prepare = getattr(self.agent, "prepare", None)
             if prepare is not None:
                 prepare(request)  # the model evaluates what the prompt holds before the words
-            text = await self.stt.transcribe(self._timed_input(audio, turn), lang)
+            transcript = await transcribe_live(self.stt, self._timed_input(audio, turn), lang)
         except (SpeechError, AudioInputError) as err:
             stage, code = ("stt", SpeechError.code) if isinstance(err, SpeechError) else ("input", "bad_audio")
             key = "error.speech_unavailable" if stage == "stt" else "error.generic"
@@ -168,6 +171,8 @@ class VoicePipeline:
             yield self._done(turn, transcript=None)
             return
         turn.mark("stt_s")
+        turn.timings.stt_early = transcript.early
+        text = transcript.text
         yield VoiceTranscript(text, lang)
         request = dataclasses.replace(request, text=text)
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
@@ -196,7 +201,7 @@ class VoicePipeline:
         frames: list[bytes] = []
         fmt: PcmFormat | None = None
         mode: TtsMode = "whole" if self.tts_mode == "whole" else "sentences"
-        async for event in self._synthesis(_aiter(sentences), lang, voice, mode):
+        async for event in self._synthesis(as_async(sentences), lang, voice, mode):
             if isinstance(event, VoiceAudioStart):
                 fmt = PcmFormat(event.rate, event.width, event.channels)
             elif isinstance(event, VoiceAudioChunk):
@@ -211,7 +216,7 @@ class VoicePipeline:
         self, audio: AsyncIterable[AudioChunk] | Iterable[AudioChunk], turn: _Turn
     ) -> AsyncIterator[AudioChunk]:
         """Passes the input through; counts its length and sets the turn's clock to its end."""
-        async for chunk in _aiter(audio):
+        async for chunk in as_async(audio):
             turn.timings.input_audio_s += chunk.seconds
             if turn.timings.input_audio_s > MAX_INPUT_SECONDS:
                 raise AudioInputError(f"the audio is longer than {MAX_INPUT_SECONDS:.0f} seconds")
@@ -272,7 +277,7 @@ class VoicePipeline:
 
         async def speak() -> None:
             try:
-                async for event in self._synthesis(_drain(sentences), turn.language, voice, self.tts_mode, turn):
+                async for event in self._synthesis(drain(sentences), turn.language, voice, self.tts_mode, turn):
                     out.put_nowait(event)
             except SpeechError as err:
                 _LOGGER.warning("voice turn: %s", err)
@@ -411,16 +416,3 @@ def _speakable_sentences(text: str, language: str) -> list[str]:
 async def _one_reply(text: str) -> AsyncIterator[str]:
     yield text
 
-
-async def _drain(queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
-    while (item := await queue.get()) is not None:
-        yield item
-
-
-async def _aiter(items: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Any]:
-    if isinstance(items, AsyncIterable):
-        async for item in items:
-            yield item
-    else:
-        for item in items:
-            yield item
