@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
+from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
 
 from wyoming.audio import AudioChunk, AudioChunkConverter
 

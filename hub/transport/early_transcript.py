@@ -66,13 +66,13 @@ class PauseDetector:
 
 
 @dataclass(frozen=True)
-class Transcript:
+class LiveTranscript:
     text: str
     early: bool  # the early request's: the stream's end added only silence
 
 
 async def transcribe_live(stt: WyomingSTT, audio: AsyncIterable[AudioChunk] | Iterable[AudioChunk],
-                          language: str | None, pause_s: float = PAUSE_S) -> Transcript:
+                          language: str | None, pause_s: float = PAUSE_S) -> LiveTranscript:
     """The transcript of `audio` (any PCM format), started early at the speaker's pause."""
     converter, detector = SttConverter(), PauseDetector(pause_s)
     heard: list[AudioChunk] = []
@@ -95,9 +95,9 @@ async def transcribe_live(stt: WyomingSTT, audio: AsyncIterable[AudioChunk] | It
             with contextlib.suppress(Exception):  # the streaming request still stands
                 text = await early
                 await _cancel(streaming)
-                return Transcript(text, early=True)
+                return LiveTranscript(text, early=True)
         live.put_nowait(None)
-        return Transcript(await streaming, early=False)
+        return LiveTranscript(await streaming, early=False)
     finally:
         for task in (streaming, early):
             if task is not None:

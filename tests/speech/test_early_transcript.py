@@ -8,11 +8,13 @@ from typing import AsyncIterator
 import numpy as np
 import pytest
 from speech.speech_helpers import ScriptedAgent, as_live, as_recording, normalize_words
-from wyoming.audio import AudioChunk
+from wyoming.asr import Transcript
+from wyoming.audio import AudioChunk, AudioStop
+from wyoming.event import async_read_event, async_write_event
 
 from hub.interfaces.voice import VoicePipeline
 from hub.interfaces.voice_events import VoiceDone, VoiceTranscript
-from hub.transport.early_transcript import PAUSE_S, PauseDetector, transcribe_live
+from hub.transport.early_transcript import PAUSE_S, LiveTranscript, PauseDetector, transcribe_live
 from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 
 pytestmark = pytest.mark.timeout(120)
@@ -94,3 +96,33 @@ async def test_a_voice_turn_says_its_transcript_came_from_the_pause(tts: Wyoming
     assert isinstance(done, VoiceDone) and done.timings.stt_early
     assert normalize_words(transcript.text) == normalize_words(COMMAND)
     assert [r.text for r in agent.requests] == [transcript.text]
+
+
+async def test_an_early_request_that_fails_leaves_the_streamed_one() -> None:
+    """A server that drops every connection but the first (the streaming one): the transcript
+    still comes, from the stream's end."""
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        mine = connections
+        try:
+            while (event := await async_read_event(reader)) is not None:
+                if mine > 1:
+                    return
+                if AudioStop.is_type(event.type):
+                    await async_write_event(Transcript(text="from the stream").event(), writer)
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    uri = f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        audio = [tone(0.5, 3000), quiet(END_OF_SPEECH_S)]
+        transcript = await transcribe_live(WyomingSTT(uri), as_live(audio), "en")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert connections == 2  # the early request was made
+    assert transcript == LiveTranscript("from the stream", early=False)
