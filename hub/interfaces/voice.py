@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
@@ -83,6 +84,12 @@ class AgentLike(Protocol):
 # --- the pipeline ----------------------------------------------------------------------------
 
 
+def _open_gate() -> threading.Event:
+    gate = threading.Event()
+    gate.set()
+    return gate
+
+
 @dataclass
 class _Turn:
     """Bookkeeping of one voice turn while its stages run."""
@@ -93,6 +100,8 @@ class _Turn:
     reply_parts: list[str] = field(default_factory=list)
     result: TurnResult | None = None
     errors: list[VoiceError] = field(default_factory=list)
+    # the agent's model decodes while this is set: not while the first sentence is synthesized
+    decode_gate: threading.Event = field(default_factory=_open_gate)
 
     def mark(self, stage: str) -> None:
         if getattr(self.timings, stage) is None:
@@ -150,7 +159,8 @@ class VoicePipeline:
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
         request = TurnRequest(text="", conversation_id=conversation_id, language=lang, source=source,
-                              satellite_id=satellite_id, device_id=device_id, persona=persona)
+                              satellite_id=satellite_id, device_id=device_id, persona=persona,
+                              decode_gate=self._gate_for(turn))
         try:
             if self.stt is None:
                 raise SpeechError("stt", "no speech-to-text server is configured (stt_uri)")
@@ -187,7 +197,7 @@ class VoicePipeline:
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
         request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source,
-                              persona=persona)
+                              persona=persona, decode_gate=self._gate_for(turn))
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
             yield event
         yield self._done(turn, transcript=None)
@@ -211,6 +221,10 @@ class VoicePipeline:
         return to_wav(fmt, b"".join(frames))
 
     # --- stages -------------------------------------------------------------------------------
+
+    def _gate_for(self, turn: _Turn) -> threading.Event | None:
+        """The turn's decode gate when its reply is synthesized while the model writes it."""
+        return turn.decode_gate if self.tts is not None and self.tts_mode != "whole" else None
 
     async def _timed_input(
         self, audio: AsyncIterable[AudioChunk] | Iterable[AudioChunk], turn: _Turn
@@ -266,6 +280,8 @@ class VoicePipeline:
                         turn.reply_parts.append(sentence)
                         out.put_nowait(VoiceReplyChunk(item))
                         if sentence:
+                            if turn.timings.first_sentence_s is None:
+                                turn.decode_gate.clear()  # until its audio starts (see _synthesis)
                             turn.mark("first_sentence_s")
                             out.put_nowait(VoiceSentence(sentence))
                             sentences.put_nowait(sentence)
@@ -285,6 +301,7 @@ class VoicePipeline:
                 turn.errors.append(error)
                 out.put_nowait(error)
             finally:
+                turn.decode_gate.set()  # no audio is coming: nothing to give way to
                 out.put_nowait(None)
 
         tasks = [asyncio.create_task(read_reply()), asyncio.create_task(speak())]
@@ -299,6 +316,7 @@ class VoicePipeline:
             for task in tasks:
                 task.result()  # a bug in either stage surfaces here rather than vanishing
         finally:
+            turn.decode_gate.set()  # whatever happened to the audio, the model may write on
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -330,6 +348,7 @@ class VoicePipeline:
                         converter = AudioChunkConverter(chunk.rate, chunk.width, chunk.channels)
                         if turn is not None:
                             turn.mark("first_audio_s")
+                            turn.decode_gate.set()
                         yield VoiceAudioStart(chunk.rate, chunk.width, chunk.channels)
                     chunk = converter.convert(chunk)
                     if turn is not None:

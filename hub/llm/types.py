@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, AsyncGenerator, Literal, Protocol, Union
@@ -84,6 +85,8 @@ class GenerationRequest:
     # time.monotonic() by which the caller needs the generation done (its turn timeout); an
     # engine whose queue says it would not be refuses it with EngineBusy instead of starting it
     deadline: float | None = None
+    # a voice turn's (`TurnRequest.decode_gate`): the local engine decodes only while it is set
+    decode_gate: threading.Event | None = field(default=None, compare=False, repr=False)
 
 
 # --- stream deltas -------------------------------------------------------------------------
