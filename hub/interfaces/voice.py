@@ -1,11 +1,15 @@
 """The hub's own voice turn: audio → STT → agent → speakable sentences → TTS → audio, streamed.
 
 While the audio is transcribed, the agent is told a turn is coming (`prepare`: the model
-evaluates the prompt up to the user's words). The reply is spoken sentence by sentence while
+evaluates the prompt up to the user's words); live audio is transcribed from the speaker's first
+pause, while the client still waits for the end of speech (`hub.transport.early_transcript`).
+The reply is spoken sentence by sentence while
 the agent is still writing it: each of the agent's reply chunks (whole sentences, the first
 one from its first clause, split once by its ReplyBuilder) goes to the TTS server as soon as it
 arrives (one streaming-synthesis connection when the server offers it, else one request per
-chunk with the next one synthesizing while the current one is sent). Callers get `VoiceEvent`s
+chunk with the next one synthesizing while the current one is sent), and the model waits while
+the first one is synthesized (the turn's decode gate: on a shared CPU each slowed the other,
+and the next sentence is needed only once the first is heard). Callers get `VoiceEvent`s
 in order: the transcript, reply text as it streams, the sentences being spoken, audio
 start/chunks/stop, errors, and a final `VoiceDone` with timings.
 
