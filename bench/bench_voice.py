@@ -2,17 +2,20 @@
 
 Part 1 (`--part e2e`, the default runs both): real Piper and faster-whisper over Wyoming, the
 real hub (the configured model, default the embedded stand-in; demo home; fast path on). The
-user's words are Piper's audio (with silence around it, as a microphone records it). For a
-fast-path command and a model turn it prints, as medians over `--runs`:
+user's words are Piper's audio, sent live (at the pace a microphone delivers it) with half a
+second of silence before and, after the words, the 0.7 s of silence Home Assistant's
+end-of-speech detection waits for by default before it ends the stream; "end of audio" is the
+end of that stream. For a fast-path command and a model turn it prints, as medians over `--runs`:
 - end of audio → first reply audio, sentence streaming (`stream`) and whole-reply synthesis
   (`whole`: the complete reply synthesized once the agent is done);
-- the sum of the stages measured one by one in the same run: STT (the same audio transcribed
-  alone), the first sentence (the same text as a typed turn, no TTS: turn start → the reply's
+- the sum of the stages measured one by one in the same run: STT (the same audio streamed live
+  and transcribed alone, end of stream → transcript), the first sentence (the same text as a typed turn, no TTS: turn start → the reply's
   first complete sentence; the agent may stream it in two chunks, its first clause first) and
   the first sentence's TTS (that sentence synthesized alone, to its last chunk): what the turn
   costs when no stage overlaps another and nothing is spoken before a sentence is complete;
 - the ratios streamed / sum of stages (target ≤ 0.7 for the model turn) and streamed / whole;
-- where the streamed turn's own first audio came from: its transcript, its first reply chunk
+- where the streamed turn's own first audio came from: its transcript (and how many were
+  transcribed from the speaker's pause, `hub.transport.early_transcript`), its first reply chunk
   (the first sentence or its first clause) and its first audio, from the end of the audio.
 
 Part 2 (`--part modes`): for the same typed turn, the first-audio latency with
@@ -59,6 +62,9 @@ from hub.config import validate
 from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 from hub.llm.models import resolve_model_path
 from hub.llm.types import Done, GenerationRequest, Message
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from speech.speech_helpers import as_live, as_recording  # noqa: E402  (the tests' live microphone)
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("BOLT_HUB_SPEECH_VENV", ROOT / ".cache" / "speech-venv"))
@@ -191,12 +197,13 @@ E2E_TURNS = (("fast path", "Turn on the kitchen light."),
              ("model", "Tell me a short story about a lighthouse keeper."))
 
 
+END_OF_SPEECH_S = 0.7  # Home Assistant's default end-of-speech silence (VadSensitivity.DEFAULT)
+
+
 async def recording(tts: WyomingTTS, text: str) -> list[AudioChunk]:
-    """Piper's audio of `text` with half a second of silence either side, like a microphone's."""
-    chunks = [chunk async for chunk in tts.synthesize(text, "en")]
-    first = chunks[0]
-    silence = AudioChunk(first.rate, first.width, first.channels, bytes(first.rate // 2 * first.width * first.channels))
-    return [silence, *chunks, silence]
+    """Piper's audio of `text` as a satellite sends it: half a second of silence before, and after
+    it the silence its end-of-speech detection waits for before ending the stream."""
+    return as_recording([chunk async for chunk in tts.synthesize(text, "en")], trail_seconds=END_OF_SPEECH_S)
 
 
 def first_sentence(pieces: list[str]) -> str | None:
@@ -210,7 +217,7 @@ def first_sentence(pieces: list[str]) -> str | None:
 
 async def spoken_turn(pipeline: VoicePipeline, audio: list[AudioChunk], conversation: str) -> tuple[VoiceDone, str]:
     done, spoken = None, []
-    async for event in pipeline.run(audio, language="en", conversation_id=conversation):
+    async for event in pipeline.run(as_live(audio), language="en", conversation_id=conversation):
         if isinstance(event, VoiceSentence):
             spoken.append(event.text)
         elif isinstance(event, VoiceDone):
@@ -222,12 +229,12 @@ async def spoken_turn(pipeline: VoicePipeline, audio: list[AudioChunk], conversa
 
 
 async def stt_alone(stt: WyomingSTT, audio: list[AudioChunk]) -> float:
-    """End of audio → transcript."""
+    """End of audio → transcript: the audio streamed live, transcribed once it has ended."""
     ended = 0.0
 
     async def feed() -> AsyncIterator[AudioChunk]:
         nonlocal ended
-        for chunk in audio:
+        async for chunk in as_live(audio):
             yield chunk
         ended = time.monotonic()
 
@@ -264,7 +271,7 @@ async def end_to_end(hub: HubApp, stt: WyomingSTT, tts: WyomingTTS, runs: int) -
         await spoken_turn(pipelines["stream"], audio, f"warm-up-{label}")
         await hub.agent.wait_primed()
         figures: dict[str, list[float]] = {k: [] for k in ("stream", "whole", "stt", "sentence", "tts",
-                                                          "in_stt", "in_chunk")}
+                                                          "in_stt", "in_chunk", "early")}
         for run in range(runs):
             for mode in ("stream", "whole") if run % 2 == 0 else ("whole", "stream"):
                 done, sentence = await spoken_turn(pipelines[mode], audio, f"{label}-{mode}-{run}")
@@ -272,6 +279,7 @@ async def end_to_end(hub: HubApp, stt: WyomingSTT, tts: WyomingTTS, runs: int) -
                 if mode == "stream":
                     figures["in_stt"].append(done.timings.stt_s or 0.0)
                     figures["in_chunk"].append(done.timings.first_sentence_s or 0.0)
+                    figures["early"].append(float(done.timings.stt_early))
                 await hub.agent.wait_primed()
             figures["stt"].append(await stt_alone(stt, audio))
             figures["sentence"].append(await first_sentence_alone(hub.agent, text, f"{label}-typed-{run}"))
@@ -281,7 +289,8 @@ async def end_to_end(hub: HubApp, stt: WyomingSTT, tts: WyomingTTS, runs: int) -
         total = m["stt"] + m["sentence"] + m["tts"]
         print(f"{label:<10} {m['stream']:>7.3f}s {m['whole']:>7.3f}s {m['stt']:>6.3f}s {m['sentence']:>9.3f}s "
               f"{m['tts']:>7.3f}s {total:>6.3f}s {m['stream'] / total:>11.2f} {m['stream'] / m['whole']:>13.2f}")
-        inside.append(f"{label:<10} transcript {m['in_stt']:.3f}s, first reply chunk {m['in_chunk']:.3f}s, "
+        early = f"{sum(figures['early']):.0f} of {len(figures['early'])} transcripts from the pause"
+        inside.append(f"{label:<10} transcript {m['in_stt']:.3f}s ({early}), first reply chunk {m['in_chunk']:.3f}s, "
                       f"first audio {m['stream']:.3f}s (first sentence {sentence!r})")
     print("stream / sum of stages: target ≤ 0.7 for the model turn (sentence streaming overlaps the "
           "stages); whole = the complete reply synthesized once the agent is done")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Union
 
@@ -35,6 +36,10 @@ class TurnRequest:
     # that was asked, and a request without a conversation id continues that client's
     # conversation only while it waits for an answer. None: unknown (never continued).
     client: str | None = None
+    # a spoken turn's: cleared while its first sentence is synthesized, so that on a CPU the
+    # hub shares with its TTS server the model writes on only once that sentence's audio has
+    # started (the next sentence is needed only after this one is heard). None: decode freely.
+    decode_gate: threading.Event | None = field(default=None, compare=False, repr=False)
 
 
 # --- events streamed while a turn runs ------------------------------------------------------

@@ -1,11 +1,15 @@
 """The hub's own voice turn: audio → STT → agent → speakable sentences → TTS → audio, streamed.
 
 While the audio is transcribed, the agent is told a turn is coming (`prepare`: the model
-evaluates the prompt up to the user's words). The reply is spoken sentence by sentence while
+evaluates the prompt up to the user's words); live audio is transcribed from the speaker's first
+pause, while the client still waits for the end of speech (`hub.transport.early_transcript`).
+The reply is spoken sentence by sentence while
 the agent is still writing it: each of the agent's reply chunks (whole sentences, the first
 one from its first clause, split once by its ReplyBuilder) goes to the TTS server as soon as it
 arrives (one streaming-synthesis connection when the server offers it, else one request per
-chunk with the next one synthesizing while the current one is sent). Callers get `VoiceEvent`s
+chunk with the next one synthesizing while the current one is sent), and the model waits while
+the first one is synthesized (the turn's decode gate: on a shared CPU each slowed the other,
+and the next sentence is needed only once the first is heard). Callers get `VoiceEvent`s
 in order: the transcript, reply text as it streams, the sentences being spoken, audio
 start/chunks/stop, errors, and a final `VoiceDone` with timings.
 
@@ -18,9 +22,10 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
+from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
 
 from wyoming.audio import AudioChunk, AudioChunkConverter
 
@@ -46,10 +51,13 @@ from hub.transport.speech_clients import (
     SpeechError,
     WyomingSTT,
     WyomingTTS,
+    as_async,
+    drain,
     parse_voice_map,
     speech_uris,
     to_wav,
 )
+from hub.transport.early_transcript import transcribe_live
 from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -80,6 +88,12 @@ class AgentLike(Protocol):
 # --- the pipeline ----------------------------------------------------------------------------
 
 
+def _open_gate() -> threading.Event:
+    gate = threading.Event()
+    gate.set()
+    return gate
+
+
 @dataclass
 class _Turn:
     """Bookkeeping of one voice turn while its stages run."""
@@ -90,6 +104,8 @@ class _Turn:
     reply_parts: list[str] = field(default_factory=list)
     result: TurnResult | None = None
     errors: list[VoiceError] = field(default_factory=list)
+    # the agent's model decodes while this is set: not while the first sentence is synthesized
+    decode_gate: threading.Event = field(default_factory=_open_gate)
 
     def mark(self, stage: str) -> None:
         if getattr(self.timings, stage) is None:
@@ -147,14 +163,15 @@ class VoicePipeline:
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
         request = TurnRequest(text="", conversation_id=conversation_id, language=lang, source=source,
-                              satellite_id=satellite_id, device_id=device_id, persona=persona)
+                              satellite_id=satellite_id, device_id=device_id, persona=persona,
+                              decode_gate=self._gate_for(turn))
         try:
             if self.stt is None:
                 raise SpeechError("stt", "no speech-to-text server is configured (stt_uri)")
             prepare = getattr(self.agent, "prepare", None)
             if prepare is not None:
                 prepare(request)  # the model evaluates what the prompt holds before the words
-            text = await self.stt.transcribe(self._timed_input(audio, turn), lang)
+            transcript = await transcribe_live(self.stt, self._timed_input(audio, turn), lang)
         except (SpeechError, AudioInputError) as err:
             stage, code = ("stt", SpeechError.code) if isinstance(err, SpeechError) else ("input", "bad_audio")
             key = "error.speech_unavailable" if stage == "stt" else "error.generic"
@@ -168,6 +185,8 @@ class VoicePipeline:
             yield self._done(turn, transcript=None)
             return
         turn.mark("stt_s")
+        turn.timings.stt_early = transcript.early
+        text = transcript.text
         yield VoiceTranscript(text, lang)
         request = dataclasses.replace(request, text=text)
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
@@ -182,7 +201,7 @@ class VoicePipeline:
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
         request = TurnRequest(text=text, conversation_id=conversation_id, language=lang, source=source,
-                              persona=persona)
+                              persona=persona, decode_gate=self._gate_for(turn))
         async for event in self._spoken(turn, self._agent_events(request, turn), voice):
             yield event
         yield self._done(turn, transcript=None)
@@ -196,7 +215,7 @@ class VoicePipeline:
         frames: list[bytes] = []
         fmt: PcmFormat | None = None
         mode: TtsMode = "whole" if self.tts_mode == "whole" else "sentences"
-        async for event in self._synthesis(_aiter(sentences), lang, voice, mode):
+        async for event in self._synthesis(as_async(sentences), lang, voice, mode):
             if isinstance(event, VoiceAudioStart):
                 fmt = PcmFormat(event.rate, event.width, event.channels)
             elif isinstance(event, VoiceAudioChunk):
@@ -207,11 +226,15 @@ class VoicePipeline:
 
     # --- stages -------------------------------------------------------------------------------
 
+    def _gate_for(self, turn: _Turn) -> threading.Event | None:
+        """The turn's decode gate when its reply is synthesized while the model writes it."""
+        return turn.decode_gate if self.tts is not None and self.tts_mode != "whole" else None
+
     async def _timed_input(
         self, audio: AsyncIterable[AudioChunk] | Iterable[AudioChunk], turn: _Turn
     ) -> AsyncIterator[AudioChunk]:
         """Passes the input through; counts its length and sets the turn's clock to its end."""
-        async for chunk in _aiter(audio):
+        async for chunk in as_async(audio):
             turn.timings.input_audio_s += chunk.seconds
             if turn.timings.input_audio_s > MAX_INPUT_SECONDS:
                 raise AudioInputError(f"the audio is longer than {MAX_INPUT_SECONDS:.0f} seconds")
@@ -261,6 +284,8 @@ class VoicePipeline:
                         turn.reply_parts.append(sentence)
                         out.put_nowait(VoiceReplyChunk(item))
                         if sentence:
+                            if turn.timings.first_sentence_s is None:
+                                turn.decode_gate.clear()  # until its audio starts (see _synthesis)
                             turn.mark("first_sentence_s")
                             out.put_nowait(VoiceSentence(sentence))
                             sentences.put_nowait(sentence)
@@ -272,7 +297,7 @@ class VoicePipeline:
 
         async def speak() -> None:
             try:
-                async for event in self._synthesis(_drain(sentences), turn.language, voice, self.tts_mode, turn):
+                async for event in self._synthesis(drain(sentences), turn.language, voice, self.tts_mode, turn):
                     out.put_nowait(event)
             except SpeechError as err:
                 _LOGGER.warning("voice turn: %s", err)
@@ -280,6 +305,7 @@ class VoicePipeline:
                 turn.errors.append(error)
                 out.put_nowait(error)
             finally:
+                turn.decode_gate.set()  # no audio is coming: nothing to give way to
                 out.put_nowait(None)
 
         tasks = [asyncio.create_task(read_reply()), asyncio.create_task(speak())]
@@ -294,6 +320,7 @@ class VoicePipeline:
             for task in tasks:
                 task.result()  # a bug in either stage surfaces here rather than vanishing
         finally:
+            turn.decode_gate.set()  # whatever happened to the audio, the model may write on
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -325,6 +352,7 @@ class VoicePipeline:
                         converter = AudioChunkConverter(chunk.rate, chunk.width, chunk.channels)
                         if turn is not None:
                             turn.mark("first_audio_s")
+                            turn.decode_gate.set()
                         yield VoiceAudioStart(chunk.rate, chunk.width, chunk.channels)
                     chunk = converter.convert(chunk)
                     if turn is not None:
@@ -411,16 +439,3 @@ def _speakable_sentences(text: str, language: str) -> list[str]:
 async def _one_reply(text: str) -> AsyncIterator[str]:
     yield text
 
-
-async def _drain(queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
-    while (item := await queue.get()) is not None:
-        yield item
-
-
-async def _aiter(items: AsyncIterable[Any] | Iterable[Any]) -> AsyncIterator[Any]:
-    if isinstance(items, AsyncIterable):
-        async for item in items:
-            yield item
-    else:
-        for item in items:
-            yield item

@@ -62,6 +62,7 @@ class VoiceTimings:
     """Seconds from the end of the input audio (or the start of a text turn) to each stage."""
 
     stt_s: float | None = None
+    stt_early: bool = False  # transcribed from the speaker's pause, before the audio ended
     first_token_s: float | None = None
     first_sentence_s: float | None = None
     first_audio_s: float | None = None

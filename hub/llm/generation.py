@@ -6,7 +6,7 @@ import codecs
 import random
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import llama_cpp
@@ -20,6 +20,8 @@ from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.types import Delta, Done, EngineError, GenerationRequest, ToolCallDelta, Usage
 
 _SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+# the longest a decode gate holds one generation (a voice turn whose TTS hangs must not)
+GATE_WAIT_MAX_S = 3.0
 
 
 class Cancelled(Exception):
@@ -36,6 +38,7 @@ class Job:
     request: GenerationRequest
     emit: Callable[[Any], None]
     cancelled: threading.Event
+    gate_wait_left_s: float = field(default_factory=lambda: GATE_WAIT_MAX_S)  # the decode gate's hold left
 
 
 class Generation:
@@ -138,8 +141,20 @@ class Generation:
                     first = False
                 if job.cancelled.is_set():
                     raise Cancelled
+                _wait_for_gate(job)
                 if is_eog(vocab, token) or job.request.halt.is_set():
                     return
                 yield token
         finally:
             generator.close()
+
+
+def _wait_for_gate(job: Job) -> None:
+    """Waits while the request's decode gate is cleared: GATE_WAIT_MAX_S at most over the whole
+    job, and never past the consumer leaving or halting it."""
+    gate = job.request.decode_gate
+    while (gate is not None and not gate.is_set() and job.gate_wait_left_s > 0
+           and not job.cancelled.is_set() and not job.request.halt.is_set()):
+        started = time.monotonic()
+        gate.wait(min(0.05, job.gate_wait_left_s))
+        job.gate_wait_left_s -= time.monotonic() - started

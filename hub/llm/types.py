@@ -90,6 +90,8 @@ class GenerationRequest:
     # whose usage counts what was evaluated and generated so far (stop_reason "halted"); copies
     # of the request (`dataclasses.replace`) share it
     halt: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
+    # a voice turn's (`TurnRequest.decode_gate`): the local engine decodes only while it is set
+    decode_gate: threading.Event | None = field(default=None, compare=False, repr=False)
 
 
 # --- stream deltas -------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import io
 import logging
 import wave
 from dataclasses import dataclass
-from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
+from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, TypeVar
 
 import numpy as np
 from wyoming.asr import Transcribe, Transcript
@@ -36,6 +36,7 @@ from wyoming.tts import (
 
 _LOGGER = logging.getLogger(__name__)
 
+T = TypeVar("T")
 STT_RATE, STT_WIDTH, STT_CHANNELS = 16000, 2, 1
 ADDON_STT_URI = "tcp://core-whisper:10300"
 ADDON_TTS_URI = "tcp://core-piper:10200"
@@ -240,11 +241,11 @@ class WyomingSTT(_WyomingService):
         Chunks are forwarded as they arrive, so a live microphone stream is transcribed as soon as
         it stops.
         """
-        converter = _SttConverter()
+        converter = SttConverter()
         async with self._connection() as client:
             await self._write(client, Transcribe(language=language).event())
             await self._write(client, AudioStart(STT_RATE, STT_WIDTH, STT_CHANNELS).event())
-            async for chunk in _aiter(audio):
+            async for chunk in as_async(audio):
                 await self._write(client, converter.convert(chunk).event())
             await self._write(client, AudioStop().event())
             while True:
@@ -343,7 +344,7 @@ class WyomingTTS(_WyomingService):
                     await read
 
 
-class _SttConverter:
+class SttConverter:
     """Any PCM → 16 kHz 16-bit mono. Stereo is averaged: the wyoming converter sums the channels,
     which doubles the level of a centred voice and clips it."""
 
@@ -360,7 +361,8 @@ class _SttConverter:
         return self._rest.convert(chunk)
 
 
-async def _aiter(items: AsyncIterable[AudioChunk] | Iterable[AudioChunk]) -> AsyncIterator[AudioChunk]:
+async def as_async(items: AsyncIterable[T] | Iterable[T]) -> AsyncIterator[T]:
+    """`items` one by one, whether they come from an async or a plain iterable."""
     if isinstance(items, AsyncIterable):
         async for item in items:
             yield item
@@ -375,3 +377,9 @@ def _describe(err: BaseException) -> str:
     if isinstance(err, (asyncio.IncompleteReadError, ConnectionResetError, BrokenPipeError)):
         return "the server closed the connection mid-stream"
     return str(err) or type(err).__name__
+
+
+async def drain(queue: asyncio.Queue[T | None]) -> AsyncIterator[T]:
+    """The queue's items until a None."""
+    while (item := await queue.get()) is not None:
+        yield item

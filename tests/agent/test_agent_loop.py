@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -252,3 +253,12 @@ async def test_history_too_long_for_the_context_is_dropped_oldest_first() -> Non
         assert result.ok, result
     assert result.reply == "Three."
     assert "first" not in all_text(engine.requests[-1])
+
+
+async def test_every_model_round_of_a_spoken_turn_carries_its_decode_gate() -> None:
+    engine = ScriptedEngine([[call("set_lamp", on=True)], text("The lamp is on.")])
+    agent, _ = make_agent(engine)
+    gate = threading.Event()
+    gate.set()
+    await agent.ask(TurnRequest("Turn the lamp on.", conversation_id="c1", decode_gate=gate))
+    assert len(engine.requests) == 2 and all(r.decode_gate is gate for r in engine.requests)

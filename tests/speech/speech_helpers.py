@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import time
 from typing import AsyncIterator
 
 from wyoming.audio import AudioChunk, AudioStart
@@ -91,13 +92,29 @@ def normalize_words(text: str) -> str:
 
 
 
-def as_recording(chunks: list[AudioChunk], lead_seconds: float = 0.5) -> list[AudioChunk]:
-    """Chunks with silence before and after, as a microphone records them (tiny.en drops a
-    first word that starts at the very first sample now and then)."""
+def as_recording(chunks: list[AudioChunk], lead_seconds: float = 0.5,
+                 trail_seconds: float | None = None) -> list[AudioChunk]:
+    """Chunks with silence before and after (`trail_seconds`, default as long as the lead), as a
+    microphone records them (tiny.en drops a first word that starts at the very first sample now
+    and then)."""
     first = chunks[0]
-    silence = AudioChunk(first.rate, first.width, first.channels,
-                         bytes(int(first.rate * lead_seconds) * first.width * first.channels))
-    return [silence, *chunks, silence]
+
+    def silence(seconds: float) -> AudioChunk:
+        return AudioChunk(first.rate, first.width, first.channels,
+                          bytes(int(first.rate * seconds) * first.width * first.channels))
+    return [silence(lead_seconds), *chunks, silence(lead_seconds if trail_seconds is None else trail_seconds)]
+
+
+async def as_live(chunks: list[AudioChunk], piece_seconds: float = 0.02) -> AsyncIterator[AudioChunk]:
+    """The audio at the pace a microphone delivers it, in pieces of `piece_seconds`."""
+    started, sent = time.monotonic(), 0.0
+    for chunk in chunks:
+        step = max(1, int(chunk.rate * piece_seconds)) * chunk.width * chunk.channels
+        for offset in range(0, len(chunk.audio), step):
+            piece = AudioChunk(chunk.rate, chunk.width, chunk.channels, chunk.audio[offset:offset + step])
+            sent += piece.seconds
+            await asyncio.sleep(max(0.0, started + sent - time.monotonic()))
+            yield piece
 
 
 def sounds_like(heard: str, expected: str) -> bool:

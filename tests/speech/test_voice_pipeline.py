@@ -22,6 +22,7 @@ from hub.interfaces.voice_events import (
     VoiceTranscript,
 )
 from hub.agent.agent import Agent
+from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.config import validate
 from hub.core.tools import ToolRegistry
 from hub.llm.types import Done, GenerationRequest, ModelInfo, TextDelta, Usage
@@ -295,3 +296,49 @@ async def test_unconfigured_speech_is_a_clear_error(monkeypatch: pytest.MonkeyPa
     [error] = of_type(events, VoiceError)
     assert "no text-to-speech server is configured" in error.detail
     assert events[-1].reply == "".join(REPLY).strip()
+
+
+class GateWatchingAgent:
+    """Writes two sentences; after the first it notes whether the model could decode on, then
+    waits for the gate the way the engine's worker does."""
+
+    def __init__(self) -> None:
+        self.languages = ["en"]
+        self.gate_after_first: bool | None = None
+        self.opened = False
+
+    async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+        gate = request.decode_gate
+        assert gate is not None
+        yield ReplyChunk("The kitchen light is on.")
+        self.gate_after_first = gate.is_set()
+        self.opened = await asyncio.to_thread(gate.wait, 20)
+        yield ReplyChunk(" The hallway is dark.")
+        yield TurnDone(TurnResult("c1", "en", "The kitchen light is on. The hallway is dark."))
+
+
+@pytest.mark.parametrize("mode", ["stream", "sentences"])
+async def test_the_model_waits_for_the_first_sentences_audio(mode: str, piper_uri: str) -> None:
+    """On a CPU shared with the TTS server, decoding on would slow the first sentence's synthesis."""
+    agent = GateWatchingAgent()
+    pipeline = VoicePipeline(agent, stt=None, tts=WyomingTTS(piper_uri), tts_mode=mode)
+    events = await collect(pipeline.respond("how is the house?", language="en"))
+    assert agent.gate_after_first is False and agent.opened
+    first_audio = next(i for i, e in enumerate(events) if isinstance(e, VoiceAudioStart))
+    second_reply = [i for i, e in enumerate(events) if isinstance(e, VoiceReplyChunk)][1]
+    assert first_audio < second_reply
+    assert of_type(events, VoiceDone)[0].ok
+
+
+async def test_a_reply_synthesized_whole_is_not_held(piper_uri: str) -> None:
+    requests: list[TurnRequest] = []
+
+    class Recording(ScriptedAgent):
+        async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
+            requests.append(request)
+            async for event in super().run(request):
+                yield event
+
+    pipeline = VoicePipeline(Recording(["Done."]), stt=None, tts=WyomingTTS(piper_uri), tts_mode="whole")
+    await collect(pipeline.respond("hi", language="en"))
+    assert requests[0].decode_gate is None
