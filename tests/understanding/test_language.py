@@ -11,6 +11,7 @@ import pytest
 from hub.options import hub_options
 from hub.agent.types import TurnRequest
 from hub.home import language
+from hub.home.recognition import template_words
 from hub.locales import phrase
 from tests.understanding.harness import (
     MAIN_LANGUAGES,
@@ -109,6 +110,15 @@ async def test_a_german_command_with_no_or_the_wrong_language_is_carried_out_in_
         assert result.reply == phrase("de", "action.turned_on", name="Deckenlampe")
         conversation = rig.agent.conversations.get(result.conversation_id)
         assert conversation is not None and conversation.language == "de"
+
+
+def test_the_words_a_languages_templates_may_say_are_spelled_out() -> None:
+    """Slovenian "([na] kakšno|[na] kaksno) <temp> je [nastavljen[a|o|i]] <name>": each ending,
+    each alternative, the rules' words; no rule's, list's or slot's own name, no syntax."""
+    words = template_words("sl")
+    assert {"nastavljen", "nastavljena", "nastavljeno", "nastavljeni", "kakšno", "kaksno", "odgrni", "v"} <= words
+    assert not {"temp", "name", "area", "brightness"} & words
+    assert not [word for word in words if set(word) & set("[]()|<>{};")]
 
 
 @pytest.mark.parametrize("text", ["odgrni Termostat 22", "22 minut in 50 sekunda timer", "v Termostat termostat",
