@@ -3,8 +3,8 @@
 Per hub language, the words HA shows for an entity's state: a binary sensor's by its device
 class ("binary_sensor.moisture.on": "wet"), and the states of the domains whose states the hub
 speaks (`DOMAINS`: "vacuum.docked": "docked"), as they read inside the hub's sentence
-(`in_sentence`); German verb phrases (`_GERMAN_VERBS`) and words HA left in English
-(`_UNTRANSLATED`) are left out: the hub's own labels say those states.
+(`in_sentence`); words HA left in English (`_UNTRANSLATED`) are left out: the hub's own
+labels say those states.
 
     python scripts/extract_states.py .cache/ha-venv/lib/python3.13/site-packages/homeassistant
 """
@@ -31,9 +31,6 @@ _HA_CODES = {"zh": "zh-Hans", "sr": "sr-Latn"}
 # German capitalizes nouns: these first words of HA's German states keep their capital
 _GERMAN_NOUNS = frozenset({"Fehler", "Leerlauf", "Wiedergabe", "Standby", "Puffern", "Rückkehr",
                            "Mähen", "Problem", "Update", "Licht", "Manipulation"})
-# German states that are verb phrases ("Wird geöffnet"), left out when "{name} ist …" said every
-# state; the hub's own labels say them (a label could now be HA's: regenerate, then drop this)
-_GERMAN_VERBS = frozenset({"Wird", "Bewegt", "Reinigt"})
 # states HA's translators left in English: the hub's own word is said instead
 _UNTRANSLATED = frozenset({("bg", "lawn_mower.returning"), ("id", "media_player.buffering")})
 _FIRST_WORD = re.compile(r"\w+")
@@ -78,8 +75,7 @@ def states(components: Path, code: str, language: str) -> dict[str, str]:
                 continue  # a cover's or player's classes repeat its states; on/off are the hub's
             for state, text in words.items():
                 word_key = f"{prefix}.{state}"
-                if isinstance(text, str) and text.strip() and (language, word_key) not in _UNTRANSLATED and not (
-                        language == "de" and text.split()[0] in _GERMAN_VERBS):
+                if isinstance(text, str) and text.strip() and (language, word_key) not in _UNTRANSLATED:
                     found[word_key] = in_sentence(text.strip(), language)
     return found
 

@@ -43,7 +43,7 @@ def home(tmp_path: Path) -> BigHome:
 
 
 @pytest.mark.parametrize("text, language, expected", [
-    # HA's German has no word for a cover that is opening: the hub's, not "Garagentor ist opening"
+    # not "Garagentor ist opening": HA's German verb phrase, said as a label
     ("Ist das Garagentor offen?", "de", "Nein. Garagentor: wird geöffnet."),
     ("Schließt das Garagentor?", "de", "Nein. Garagentor: wird geöffnet."),
     ("Wie ist der Zustand vom Garagentor?", "de", "Garagentor: wird geöffnet."),

@@ -105,7 +105,8 @@ def test_a_language_home_assistant_lacks_says_the_hubs_own_word_not_english() ->
     assert state_word("ar", "binary_sensor", "on", "battery") == StateWord(phrase("ar", "status.battery_low"), False)
     assert state_word("ar", "binary_sensor", "on", "smoke") == StateWord(phrase("ar", "state.on"), True)
     assert state_word("ar", "vacuum", "docked") == StateWord(phrase("ar", "status.docked"), False)
-    assert state_word("de", "cover", "opening") == StateWord("wird geöffnet", False)  # HA's German lacks it
+    assert state_word("hr", "cover", "opening") == StateWord(phrase("hr", "status.opening"), False)  # HA's hr lacks it
+    assert state_word("bg", "lawn_mower", "returning") == StateWord("връщане", False)  # HA's bg says "returning"
 
 
 @pytest.mark.parametrize("language, domain, state, device_class, expected", [
@@ -119,7 +120,8 @@ def test_a_language_home_assistant_lacks_says_the_hubs_own_word_not_english() ->
     ("pt", "vacuum", "cleaning", None, ("a limpar", False)),  # every word of HA's "A Limpar" lowered
     ("fr", "lock", "jammed", None, ("bloqué", False)),
     ("de", "lock", "locked", None, ("abgeschlossen", True)),  # the hub's own phrase for a common state
-    ("de", "binary_sensor", "on", "battery_charging", ("an", True)),  # HA says a verb phrase ("Wird geladen")
+    ("de", "binary_sensor", "on", "battery_charging", ("wird geladen", False)),  # a verb phrase, as a label
+    ("de", "cover", "opening", None, ("wird geöffnet", False)),
     ("en", "climate", "heat_cool", None, ("heating and cooling", False)),  # not in HA's files: the hub's
     ("en", "sensor", "21.5", None, None),  # no word: the caller speaks the number
     ("en", "sensor", "washing", None, None),  # a custom state
