@@ -83,8 +83,10 @@ def _phrases(language: str) -> dict[str, str]:
 
 
 def own_phrases(language: str) -> tuple[str, ...]:
-    """The phrase texts written in `language` itself (none borrowed from English)."""
-    return tuple(_phrases(language).values())
+    """The phrase texts written in `language` itself (none borrowed from English), but its state
+    labels (`status.*`): words the hub says, not words requests are made of, they would tilt a
+    short command's language ("TV pause": French "en pause", Danish "på pause")."""
+    return tuple(text for key, text in _phrases(language).items() if not key.startswith("status."))
 
 
 def phrase_keys() -> frozenset[str]:

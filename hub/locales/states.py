@@ -7,8 +7,9 @@ of vacuums, media players, alarm panels, … Those are UI labels, often verbs or
 `state.label` ("Robot: städar."). The common states keep the hub's own predicates (`state.on`,
 `state.locked`, …, also for a door or lock sensor), said as `state.is` ("Door is open."). A state
 HA does not translate into the language is said in the hub's own label for it (`status.<state>`:
-a Croatian cover that is opening, anything in Arabic), as is a battery sensor's (HA's "low" does
-not say what is low): never an English word inside another language's sentence.
+a Croatian cover that is opening, anything in Arabic), a battery sensor's in the hub's label that
+names the class (`state.battery_low`: HA's "low" does not say what is low): never an English word
+inside another language's sentence.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def state_word(language: str | None, domain: str, state: str, device_class: str 
     lang = normalize_language(language)
     if domain == "binary_sensor" and state in ("on", "off"):
         if device_class == "battery":
-            return StateWord(phrase(lang, f"status.battery_{'low' if state == 'on' else 'normal'}"), False)
+            return StateWord(phrase(lang, f"state.battery_{'low' if state == 'on' else 'normal'}"), False)
         hub_state = _binary_hub_state(device_class, state)
         word = None if hub_state else _words(lang).get(f"binary_sensor.{device_class}.{state}")
         if word:

@@ -6,6 +6,7 @@ with a device in every state the hub speaks."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 import yaml
 
 from hub.core.tools import ToolContext
-from hub.home.entities import Entity
+from hub.home.entities import Entity, EntityStore
+from hub.home.watches import NotifyWhen, StateWatches
 from hub.locales import SUPPORTED_LANGUAGES, phrase_keys
 from hub.locales.states import state_word
 from tests.home.test_fast_path_understanding import BigHome
@@ -101,3 +103,31 @@ def test_every_spoken_state_has_a_hub_label_or_predicate() -> None:
     """Where no HA file has a state (ar, hi, ms, th; hr's covers), the hub's own word is there."""
     for domain, state in SPOKEN:
         assert f"status.{state}" in phrase_keys() or f"state.{state}" in phrase_keys(), (domain, state)
+
+
+async def test_a_watch_reports_a_label_as_a_label() -> None:
+    """"Tell me when the robot is docked": Swedish "Robot: dockad." when it arrives, and what it is
+    doing now as a label too (not "Robot är nu dockad" / "Robot är städar")."""
+    store = EntityStore()
+    store.upsert(Entity("vacuum.robot", "Robot", "cleaning", source="demo"))
+    reports: list[str] = []
+
+    async def report(ctx: ToolContext, text: str, kind: str, data: dict) -> None:
+        reports.append(text)
+
+    watches = StateWatches(store)
+    try:
+        result = await NotifyWhen(store, watches, report).execute(
+            {"entity_id": "vacuum.robot", "state": "docked"}, ToolContext("c1", language="sv"))
+        assert result.pending
+        store.update_state("vacuum.robot", "docked")
+        for _ in range(100):
+            if reports:
+                break
+            await asyncio.sleep(0.02)
+        assert reports == ["Robot: dockad."]
+        already = await NotifyWhen(store, watches, report).execute(
+            {"entity_id": "vacuum.robot", "state": "docked"}, ToolContext("c1", language="sv"))
+        assert already.speech == "Robot: dockad."
+    finally:
+        await watches.close()

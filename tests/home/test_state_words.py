@@ -102,7 +102,7 @@ def test_a_language_home_assistant_lacks_says_the_hubs_own_word_not_english() ->
     assert not (ROOT / "hub/locales/states/ar.yaml").exists()
     assert state_word("ar", "binary_sensor", "on", "garage_door") == StateWord(phrase("ar", "state.open"), True)
     assert state_word("ar", "binary_sensor", "on", "lock") == StateWord(phrase("ar", "state.unlocked"), True)
-    assert state_word("ar", "binary_sensor", "on", "battery") == StateWord(phrase("ar", "status.battery_low"), False)
+    assert state_word("ar", "binary_sensor", "on", "battery") == StateWord(phrase("ar", "state.battery_low"), False)
     assert state_word("ar", "binary_sensor", "on", "smoke") == StateWord(phrase("ar", "state.on"), True)
     assert state_word("ar", "vacuum", "docked") == StateWord(phrase("ar", "status.docked"), False)
     assert state_word("hr", "cover", "opening") == StateWord(phrase("hr", "status.opening"), False)  # HA's hr lacks it

@@ -32,7 +32,7 @@ COUNTED_UNITS = ("hour", "minute", "second")
 STATUSES = ("opening closing stopped cleaning docked returning paused idle playing buffering standby error "
             "jammed locking unlocking mowing armed armed_away armed_home armed_night armed_vacation "
             "armed_custom_bypass arming disarmed disarming pending triggered home not_home heat cool "
-            "heat_cool auto dry fan_only active battery_low battery_normal").split()
+            "heat_cool auto dry fan_only active").split()
 # Phrases with a form per plural category (`plural_phrase`): the units, the count of held devices.
 COUNTED = (*(f"unit.{unit}" for unit in COUNTED_UNITS), "policy.confirm_many")
 # Plural forms beyond English's one/other that a language may add, when its plural rule uses them.
@@ -54,7 +54,8 @@ PROMISED_KEYS = {
     "timer.started": {"duration"}, "timer.finished": {"name"}, "timer.word": set(),
     "state.is": {"name", "state"}, "state.on": set(), "state.off": set(), "state.open": set(),
     "state.closed": set(), "state.locked": set(), "state.unlocked": set(),
-    "state.unavailable": set(), "state.unknown": set(), "state.label": {"name", "state"},
+    "state.unavailable": set(), "state.unknown": set(), "state.battery_low": set(),
+    "state.battery_normal": set(), "state.label": {"name", "state"},
     **{f"status.{state}": set() for state in STATUSES},
     "list.and": {"items", "last"},
     "unit.celsius": {"value"}, "unit.fahrenheit": {"value"}, "unit.percent": {"value"},
