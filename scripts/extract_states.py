@@ -1,9 +1,10 @@
 """Regenerate hub/locales/states/ from Home Assistant core's own state translations.
 
 Per hub language, the words HA shows for an entity's state: a binary sensor's by its device
-class ("binary_sensor.battery.on": "low"), and the states of the domains whose states the hub
+class ("binary_sensor.moisture.on": "wet"), and the states of the domains whose states the hub
 speaks (`DOMAINS`: "vacuum.docked": "docked"), as they read inside the hub's sentence
-(`in_sentence`); German verb phrases are left out (`_GERMAN_VERBS`).
+(`in_sentence`); words HA left in English (`_UNTRANSLATED`) are left out: the hub's own
+labels say those states.
 
     python scripts/extract_states.py .cache/ha-venv/lib/python3.13/site-packages/homeassistant
 """
@@ -30,9 +31,8 @@ _HA_CODES = {"zh": "zh-Hans", "sr": "sr-Latn"}
 # German capitalizes nouns: these first words of HA's German states keep their capital
 _GERMAN_NOUNS = frozenset({"Fehler", "Leerlauf", "Wiedergabe", "Standby", "Puffern", "Rückkehr",
                            "Mähen", "Problem", "Update", "Licht", "Manipulation"})
-# German states that are verb phrases ("Wird geöffnet"): "{name} ist …" cannot say them, so they
-# are left out (the hub's own word, or English, is said instead)
-_GERMAN_VERBS = frozenset({"Wird", "Bewegt", "Reinigt"})
+# states HA's translators left in English: the hub's own word is said instead
+_UNTRANSLATED = frozenset({("bg", "lawn_mower.returning"), ("id", "media_player.buffering")})
 _FIRST_WORD = re.compile(r"\w+")
 
 _HEADER = """\
@@ -65,6 +65,8 @@ def states(components: Path, code: str, language: str) -> dict[str, str]:
         entity_component = json.loads(path.read_text(encoding="utf-8")).get("entity_component", {})
         for key, entry in entity_component.items():
             words = entry.get("state") or {}
+            if domain == "binary_sensor" and key == "battery":
+                continue  # "low" does not say what is low: the hub's own "battery low" is said
             if domain == "binary_sensor" and key != "_":
                 prefix = f"binary_sensor.{key}"
             elif domain != "binary_sensor" and key == "_":
@@ -72,9 +74,9 @@ def states(components: Path, code: str, language: str) -> dict[str, str]:
             else:
                 continue  # a cover's or player's classes repeat its states; on/off are the hub's
             for state, text in words.items():
-                if isinstance(text, str) and text.strip() and not (
-                        language == "de" and text.split()[0] in _GERMAN_VERBS):
-                    found[f"{prefix}.{state}"] = in_sentence(text.strip(), language)
+                word_key = f"{prefix}.{state}"
+                if isinstance(text, str) and text.strip() and (language, word_key) not in _UNTRANSLATED:
+                    found[word_key] = in_sentence(text.strip(), language)
     return found
 
 

@@ -14,7 +14,7 @@ from hub.home.catalogue import spoken_state
 from hub.home.entities import Entity
 from hub.home.planning import Question
 from hub.locales import join_list, phrase, template
-from hub.locales.states import state_word
+from hub.locales.states import StateWord, state_word
 
 _MAX_LISTED = 8  # entities named in one answer; more would not be listened to
 _NOT_ON = frozenset({"off", "unavailable", "unknown", "standby"})
@@ -42,12 +42,15 @@ def _answer(question: Question, language: str, now: datetime) -> str:
     if question.state is None or form == "one":
         return " ".join(spoken_state(e, language) for e in targets[:_MAX_LISTED])
     matching = [e for e in targets if in_state(e, question.state)]
-    state = _spoken_word(question, language)
+    word = _spoken_word(question, language)
+    state = word.text
+    # "Nothing is open." / "Opening: none." (a label cannot follow "is")
+    none_key = "answer.which_none" if word.predicate else "answer.which_none_label"
     if form == "how_many":
         return phrase(language, "answer.count", state=state, count=len(matching), total=len(targets))
     if form == "which":
         if not matching:
-            return phrase(language, "answer.which_none", state=state)
+            return phrase(language, none_key, state=state)
         return phrase(language, "answer.which", state=state, items=_names(matching, language))
     if form == "all":
         others = [e for e in targets if e not in matching]
@@ -58,7 +61,7 @@ def _answer(question: Question, language: str, now: datetime) -> str:
     if matching:
         return f"{phrase(language, 'answer.yes')} {_states(matching, language)}"
     return f"{phrase(language, 'answer.no')} {_states(targets, language)}" if len(targets) == 1 \
-        else phrase(language, "answer.which_none", state=state)
+        else phrase(language, none_key, state=state)
 
 
 def _response_form(response: str) -> str:
@@ -88,12 +91,13 @@ def spoken_date(now: datetime, language: str) -> str:
     return phrase(language, "date.pattern", day=now.day, month=month, year=now.year)
 
 
-def _spoken_word(question: Question, language: str) -> str:
-    """The state asked about, in the targets' words ("low" for batteries, "on" for lights)."""
+def _spoken_word(question: Question, language: str) -> StateWord:
+    """The state asked about, in the targets' words ("battery low" for batteries, "on" for
+    lights); else as the question said it."""
     state = str(question.state)
     kinds = {(e.domain, e.device_class) for e in question.targets}
     domain, device_class = kinds.pop() if len(kinds) == 1 else ("", None)
-    return state_word(language, domain, state, device_class) or question.state_text or state
+    return state_word(language, domain, state, device_class) or StateWord(question.state_text or state, True)
 
 
 def _names(entities: list[Entity], language: str) -> str:

@@ -24,7 +24,7 @@ from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
-from hub.locales.states import state_word
+from hub.locales.states import StateWord, state_word
 
 STATE_ECHO_TIMEOUT_S = 0.75
 # the state a plain service call leaves an entity in (see `already_so`)
@@ -400,22 +400,20 @@ def state_data(entity: Entity) -> dict[str, Any]:
 
 
 def spoken_state(entity: Entity, language: str) -> str:
-    """"Kitchen light is on." / "Smoke detector battery is low." / "Outside temperature is 12,5
-    degrees Celsius." in `language`."""
+    """"Kitchen light is on." / "Robot vacuum: cleaning." / "Outside temperature is 12,5 degrees
+    Celsius." in `language`."""
     attrs = entity.attributes
     word = state_word(language, entity.domain, entity.state, entity.device_class)
-    if word is not None:
-        state = word
-    elif _is_number(entity.state):
+    if entity.domain == "climate" and attrs.get("current_temperature") is not None:
+        word = StateWord(phrase(language, "unit.degrees",
+                                value=format_number(attrs["current_temperature"], language)), True)
+    elif word is None and _is_number(entity.state):
         number = format_number(float(entity.state), language)
         unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))
-        state = phrase(language, unit_key, value=number) if unit_key else number
-    else:
-        state = entity.state
-    if entity.domain == "climate" and attrs.get("current_temperature") is not None:
-        state = phrase(language, "unit.degrees",
-                       value=format_number(attrs["current_temperature"], language))
-    return phrase(language, "state.is", name=entity.name, state=state)
+        word = StateWord(phrase(language, unit_key, value=number) if unit_key else number, True)
+    elif word is None:  # a custom state ("washing"): the device's own word, as a label
+        word = StateWord(entity.state, False)
+    return word.sentence(language, entity.name)
 
 
 def _is_number(text: str) -> bool:

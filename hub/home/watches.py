@@ -19,7 +19,7 @@ from hub.home.entities import Entity, EntityStore
 from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.llm.types import ToolSpec
 from hub.locales import phrase
-from hub.locales.states import state_word
+from hub.locales.states import StateWord, state_word
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -37,9 +37,11 @@ Reached = Callable[[Entity], bool]
 WatchCallback = Callable[[Entity | None], Awaitable[None]]
 
 
-def _said(entity: Entity, state: str, language: str) -> str:
-    """The entity's `state` as spoken: the language's word for it, else the state itself."""
-    return state_word(language, entity.domain, state, entity.device_class) or state.replace("_", " ")
+def _said(entity: Entity, state: str, language: str) -> StateWord:
+    """The entity's `state` as spoken: the language's word for it, else the state itself (a
+    custom state, as a label)."""
+    return state_word(language, entity.domain, state, entity.device_class) \
+        or StateWord(state.replace("_", " "), False)
 
 
 @dataclass
@@ -164,14 +166,14 @@ class ActionTracker:
 
         async def on_reached(now: Entity | None) -> None:
             assert now is not None
-            text = phrase(language, "action.reported", name=name, state=_spoken_outcome(now, language))
+            text = _spoken_outcome(now, language).sentence(language, name, "action.reported")
             await self._report(ctx, text, "action", {"entity_id": now.entity_id, "service": service,
                                                     "state": now.state, "ok": True})
 
         async def on_timeout(now: Entity | None) -> None:
             state = now.state if now is not None else "unavailable"
-            text = phrase(language, "action.failed", reason=phrase(
-                language, "state.is", name=name, state=_said(entity, state, language)))
+            text = phrase(language, "action.failed",
+                          reason=_said(entity, state, language).sentence(language, name))
             await self._report(ctx, text, "action", {"entity_id": entity.entity_id, "service": service,
                                                     "state": state, "ok": False, "timed_out": True})
 
@@ -184,10 +186,10 @@ class ActionTracker:
                   "message": "Command sent. The outcome will be reported to the user when it is done."})
 
 
-def _spoken_outcome(entity: Entity, language: str) -> str:
+def _spoken_outcome(entity: Entity, language: str) -> StateWord:
     position = entity.attributes.get("current_position")
     if entity.domain in ("cover", "valve") and entity.state == "open" and position not in (None, 100):
-        return phrase(language, "unit.percent", value=position)
+        return StateWord(phrase(language, "unit.percent", value=position), True)
     return _said(entity, entity.state, language)
 
 
@@ -226,20 +228,20 @@ class NotifyWhen:
         def reached(e: Entity) -> bool:
             return e.state.lower() == target
 
-        now_text = phrase(language, "state.is", name=name, state=_said(entity, entity.state, language))
+        now_text = _said(entity, entity.state, language).sentence(language, name)
         if reached(entity):
             return ToolResult(ok=True, speech=now_text, data={
                 "entity_id": entity.entity_id, "state": entity.state, "status": "already"})
 
         async def on_reached(now: Entity | None) -> None:
             assert now is not None
-            text = phrase(language, "action.reported", name=name, state=_said(now, now.state, language))
+            text = _said(now, now.state, language).sentence(language, name, "action.reported")
             await self._report(ctx, text, "watch", {"entity_id": now.entity_id, "state": now.state,
                                                    "ok": True})
 
         async def on_timeout(now: Entity | None) -> None:
             state = now.state if now is not None else "unavailable"
-            text = phrase(language, "state.is", name=name, state=_said(entity, state, language))
+            text = _said(entity, state, language).sentence(language, name)
             await self._report(ctx, text, "watch", {"entity_id": entity.entity_id, "state": state,
                                                    "ok": False, "timed_out": True})
 

@@ -10,8 +10,9 @@ Conventions for callers:
 - `value` in `action.set_*` is the spoken quantity, ideally already carrying its unit
   (`phrase(lang, "unit.percent", value=format_number(40, lang))`); the phrases read well without a
   unit too.
-- `state` in `state.is` / `action.reported` is usually one of the `state.*` phrases of the same
-  language, or a spoken quantity.
+- `state` in `state.is` / `action.reported` is one of the `state.*` phrases of the same language
+  (predicates: "X is on"), or a spoken quantity; in `state.label` it is a label (a `status.*`
+  phrase or Home Assistant's word, often a verb: "X: cleaning"), as in `answer.which_none_label`.
 - `action` in `policy.confirm` is one of the language's `policy.verb.*` phrases: the verb form that
   fits its question (an infinitive in most languages, "解錠して" in Japanese).
 - Counted words (`unit.hour`, `unit.minute`, `unit.second`) come through `plural_phrase`: a file
@@ -82,8 +83,10 @@ def _phrases(language: str) -> dict[str, str]:
 
 
 def own_phrases(language: str) -> tuple[str, ...]:
-    """The phrase texts written in `language` itself (none borrowed from English)."""
-    return tuple(_phrases(language).values())
+    """The phrase texts written in `language` itself (none borrowed from English), but its state
+    labels (`status.*`): words the hub says, not words requests are made of, they would tilt a
+    short command's language ("TV pause": French "en pause", Danish "på pause")."""
+    return tuple(text for key, text in _phrases(language).items() if not key.startswith("status."))
 
 
 def phrase_keys() -> frozenset[str]:

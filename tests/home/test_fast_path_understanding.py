@@ -99,7 +99,7 @@ async def test_questions_are_answered_from_state_and_change_nothing(home: BigHom
 @pytest.mark.parametrize("text, language, expected", [
     ("what is the position of the kitchen window?", "en", "Kitchen window is open."),
     ("¿Cuál es la posición del Kitchen window?", "es", "Kitchen window está abierto."),
-    ("Wie ist der Zustand vom Robot vacuum?", "de", "Robot vacuum ist angedockt."),  # HA's word
+    ("Wie ist der Zustand vom Robot vacuum?", "de", "Robot vacuum: angedockt."),  # HA's word, a label
 ])
 async def test_a_question_no_template_has_is_answered_for_the_device_it_names(
         home: BigHome, text, language, expected) -> None:

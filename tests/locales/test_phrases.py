@@ -28,6 +28,11 @@ from hub.locales import (
 
 VERBS = ("unlock", "lock", "open", "close", "move", "disarm", "arm", "turn_on", "turn_off", "change")
 COUNTED_UNITS = ("hour", "minute", "second")
+# The hub's own labels for states HA does not translate into a language (hub.locales.states).
+STATUSES = ("opening closing stopped cleaning docked returning paused idle playing buffering standby error "
+            "jammed locking unlocking mowing armed armed_away armed_home armed_night armed_vacation "
+            "armed_custom_bypass arming disarmed disarming pending triggered home not_home heat cool "
+            "heat_cool auto dry fan_only active").split()
 # Phrases with a form per plural category (`plural_phrase`): the units, the count of held devices.
 COUNTED = (*(f"unit.{unit}" for unit in COUNTED_UNITS), "policy.confirm_many")
 # Plural forms beyond English's one/other that a language may add, when its plural rule uses them.
@@ -50,7 +55,8 @@ PROMISED_KEYS = {
     "state.is": {"name", "state"}, "state.on": set(), "state.off": set(), "state.open": set(),
     "state.closed": set(), "state.locked": set(), "state.unlocked": set(),
     "state.unavailable": set(), "state.unknown": set(), "state.battery_low": set(),
-    "state.battery_normal": set(),
+    "state.battery_normal": set(), "state.label": {"name", "state"},
+    **{f"status.{state}": set() for state in STATUSES},
     "list.and": {"items", "last"},
     "unit.celsius": {"value"}, "unit.fahrenheit": {"value"}, "unit.percent": {"value"},
     "unit.degrees": {"value"}, "unit.kmh": {"value"}, "unit.kwh": {"value"}, "unit.watt": {"value"},
@@ -64,7 +70,7 @@ PROMISED_KEYS = {
     "error.invalid_value": {"name"}, "error.not_understood": set(), "error.action_failed": set(),
     "choice.ordinal_words": set(),
     "answer.yes": set(), "answer.no": set(), "answer.which": {"state", "items"},
-    "answer.which_none": {"state"}, "answer.count": {"state", "count", "total"},
+    "answer.which_none": {"state"}, "answer.which_none_label": {"state"}, "answer.count": {"state", "count", "total"},
     "answer.time": {"time"}, "answer.date": {"date"}, "date.pattern": {"day", "month", "year"},
     "date.months": set(),
 }

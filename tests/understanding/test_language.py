@@ -64,6 +64,7 @@ def test_a_script_only_one_language_writes_settles_it(text: str, expected: str |
     ("Licht an", "de", "en", "de"),  # German or Dutch: the client's word stands
     ("Garage open", None, "nl", "nl"),  # English or Dutch: without a named one, the home's language
     ("Garage open", None, "en", "en"),  # breaks the tie
+    ("TV pause", None, "de", "de"),  # the hub's state labels (fr "en pause", da "på pause") don't count
     ("ok", None, "fr", "fr"),  # too short to tell
     ("21", "pl", "en", "pl"),  # no letters at all
     ("21", None, "it", "it"),
