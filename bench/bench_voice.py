@@ -350,7 +350,8 @@ async def main() -> None:
     model_path, stand_in = resolve_model_path(args.model or os.environ.get("BOLT_HUB_MODEL_PATH"))
     state = tempfile.TemporaryDirectory()
     config = validate({"data_dir": state.name, "model_path": str(model_path), "temperature": 0.0,
-                       "max_tokens": 96, "turn_timeout": 240, "n_ctx": 4096, "mqtt_port": _free_port()})
+                       "max_tokens": 96, "turn_timeout": 240, "n_ctx": 4096, "mqtt_port": _free_port(),
+                       "rate_limit_per_minute": 0})  # the same command again and again is the bench's point
     hub = HubApp(config)
     await hub.start(listeners=False)
     try:
