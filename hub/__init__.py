@@ -1,3 +1,3 @@
 """Bolt Hub: a local voice hub for smart homes."""
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
