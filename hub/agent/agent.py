@@ -348,7 +348,7 @@ class Agent:
         preferred = known.language if known is not None else normalize_language(
             persona.language, default=self._options.language)
         loading = self._language_loading
-        if request.language is None and loading is not None and not loading.done():
+        if request.language is None and loading is not None and not language_id.ready():
             await asyncio.wait([loading], timeout=language_id.READY_WAIT_S)  # the load goes on
         return language_id.candidates(request.text, request.language, preferred)
 

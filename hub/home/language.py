@@ -35,8 +35,10 @@ language add to its confidence, each word shared among the languages that have i
 (`_KNOWN_WORD_WEIGHT`), and each known word a language lacks divides its confidence
 (`_MISSING_WORD`): a word only one language has counts most. The known words are the hub's
 phrases, its device and room words, and every word the language's sentence templates may say
-(`hub.home.recognition.template_words`; one letter is a word: Slovenian "v"), built once when
-identification loads, off the event loop (2 s of CPU for the 35 languages; 37,000 words, 5 MiB).
+(`hub.home.recognition.template_words`; one letter is a word: Slovenian "v"). Identification
+is ready once py3langid and the hub's own words are in (under a second); the templates' words
+follow in the same thread (2 s of CPU for the 35 languages; 37,000 words, 5 MiB) and count from
+then on, so a request just after a start is not left without its language meanwhile.
 "odgrni Termostat 22", "22 minut in 50 sekunda timer" ranked Slovenian 4th or lower, past the
 candidates the fast path tries; now first.
 
@@ -53,7 +55,6 @@ import logging
 import re
 import threading
 import unicodedata
-from functools import lru_cache
 from typing import Callable
 
 from hub.home.recognition import intents_language, template_words
@@ -131,15 +132,20 @@ class _Identifier:
 
     @classmethod
     def load(cls) -> bool:
+        """Ready with the hub's own words (tenths of a second); the templates' words (a second
+        or two more) are counted once they are in."""
         with cls._lock:
             if cls._confidences is None and not cls._failed:
                 try:
                     confidences = cls.loader()
-                    _known_words()  # the templates' words too (a second or two, so here)
+                    _KnownWords.table = _word_table(with_templates=False)
                     cls._confidences = confidences
                 except Exception:  # an install without it: the named or preferred language stands
                     _LOGGER.exception("language identification unavailable")
                     cls._failed = True
+            if cls._confidences is not None and not _KnownWords.with_templates:
+                _KnownWords.table = _word_table(with_templates=True)
+                _KnownWords.with_templates = True
         return cls._confidences is not None
 
     @classmethod
@@ -168,13 +174,19 @@ def confidences(text: str) -> dict[str, float]:
     return _with_known_words(text, _Identifier.confidences(text))
 
 
-@lru_cache(maxsize=1)
-def _known_words() -> dict[str, frozenset[str]]:
-    """Folded word → the hub's languages that have it among their phrases and words or that
-    their sentence templates say."""
+class _KnownWords:
+    """Folded word → the hub's languages that have it (`_word_table`), as loaded so far."""
+
+    table: dict[str, frozenset[str]] = {}
+    with_templates = False
+
+
+def _word_table(with_templates: bool) -> dict[str, frozenset[str]]:
+    """Folded word → the hub's languages that have it among their phrases and words, and, with
+    `with_templates`, that their sentence templates say."""
     found: dict[str, set[str]] = {}
     for language in SUPPORTED_LANGUAGES:
-        code = intents_language(language)
+        code = intents_language(language) if with_templates else None
         texts = [_PLACEHOLDER.sub(" ", text) for text in (*own_phrases(language), *all_words(language))]
         texts += template_words(code) if code else ()
         for word in {w.casefold() for text in texts for w in _WORD.findall(text)}:
@@ -186,7 +198,7 @@ def _known_words() -> dict[str, frozenset[str]]:
 def _with_known_words(text: str, scores: dict[str, float]) -> dict[str, float]:
     """The identifier's confidences plus each known word's share, less for each known word a
     language lacks (a word only one language has counts most), normalized again."""
-    known = _known_words()
+    known = _KnownWords.table
     words = [w.casefold() for w in _WORD.findall(text)]
     said = [known[word] for word in words if word in known]  # each known word's languages
     scores = dict(scores)

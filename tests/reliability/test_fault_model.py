@@ -138,7 +138,7 @@ async def test_scripted_engine_raising_after_sentences(error: Exception, code: s
                             third], fail_on={1}, error=error)
     agent = make_agent(engine)
     assert (await run_turn(agent, TurnRequest("I am Ada.", conversation_id="s")))[1].ok
-    chunks, failed = await run_turn(agent, TurnRequest("Tell me a story", conversation_id="s", language="it"))
+    chunks, failed = await run_turn(agent, TurnRequest("Raccontami una storia", conversation_id="s", language="it"))
     assert chunks == ["Once upon a time."], "what was spoken before the failure stays spoken"
     assert (failed.ok, failed.error) == (False, code)
     assert failed.reply == phrase("it", f"error.{code}")

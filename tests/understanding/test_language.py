@@ -241,3 +241,32 @@ async def test_a_request_while_identification_still_loads_is_answered_without_wa
         finally:
             release.set()
             await rig.agent.stop()
+
+
+def test_identification_is_ready_before_the_templates_words_are_in(monkeypatch) -> None:
+    """The templates' words take a second or two to gather: a request just after a start is
+    identified by py3langid and the hub's own words meanwhile, not left without a language."""
+    release = threading.Event()
+    real_template_words = language.template_words
+
+    def slow_template_words(code: str) -> list[str]:
+        release.wait(60)
+        return real_template_words(code)
+
+    monkeypatch.setattr(language._Identifier, "_confidences", None)
+    monkeypatch.setattr(language._KnownWords, "table", {})
+    monkeypatch.setattr(language._KnownWords, "with_templates", False)
+    monkeypatch.setattr(language, "template_words", slow_template_words)
+    loading = threading.Thread(target=language._Identifier.load)
+    loading.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not language.ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert language.ready() and not language._KnownWords.with_templates
+        assert language.candidates("Schalte das Licht in der Küche und im Schlafzimmer ein", None, "en")[0] == "de"
+    finally:
+        release.set()
+        loading.join(60)
+    assert language._KnownWords.with_templates
+    assert language.candidates("odgrni Termostat 22", None, "en")[:3].count("sl") == 1
