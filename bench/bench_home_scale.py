@@ -29,7 +29,7 @@ from hub.agent.types import TurnRequest  # noqa: E402
 from hub.home.catalogue import build_home_tools  # noqa: E402
 from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview  # noqa: E402
 from hub.backends.demo.home import DEMO_AREA_ALIASES, demo_entities  # noqa: E402
-from hub.home.fast_path import FastPath  # noqa: E402
+from hub.understanding.fast_path import FastPath  # noqa: E402
 from hub.home.resolve import EntityResolver  # noqa: E402
 from hub.core.tools import ToolRegistry  # noqa: E402
 from hub.home.view import StoreHomeView  # noqa: E402

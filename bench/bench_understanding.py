@@ -7,7 +7,7 @@ acts: a sentence counts only when the hub carried out exactly what the sentence 
 Columns: the language given; left out (the hub identifies it; the home prefers another
 language); each name variant (the home writes names its own way: upper case, CamelCase, with a
 device word the speaker drops); language identification on sentences of 3+ words: the text
-alone (`hub.home.language.candidates`' first choice) and the turn's language with the templates'
+alone (`hub.understanding.language.candidates`' first choice) and the turn's language with the templates'
 say (the language the agent answered in). Then per intent, with the language given.
 
 The latency part: language identification + fast path per utterance through the agent, with
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hub.home import language as language_id  # noqa: E402
+from hub.understanding import language as language_id  # noqa: E402
 from tests.home.generated_home import generated_entities  # noqa: E402
 from tests.understanding.harness import (  # noqa: E402
     INTENTS,

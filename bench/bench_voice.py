@@ -55,8 +55,8 @@ from wyoming.audio import AudioChunk
 from hub.agent.reply import ReplyBuilder
 from hub.agent.sentences import clause_mark
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.interfaces.voice import VoicePipeline
-from hub.interfaces.voice_events import VoiceDone, VoiceSentence
+from hub.interfaces.voice.pipeline import VoicePipeline
+from hub.interfaces.voice.events import VoiceDone, VoiceSentence
 from hub.app import HubApp
 from hub.config import validate
 from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS

@@ -17,7 +17,7 @@ from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_sec
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.home.policy import ActionPolicy
 from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
@@ -31,8 +31,8 @@ from hub.settings import RuntimeSettings
 from hub.startup import StartupProgress
 
 if TYPE_CHECKING:
-    from hub.interfaces.voice import VoicePipeline
-    from hub.interfaces.rest_api import RestApi
+    from hub.interfaces.voice.pipeline import VoicePipeline
+    from hub.interfaces.http.rest_api import RestApi
 
 _LOGGER = logging.getLogger(__name__)
 # Docker and the Supervisor SIGKILL 10 s after SIGTERM: the hub is gone well before that
@@ -125,7 +125,7 @@ class HubApp:
         if self.options.agent.fast_path:
             await fast_path.prepare(self.options.agent.language)  # else the first request pays the load
         if listeners:
-            from hub.interfaces.wyoming_server import WyomingServer
+            from hub.interfaces.wyoming.server import WyomingServer
 
             assert self.voice is not None and self.http is not None
             self.voice.agent = self.agent
@@ -204,9 +204,9 @@ class HubApp:
 
     def _http_api(self) -> "RestApi":
         """The HTTP API with the voice routes; both get the agent once the model is loaded."""
-        from hub.interfaces.voice import VoicePipeline
-        from hub.interfaces.rest_api import RestApi
-        from hub.interfaces.voice_http import add_voice_routes
+        from hub.interfaces.voice.pipeline import VoicePipeline
+        from hub.interfaces.http.rest_api import RestApi
+        from hub.interfaces.voice.http import add_voice_routes
 
         voice = self.voice = VoicePipeline.from_options(self.options.voice, None)
         return RestApi(self, self.options.http, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])

@@ -130,7 +130,7 @@ def _ask(args: argparse.Namespace, config: HubConfig) -> int:
 
 
 async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
-    from hub.interfaces.hub_client import RunningHub, saved_token
+    from hub.hub_client import RunningHub, saved_token
 
     options = config.options_for(CliOptions)
     url = (args.hub or f"http://127.0.0.1:{options.http_port}").rstrip("/")
@@ -177,7 +177,7 @@ async def _ask_running(hub, args: argparse.Namespace, options: CliOptions) -> di
 async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
     from hub.agent.types import ReplyChunk, ToolFinished, TurnDone, TurnRequest
     from hub.app import HubApp
-    from hub.interfaces.turn_json import result_json, tool_finished_json
+    from hub.interfaces.http.turn_json import result_json, tool_finished_json
 
     options = config.options_for(CliOptions)
     if not (options.mqtt_host or options.ha_url or options.in_addon):
@@ -337,7 +337,7 @@ def _health(args: argparse.Namespace, config: HubConfig) -> int:
 
 async def _health_async(host: str, options: CliOptions) -> int:
     """0 when healthy or still warming up (the image's start period covers the warm-up), else 1."""
-    from hub.interfaces.hub_client import RunningHub, wyoming_describe
+    from hub.hub_client import RunningHub, wyoming_describe
 
     url = f"http://{host}:{options.http_port}"
     health = await RunningHub.health(url)

@@ -26,12 +26,12 @@ from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.backends.mqtt.devices import MqttDevices
 from hub.transport.embedded_broker import EmbeddedBroker, EmbeddedBrokerError
-from hub.interfaces.mqtt_api import MqttApi
+from hub.interfaces.mqtt.api import MqttApi
 from hub.transport.mqtt_broker import BrokerOptions, BrokerSettings, broker_from_options
 from hub.transport.mqtt_client import MqttClient
-from hub.interfaces.mqtt_entities import HubEntities
+from hub.interfaces.mqtt.entities import HubEntities
 from hub.transport.mqtt_topics import HubTopics, TopicOptions
-from hub.interfaces.tool_api_mqtt import MqttToolApi
+from hub.interfaces.mqtt.tool_api import MqttToolApi
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from hub.backends.ha.client import HaOptions
 from hub.config import HubConfig
 from hub.custom.loader import CustomOptions
 from hub.home.policy import PolicyOptions
-from hub.interfaces.rest_api import HttpOptions
-from hub.interfaces.voice import VoiceOptions
-from hub.interfaces.wyoming_server import WyomingOptions
+from hub.interfaces.http.rest_api import HttpOptions
+from hub.interfaces.voice.pipeline import VoiceOptions
+from hub.interfaces.wyoming.server import WyomingOptions
 from hub.llm.factory import EngineOptions
 from hub.mqtt_stack import MqttStackOptions
 from hub.settings import SettingValues

@@ -1,6 +1,6 @@
 """Regenerate hub/locales/intents_2025_6/ from the home-assistant-intents 2025.6.23 wheel.
 
-Keeps, per language, the intents the hub handles (`hub.home.recognition.HANDLED_INTENTS`) and
+Keeps, per language, the intents the hub handles (`hub.understanding.recognition.HANDLED_INTENTS`) and
 the lists and expansion rules they use (followed through the rules), plus the skip words;
 gzipped JSON named by the installed package's language codes ("pt-br" → "pt-BR").
 
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from home_assistant_intents import get_languages  # noqa: E402
 
-from hub.home.recognition import HANDLED_INTENTS, OLDER_INTENTS  # noqa: E402
+from hub.understanding.recognition import HANDLED_INTENTS, OLDER_INTENTS  # noqa: E402
 
 _RULE = re.compile(r"<([^<>{}]+)>")
 _LIST = re.compile(r"\{([^{}:<>]+)(?::[^{}]*)?\}")

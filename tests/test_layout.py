@@ -28,7 +28,7 @@ def test_imports_follow_the_layers() -> None:
 def test_an_import_against_the_layers_breaks_the_contract(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "hub", tmp_path / "hub", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    (tmp_path / "hub" / "core" / "upward.py").write_text("from hub.interfaces import rest_api\n")
+    (tmp_path / "hub" / "core" / "upward.py").write_text("from hub.interfaces.http import rest_api\n")
     run = lint_imports(tmp_path)
     assert run.returncode != 0
-    assert "hub.core.upward -> hub.interfaces.rest_api" in run.stdout
+    assert "hub.core.upward -> hub.interfaces.http.rest_api" in run.stdout

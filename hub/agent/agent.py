@@ -37,7 +37,7 @@ from hub.agent.types import (
     final_result,
     request_problem,
 )
-from hub.home import language as language_id
+from hub.understanding import language as language_id
 from hub.home.entities import Entity
 from hub.home.resolve import Match
 from hub.core.answer import DirectAnswer

@@ -1,5 +1,5 @@
 """Calling the hub's tools directly, without the model: one request shape and one result shape
-for MQTT (`hub.interfaces.tool_api_mqtt`) and REST (`POST /api/tools/{name}`).
+for MQTT (`hub.interfaces.mqtt.tool_api`) and REST (`POST /api/tools/{name}`).
 
 A direct call goes through `Agent.call_tool`, so it meets the same persona scoping, policy and
 argument validation as a call the model makes; its result is the very ToolResult the model

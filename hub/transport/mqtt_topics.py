@@ -101,7 +101,7 @@ class HubTopics:
 
     @property
     def tool_calls(self) -> str:
-        """The filter direct tool calls arrive on (`hub.interfaces.tool_api_mqtt`)."""
+        """The filter direct tool calls arrive on (`hub.interfaces.mqtt.tool_api`)."""
         return f"{self.base}/tool/+"
 
     def tool_result(self, name: str) -> str:

@@ -14,7 +14,7 @@ from hub.options import hub_options
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry

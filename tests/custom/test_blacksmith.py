@@ -18,7 +18,7 @@ import yaml
 from hub.agent.types import TurnRequest, TurnResult
 from hub.app import HubApp
 from hub.config import validate
-from hub.interfaces.rest_api import RestApi
+from hub.interfaces.http.rest_api import RestApi
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, GenerationRequest
 from hub.locales import phrase

@@ -13,7 +13,7 @@ import atheris
 
 with atheris.instrument_imports(include=["hub"]):
     from hub.agent.types import MAX_REQUEST_CHARS
-    from hub.interfaces.mqtt_api import AskError, parse_ask
+    from hub.interfaces.mqtt.api import AskError, parse_ask
     from hub.llm.stream_parser import StreamParser
     from hub.llm.types import MalformedToolCall, TextDelta, ThinkingDelta, ToolCallDelta
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hub.config import validate
 from hub.options import hub_options
-from hub.interfaces.wyoming_server import WyomingServer
+from hub.interfaces.wyoming.server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
 
 JSON_VALUES = st.recursive(

@@ -11,7 +11,7 @@ from typing import Any, Awaitable, Callable
 
 from hub.app import HubApp
 from hub.config import validate
-from hub.interfaces.rest_api import RestApi
+from hub.interfaces.http.rest_api import RestApi
 from hub.llm.types import Engine
 
 TOKEN = "test-token-7f3a"
@@ -26,7 +26,7 @@ class LiveHub:
                                 "max_tokens": 24, "turn_timeout": 240, "mqtt_port": _free_port(),
                                 "rate_limit_per_minute": 0,  # the tests flip one light often
                                 **options})
-        self.voice = voice  # add the voice routes (hub.interfaces.voice_http) as a route hook
+        self.voice = voice  # add the voice routes (hub.interfaces.voice.http) as a route hook
         self.engine = engine  # None: the configured model
         self.app: HubApp | None = None
         self.api: RestApi | None = None
@@ -68,8 +68,8 @@ class LiveHub:
             await self.app.start(listeners=False)
             hooks = []
             if self.voice:
-                from hub.interfaces.voice import VoicePipeline
-                from hub.interfaces.voice_http import add_voice_routes
+                from hub.interfaces.voice.pipeline import VoicePipeline
+                from hub.interfaces.voice.http import add_voice_routes
 
                 pipeline = VoicePipeline.from_options(self.app.options.voice, self.app.agent)
                 hooks.append(lambda app: add_voice_routes(app, pipeline))

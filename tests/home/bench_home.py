@@ -21,7 +21,7 @@ from hub.home.catalogue import build_home_tools
 from hub.home.context import entity_overview, live_states
 from hub.backends.demo.home import DEMO_AREA_ALIASES, DemoBackend, demo_entities, load_demo_home
 from hub.home.entities import Entity, EntityStore
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry
 from tests.home.generated_home import generated_entities

@@ -7,9 +7,9 @@ import pytest
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import Entity, EntityStore
-from hub.home import fast_path, recognition
-from hub.home.fast_path import FastPath
-from hub.home.recognition import build_names
+from hub.understanding import fast_path, recognition
+from hub.understanding.fast_path import FastPath
+from hub.understanding.recognition import build_names
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry
 from hub.locales import phrase

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hub.home.entities import Entity
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.home.timers import TimerService, build_timer_tools
 from hub.core.tools import ToolContext
 from hub.locales import phrase

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hub.home import recognition
+from hub.understanding import recognition
 from hub.home.entities import Entity
 from tests.home.test_fast_path import Home
 from tests.home.test_fast_path_understanding import BigHome

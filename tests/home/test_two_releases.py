@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hub.home.entities import Entity
-from hub.home.recognition import OLDER_INTENTS, load_intents, narrow, recognize
+from hub.understanding.recognition import OLDER_INTENTS, load_intents, narrow, recognize
 from tests.home.test_fast_path_understanding import BigHome
 
 pytestmark = pytest.mark.timeout(120)

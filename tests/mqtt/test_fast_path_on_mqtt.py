@@ -16,7 +16,7 @@ from hub.agent.types import TurnRequest
 from hub.config import validate
 from hub.home.catalogue import build_home_tools
 from hub.home.entities import EntityStore
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver

@@ -11,7 +11,7 @@ import pytest
 
 from ha.ha_harness import HA_VENV, ensure_installed
 from hub.backends.demo.mqtt_home import MqttDemoHome
-from hub.interfaces.mqtt_entities import discovery_payload
+from hub.interfaces.mqtt.entities import discovery_payload
 from hub.transport.mqtt_topics import HubTopics
 
 pytestmark = pytest.mark.timeout(900)

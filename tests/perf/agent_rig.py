@@ -16,7 +16,7 @@ from hub.home.catalogue import build_home_tools
 from hub.home.context import OVERVIEW_MAX_ENTITIES
 from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView

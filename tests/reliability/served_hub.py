@@ -28,7 +28,7 @@ FAST_PATH_TEXTS = ["turn on the desk lamp", "turn off the desk lamp", "turn on t
 MODEL_TEXTS = ["what is the capital of france", "tell me a short joke", "how are you today",
                "what day comes after monday", "say something nice"]
 # the same in other languages: a request is answered in the language its text is in, whatever
-# language the client names (hub.home.language)
+# language the client names (hub.understanding.language)
 MODEL_TEXTS_IN = {
     "de": ["was ist die Hauptstadt von Frankreich", "erzähl mir einen kurzen Witz", "wie geht es dir heute",
            "welcher Tag kommt nach Montag", "sag etwas Nettes"],

@@ -19,9 +19,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from aiohttp import web
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import VoicePipeline
+from hub.interfaces.voice.pipeline import VoicePipeline
 from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, to_wav
-from hub.interfaces.voice_http import add_voice_routes
+from hub.interfaces.voice.http import add_voice_routes
 from hub.locales import phrase
 from speech.conftest import DETERMINISTIC, VENV, _venv_python_value, _wait_until_described, free_port
 from speech.speech_helpers import ScriptedAgent, as_recording, normalize_words

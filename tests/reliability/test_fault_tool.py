@@ -16,7 +16,7 @@ from wyoming.client import AsyncTcpClient
 from hub.agent.types import TurnRequest
 from hub.config import validate
 from hub.options import hub_options
-from hub.interfaces.wyoming_server import WyomingServer
+from hub.interfaces.wyoming.server import WyomingServer
 from hub.llm.types import GenerationRequest
 from hub.locales import phrase
 

@@ -1,4 +1,4 @@
-"""hub.interfaces.metrics renders what the reference Prometheus parser reads back, with the numbers fed in."""
+"""hub.interfaces.http.metrics renders what the reference Prometheus parser reads back, with the numbers fed in."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from hub.agent.types import ToolFinished, TurnResult, TurnTimings
 from hub.llm.types import ModelInfo, ToolCall
-from hub.interfaces.metrics import HubMetrics, model_gauges
+from hub.interfaces.http.metrics import HubMetrics, model_gauges
 
 
 def families(text: str) -> dict:

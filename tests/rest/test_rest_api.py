@@ -12,7 +12,7 @@ import pytest
 import requests
 from openapi_spec_validator import validate as validate_openapi
 
-from hub.interfaces import rest_schema
+from hub.interfaces.http import rest_schema
 
 TIMEOUT = 240  # a model turn on two busy cores
 
@@ -54,7 +54,7 @@ def set_light(live_hub, auth, entity_id: str, on: bool) -> None:
 
 
 def turn_count(live_hub) -> int:
-    from hub.interfaces.metrics import METRICS
+    from hub.interfaces.http.metrics import METRICS
 
     text = METRICS.render()
     return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
@@ -445,7 +445,7 @@ def test_openapi_document_is_valid_and_complete(live_hub, auth):
 
 
 def test_a_taken_port_fails_in_one_clear_error(live_hub, auth):
-    from hub.interfaces.rest_api import RestApi
+    from hub.interfaces.http.rest_api import RestApi
 
     second = RestApi(live_hub.app, live_hub.app.options.http, host="127.0.0.1", port=live_hub.api.port)
     with pytest.raises(OSError, match=r"cannot serve HTTP on 127\.0\.0\.1:\d+"):

@@ -12,8 +12,8 @@ from wyoming.asr import Transcript
 from wyoming.audio import AudioChunk, AudioStop
 from wyoming.event import async_read_event, async_write_event
 
-from hub.interfaces.voice import VoicePipeline
-from hub.interfaces.voice_events import VoiceDone, VoiceTranscript
+from hub.interfaces.voice.pipeline import VoicePipeline
+from hub.interfaces.voice.events import VoiceDone, VoiceTranscript
 from hub.transport.early_transcript import PAUSE_S, LiveTranscript, PauseDetector, transcribe_live
 from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 

@@ -10,8 +10,8 @@ import pytest
 from speech.speech_helpers import as_recording, normalize_words, sounds_like
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import VoicePipeline
-from hub.interfaces.voice_events import (
+from hub.interfaces.voice.pipeline import VoicePipeline
+from hub.interfaces.voice.events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceDone,

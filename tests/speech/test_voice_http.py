@@ -13,10 +13,10 @@ from aiohttp.test_utils import TestClient, TestServer
 from speech.speech_helpers import ScriptedAgent, as_recording, normalize_words
 from wyoming.audio import AudioChunk, AudioChunkConverter
 
-from hub.interfaces.voice import VoicePipeline
-from hub.interfaces import voice_http
+from hub.interfaces.voice.pipeline import VoicePipeline
+from hub.interfaces.voice import http as voice_http
 from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, to_wav
-from hub.interfaces.voice_http import add_voice_routes
+from hub.interfaces.voice.http import add_voice_routes
 
 pytestmark = pytest.mark.timeout(180)
 COMMAND = "Turn on the kitchen light."

@@ -9,8 +9,8 @@ import pytest
 from speech.speech_helpers import ScriptedAgent, as_recording, breaking_tts_server, normalize_words
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import MAX_INPUT_SECONDS, VoicePipeline
-from hub.interfaces.voice_events import (
+from hub.interfaces.voice.pipeline import MAX_INPUT_SECONDS, VoicePipeline
+from hub.interfaces.voice.events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceAudioStop,

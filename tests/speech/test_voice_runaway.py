@@ -12,12 +12,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from speech.speech_helpers import as_recording
 
 from hub.agent.agent import Agent
-from hub.interfaces.voice import VoicePipeline
+from hub.interfaces.voice.pipeline import VoicePipeline
 from hub.config import validate
 from hub.options import hub_options
 from hub.core.tools import ToolRegistry
 from hub.transport.speech_clients import PcmFormat, WyomingSTT, WyomingTTS, to_wav
-from hub.interfaces.voice_http import add_voice_routes
+from hub.interfaces.voice.http import add_voice_routes
 from hub.settings import RuntimeSettings
 from helpers.scripted_engine import LOOPS, LoopingEngine
 

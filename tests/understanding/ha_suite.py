@@ -36,7 +36,7 @@ from hassil.sample import sample_expression
 from home_assistant_intents import get_intents
 
 from hub.home.entities import Entity
-from hub.home.fast_path import FastPath
+from hub.understanding.fast_path import FastPath
 from hub.home.normalize import fold
 from hub.locales import SUPPORTED_LANGUAGES, format_number
 from tests.understanding.harness import (

@@ -49,8 +49,8 @@ from hub.home.catalogue import build_home_tools
 from hub.home.colors import COLORS, color_key
 from hub.backends.demo.home import DemoBackend
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.home import language as language_id
-from hub.home.fast_path import FastPath
+from hub.understanding import language as language_id
+from hub.understanding.fast_path import FastPath
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry

@@ -10,8 +10,8 @@ import pytest
 
 from hub.options import hub_options
 from hub.agent.types import TurnRequest
-from hub.home import language
-from hub.home.recognition import template_words
+from hub.understanding import language
+from hub.understanding.recognition import template_words
 from hub.locales import phrase
 from tests.understanding.harness import (
     MAIN_LANGUAGES,
@@ -191,7 +191,7 @@ async def test_wyoming_as_home_assistant_2025_4_sends_it_in_german() -> None:
     from wyoming.handle import Handled
 
     from hub.config import validate
-    from hub.interfaces.wyoming_server import WyomingServer
+    from hub.interfaces.wyoming.server import WyomingServer
 
     async with Rig(home_for("de"), language_option="en") as rig:
         server = WyomingServer(rig.agent, hub_options(validate({"language": "en"})).wyoming, host="127.0.0.1", port=0,

@@ -15,9 +15,9 @@ from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from hub.config import validate
 from hub.options import hub_options
-from hub.interfaces import discovery as discovery_module
-from hub.interfaces.discovery import WYOMING_SERVICE_TYPE, Discovery
-from hub.interfaces.wyoming_server import WyomingServer
+from hub.interfaces.wyoming import discovery as discovery_module
+from hub.interfaces.wyoming.discovery import WYOMING_SERVICE_TYPE, Discovery
+from hub.interfaces.wyoming.server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
 
 pytestmark = pytest.mark.timeout(60)

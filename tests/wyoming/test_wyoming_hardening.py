@@ -22,7 +22,7 @@ from wyoming.info import Describe, Info
 from hub.config import ConfigError, validate
 from hub.options import hub_options
 from hub.interfaces.client_networks import allowed_networks, is_allowed
-from hub.interfaces.wyoming_server import WyomingServer
+from hub.interfaces.wyoming.server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
 from reliability.served_hub import ServedHub
 

@@ -16,7 +16,7 @@ from hub.agent.agent import Agent
 from hub.config import validate
 from hub.options import hub_options
 from hub.core.tools import ToolRegistry
-from hub.interfaces.wyoming_server import WyomingServer, turn_overrides
+from hub.interfaces.wyoming.server import WyomingServer, turn_overrides
 from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode
 from hub.locales import SUPPORTED_LANGUAGES
 from hub.settings import RuntimeSettings
@@ -89,7 +89,7 @@ async def test_context_overrides_reach_the_turn_request_and_bad_ones_are_ignored
     agent = ScriptedAgent()
     server = await started(WyomingServer(agent, hub_options(validate({"reasoning_budget": 64})).wyoming, host="127.0.0.1", port=0,
                                          discovery=False))
-    caplog.set_level(logging.DEBUG, logger="hub.interfaces.wyoming_server")
+    caplog.set_level(logging.DEBUG, logger="hub.interfaces.wyoming.server")
     try:
         good = await turn(server, {"text": "hi", "context": {
             "conversation_id": "c1", "conversational": False, "reasoning": "budget", "reasoning_budget": 16}})

@@ -16,7 +16,7 @@ import hub
 from hub.config import validate
 from hub.options import hub_options
 from hub.agent.types import MAX_REQUEST_CHARS
-from hub.interfaces.wyoming_server import WyomingServer
+from hub.interfaces.wyoming.server import WyomingServer
 from hub.locales import phrase
 from helpers.hanging_agent import make_agent
 from helpers.scripted_engine import ScriptedEngine, call

@@ -14,10 +14,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from aiohttp import web
 
-from hub.interfaces import http_sse as sse
-from hub.interfaces.http_cutoff import Cutoff
-from hub.interfaces.http_errors import ClientError
-from hub.interfaces.openai_compat import (
+from hub.interfaces.http import sse
+from hub.interfaces.http.cutoff import Cutoff
+from hub.interfaces.http.errors import ClientError
+from hub.interfaces.http.openai_compat import (
     ChatRequestError,
     Completion,
     error_body,

@@ -42,8 +42,8 @@ from typing import Any, AsyncIterator, Callable
 from aiohttp import WSMsgType, web
 from wyoming.audio import AudioChunk
 
-from hub.interfaces.voice import MAX_INPUT_SECONDS, VoicePipeline
-from hub.interfaces.voice_events import (
+from hub.interfaces.voice.pipeline import MAX_INPUT_SECONDS, VoicePipeline
+from hub.interfaces.voice.events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceAudioStop,

@@ -53,7 +53,7 @@ from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnRe
 from hub.interfaces import json_input
 from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.llm.types import Reasoning, ReasoningMode
-from hub.interfaces.discovery import Discovery, DiscoveryOptions
+from hub.interfaces.wyoming.discovery import Discovery, DiscoveryOptions
 from hub.locales import normalize_language, phrase
 from hub.settings import RuntimeSettings
 

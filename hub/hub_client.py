@@ -13,7 +13,7 @@ import aiohttp
 from wyoming.client import AsyncTcpClient
 from wyoming.info import Describe, Info
 
-from hub.interfaces.http_auth import TOKEN_FILE
+from hub.interfaces.http.auth import TOKEN_FILE
 
 PROBE_TIMEOUT_S = 2.0
 

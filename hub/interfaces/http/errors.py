@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from hub.interfaces.openai_compat import error_body
+from hub.interfaces.http.openai_compat import error_body
 
 
 class ClientError(Exception):

@@ -18,7 +18,7 @@ from hassil.recognize import RecognizeResult
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
-from hub.home.recognition import QUESTION_INTENTS, HomeData, bare_template
+from hub.understanding.recognition import QUESTION_INTENTS, HomeData, bare_template
 from hub.home.resolve import EntityResolver
 from hub.home.vocabulary import domain_words
 

@@ -234,7 +234,7 @@ STATUS = {
 }
 
 
-# Routes that route hooks add (hub.interfaces.voice_http), documented when they are present.
+# Routes that route hooks add (hub.interfaces.voice.http), documented when they are present.
 _VOICE_QUERY = [
     {"name": name, "in": "query", "required": False, "schema": {"type": kind}}
     for name, kind in (("language", "string"), ("conversation_id", "string"), ("persona", "string"),

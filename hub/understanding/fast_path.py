@@ -1,8 +1,8 @@
 """Deterministic fast path: what HA's intents cover, understood and carried out without the model.
 
-One utterance goes: strict recognition (`hub.home.recognition`) → a plan (`hub.home.planning`)
+One utterance goes: strict recognition (`hub.understanding.recognition`) → a plan (`hub.understanding.planning`)
 → tool calls through the ToolRegistry (so validation and policy stay in one place) or an answer
-from state (`hub.home.answers`). A sentence of several commands is split (`hub.home.compound`)
+from state (`hub.understanding.answers`). A sentence of several commands is split (`hub.understanding.compound`)
 when it does not match whole, and each part is run; a name that is no slot value is read by the
 resolver. Anything not understood returns None: the model takes it from there. Recognition runs
 in a thread; its slot lists are rebuilt only when the store's names change.
@@ -19,12 +19,12 @@ from typing import Callable
 from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
-from hub.home.answers import answer
-from hub.home.compound import split_parts, with_shared_words
+from hub.understanding.answers import answer
+from hub.understanding.compound import split_parts, with_shared_words
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language
-from hub.home.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
-from hub.home.recognition import (
+from hub.understanding.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
+from hub.understanding.recognition import (
     HomeData,
     bare_template,
     LanguageIntents,

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from hub.home.catalogue import spoken_state
 from hub.home.entities import Entity
-from hub.home.planning import Question
+from hub.understanding.planning import Question
 from hub.locales import join_list, phrase, template
 from hub.locales.states import StateWord, state_word
 

@@ -18,7 +18,7 @@ from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone
 from hub.agent.activity import Turn, TurnStarted
 from hub.agent.api import AgentApi
-from hub.interfaces.mqtt_api import Ask, MqttApi
+from hub.interfaces.mqtt.api import Ask, MqttApi
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.transport.mqtt_topics import HubTopics
 

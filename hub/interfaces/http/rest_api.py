@@ -7,7 +7,7 @@ mistakes get a 4xx with `{"error": code, "message": text}`, never a 500.
 
 Other modules add routes through `route_hooks` (callables taking the `web.Application`, called
 before the app starts; their routes sit behind the same token check). The speech routes of
-`hub.interfaces.voice_http.add_voice_routes` plug in this way; `/api/status` lists what they
+`hub.interfaces.voice.http.add_voice_routes` plug in this way; `/api/status` lists what they
 added so the page can offer the microphone.
 
 The API starts before the model is loaded: until the hub calls `attach()`, `/health` and the
@@ -37,14 +37,15 @@ from hub.config import validator_for
 from hub.home.entities import EntityStore
 from hub.agent.personas import UnknownPersona
 from hub.core.tools import ToolRegistry
-from hub.interfaces import direct_tools, http_sse as sse, json_input, rest_schema as schema
+from hub.interfaces import direct_tools, json_input
+from hub.interfaces.http import sse, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
-from hub.interfaces.http_auth import Authenticator, ingress_path, load_or_create_token
-from hub.interfaces.http_errors import ClientError, json_error_body, json_errors
-from hub.interfaces.openai_routes import CompletionOptions, OpenAiRoutes
+from hub.interfaces.http.auth import Authenticator, ingress_path, load_or_create_token
+from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
+from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine, Reasoning, ReasoningMode
-from hub.interfaces.metrics import METRICS, Gauge, HubMetrics, model_gauges
-from hub.interfaces.turn_json import entity_json, result_json, turn_event
+from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
+from hub.interfaces.http.turn_json import entity_json, result_json, turn_event
 from hub.settings import RUNTIME_TYPES, RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class RestApi:
         self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css", "favicon.svg")}
         self.token = ""
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
-        self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http_cutoff)
+        self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http.cutoff)
         self._attached = asyncio.Event()  # the agent is there (see attach())
         self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
 
@@ -442,4 +443,4 @@ def _is_public(request: web.Request) -> bool:
 
 
 def _read_web_file(name: str) -> str:
-    return resources.files("hub.interfaces").joinpath("web", name).read_text(encoding="utf-8")
+    return resources.files("hub.interfaces.http").joinpath("web", name).read_text(encoding="utf-8")

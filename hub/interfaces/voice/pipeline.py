@@ -32,7 +32,7 @@ from wyoming.audio import AudioChunk, AudioChunkConverter
 from hub.agent.sentences import SentenceSplitter
 from hub.agent.speakable import make_speakable
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
-from hub.interfaces.voice_events import (
+from hub.interfaces.voice.events import (
     VoiceAudioChunk,
     VoiceAudioStart,
     VoiceAudioStop,
