@@ -36,6 +36,7 @@ from hub.agent.types import (
     TurnResult,
     final_result,
     request_problem,
+    without_format_characters,
 )
 from hub.understanding import language as language_id
 from hub.home.entities import Entity
@@ -107,6 +108,8 @@ class Agent:
         return await self.activity.wait_idle(timeout)
 
     async def _run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
+        if isinstance(request.text, str):
+            request = dataclasses.replace(request, text=without_format_characters(request.text))
         error = request_problem(request.text)
         if request.conversation_id is None:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Union
 
@@ -18,6 +19,15 @@ def request_problem(text: object) -> str | None:
     if len(text) > MAX_REQUEST_CHARS:
         return "too_long"
     return None
+
+
+def without_format_characters(text: str) -> str:
+    """`text` less its invisible format characters (Unicode Cf: zero-width spaces and joiners,
+    soft hyphens, direction marks, BOMs): pasted or synthesized text carries them inside words,
+    where they split "kit\u200bchen" in two and the command misses every name."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
 
 
 @dataclass(frozen=True)
