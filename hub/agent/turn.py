@@ -21,7 +21,7 @@ from hub.agent.reply import ReplyBuilder
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnEvent, TurnRequest, TurnResult, TurnTimings
 from hub.agent.utterances import claims_action, repeats_itself
 from hub.core.answer import DirectAnswer
-from hub.core.speech import looks_like_code
+from hub.core.speech import CONFIRMATION_REQUIRED, looks_like_code
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.home.resolve import Match
 from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
@@ -88,8 +88,22 @@ def answered_directly(
     # the model sees what happened, so a follow-up turn can refer to it
     state.conversation.messages += [Message("user", text), Message("assistant", outcome.reply)]
     state.timings.first_token_s = time.monotonic() - state.started
-    return TurnResult(state.conversation.id, state.language, outcome.reply,
-                      tool_calls=state.finished_calls, timings=state.timings, path=path)
+    error = failed_actions(outcome.results)
+    return TurnResult(state.conversation.id, state.language, outcome.reply, ok=error is None,
+                      error=error, tool_calls=state.finished_calls, timings=state.timings, path=path)
+
+
+# Results that are answers, not failures: the turn did what it should (asked, or said no).
+_REFUSALS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited"})
+
+
+def failed_actions(results: Sequence[ToolResult]) -> str | None:
+    """The error code when every action of a direct answer failed (a broker or HA that is
+    down), so the turn says `ok: false` beside its spoken apology; None otherwise."""
+    errors = [str(r.data.get("error") or "tool_failed") for r in results if not r.ok]
+    if not results or len(errors) < len(results) or any(e in _REFUSALS for e in errors):
+        return None
+    return errors[0]
 
 
 def not_found(state: TurnState, text: str, name: str, emit: Callable[[TurnEvent], None]) -> TurnResult:

@@ -31,7 +31,7 @@ class DemoHub:
     def __init__(self, rounds: list | None = None, **options: Any) -> None:
         self.config = validate(options)
         self.store = EntityStore()
-        load_demo_home(self.store)
+        self.backend = load_demo_home(self.store)
         resolver = EntityResolver(self.store)
         registry = ToolRegistry()
         for tool in build_home_tools(self.store, resolver):
