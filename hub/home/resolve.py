@@ -169,7 +169,7 @@ class EntityResolver:
         named = top_tier == _TIER_NAME and reading.areas <= {e.area for e in best} \
             and reading.domains <= {e.domain for e in best}
         return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named,
-                     tier=_TIER_NAMES[top_tier])
+                     tier=_TIER_NAMES[int(top_tier)])
 
     def fit(self, text: str, language: str = "en", limit: int = 8, match: Match | None = None) -> Fit:
         """The entities a command fits well. Unless it says a whole name, an entity fits only when
@@ -240,7 +240,7 @@ class EntityResolver:
                   if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
         return chosen[0] if len(chosen) == 1 else None
 
-    def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple], _Reading]:
+    def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple[float, ...]], _Reading]:
         index = self._index(language)
         reading = self._read(fold(text, language).split(), index, language)
         in_area = _members(reading.areas, index.by_area)
@@ -250,7 +250,7 @@ class EntityResolver:
             return (bool(in_area) and entity_id not in in_area) + (
                 bool(of_domain) and entity_id not in of_domain)
 
-        ranked: dict[str, tuple] = {}
+        ranked: dict[str, tuple[float, ...]] = {}
         for entity_id, length in reading.full_names.items():
             ranked[entity_id] = (_TIER_NAME, -length, disagreement(entity_id))
         for entity_id, weight in reading.partial_names.items():

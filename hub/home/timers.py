@@ -74,7 +74,7 @@ class TimerService:
         self._report = report
         self._clock = clock
         self._timers: dict[str, Timer] = {}
-        self._tasks: dict[str, asyncio.Task] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
         self._running = False
 
     async def start(self) -> None:
@@ -135,9 +135,11 @@ class TimerService:
             within = [t for t in timers if t.name and wanted in t.name.casefold()]
             said = set(wanted.split())  # "my pizza" said, "pizza" named: the name's words among those said
             return exact or within or [t for t in timers if t.name and set(t.name.casefold().split()) <= said]
-        for same in (lambda t: t.ctx.conversation_id == ctx.conversation_id,
-                     lambda t: bool(ctx.satellite_id) and t.ctx.satellite_id == ctx.satellite_id,
-                     lambda t: bool(ctx.device_id) and t.ctx.device_id == ctx.device_id):
+        sameness: tuple[Callable[[Timer], bool], ...] = (
+            lambda t: t.ctx.conversation_id == ctx.conversation_id,
+            lambda t: bool(ctx.satellite_id) and t.ctx.satellite_id == ctx.satellite_id,
+            lambda t: bool(ctx.device_id) and t.ctx.device_id == ctx.device_id)
+        for same in sameness:
             found = [t for t in timers if same(t)]
             if found:
                 return found
@@ -205,7 +207,7 @@ _WHICH_TIMER = {"type": "object", "additionalProperties": False, "properties": {
 
 
 def _seconds(args: dict[str, Any]) -> int:
-    return args.get("hours", 0) * 3600 + args.get("minutes", 0) * 60 + args.get("seconds", 0)
+    return int(args.get("hours", 0) * 3600 + args.get("minutes", 0) * 60 + args.get("seconds", 0))
 
 
 class StartTimer:

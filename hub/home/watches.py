@@ -61,7 +61,7 @@ class StateWatches:
         self._store = store
         self._watches: dict[int, _Watch] = {}
         self._ids = itertools.count(1)
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._remove_listener = store.add_listener(self._on_change)
 
     def watch(self, entity_id: str, reached: Reached, timeout_s: float,
@@ -111,7 +111,7 @@ class StateWatches:
         self._tasks.add(task)
         task.add_done_callback(self._done)
 
-    def _done(self, task: asyncio.Task) -> None:
+    def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             _LOGGER.error("watch callback failed", exc_info=task.exception())
@@ -226,7 +226,7 @@ class NotifyWhen:
         minutes = args.get("timeout_minutes", DEFAULT_WATCH_MINUTES)
 
         def reached(e: Entity) -> bool:
-            return e.state.lower() == target
+            return bool(e.state.lower() == target)
 
         now_text = _said(entity, entity.state, language).sentence(language, name)
         if reached(entity):
