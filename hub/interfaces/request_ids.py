@@ -18,7 +18,8 @@ def peek_id(payload: bytes) -> RequestId:
     if not match:
         return None
     try:
-        return json.loads(match.group(1))
+        value: str | int | None = json.loads(match.group(1))
+        return value
     except ValueError:
         return None
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class Authenticator:
         return "rest:token:" + hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
 
     def middleware(self, public: Callable[[web.Request], bool],
-                   body: Callable[[web.Request, str, str], object] | None = None):
+                   body: Callable[[web.Request, str, str], object] | None = None) -> Middleware:
         """aiohttp middleware: 401 with a JSON error unless the route is public or the caller allowed.
         `body(request, code, message)` shapes the error (the OpenAI routes use OpenAI's)."""
 

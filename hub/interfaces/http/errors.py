@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from hub.interfaces.http.openai_compat import error_body
 
@@ -18,7 +19,7 @@ class ClientError(Exception):
 
 
 @web.middleware
-async def json_errors(request: web.Request, handler: Callable) -> web.StreamResponse:
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """ClientError and aiohttp's own 4xx (404, 405, 413) become JSON errors."""
     try:
         return await handler(request)

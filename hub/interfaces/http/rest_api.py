@@ -29,6 +29,7 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 import jsonschema
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from hub import __version__
 from hub.agent.api import AgentApi
@@ -120,7 +121,8 @@ class RestApi:
     def port(self) -> int:
         """The bound port (useful when started with port 0)."""
         assert self._runner is not None, "not started"
-        return self._runner.addresses[0][1]
+        port: int = self._runner.addresses[0][1]
+        return port
 
     async def start(self) -> None:
         self.token = await asyncio.to_thread(load_or_create_token, self._options.api_token,
@@ -172,7 +174,7 @@ class RestApi:
             _LOGGER.info("ready: open %s", self.ready_link())
 
     @web.middleware
-    async def _warming(self, request: web.Request, handler: Callable) -> web.StreamResponse:
+    async def _warming(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """During the warm-up a request waits for the agent (up to turn_timeout), then gets a 503."""
         if not (self._attached.is_set() or _is_public(request)):
             try:
@@ -187,7 +189,8 @@ class RestApi:
         progress = getattr(self._hub, "startup", None)
         if progress is None:  # a hub without a warm-up (tests that build one by hand)
             return {"stage": "ready", "label": "ready", "progress": 1.0}
-        return progress.as_dict()
+        stage: dict[str, Any] = progress.as_dict()
+        return stage
 
     async def stop(self) -> None:
         self._stopping.set()

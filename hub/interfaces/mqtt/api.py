@@ -108,7 +108,7 @@ def parse_ask(payload: bytes) -> Ask:
                persona, client)
 
 
-def _optional_str(data: dict, key: str, limit: int, fail: Callable[[str], AskError]) -> str | None:
+def _optional_str(data: dict[str, Any], key: str, limit: int, fail: Callable[[str], AskError]) -> str | None:
     value = data.get(key)
     if value is None:
         return None
@@ -178,8 +178,8 @@ class MqttApi:
         self.agent = agent
         self.topics = topics
         self.max_pending = max_pending
-        self._tasks: set[asyncio.Task] = set()
-        self._last_in_conversation: dict[str, asyncio.Task] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._last_in_conversation: dict[str, asyncio.Task[None]] = {}
         self._ask_ids: dict[int, str | int | None] = {}  # id(TurnRequest) → ask id, while it runs
         self._unsubscribes: list[Callable[[], None]] = []
 
@@ -248,11 +248,11 @@ class MqttApi:
             self._last_in_conversation[ask.conversation_id] = task
             task.add_done_callback(functools.partial(self._forget, ask.conversation_id))
 
-    def _forget(self, conversation_id: str, task: asyncio.Task) -> None:
+    def _forget(self, conversation_id: str, task: asyncio.Task[None]) -> None:
         if self._last_in_conversation.get(conversation_id) is task:
             del self._last_in_conversation[conversation_id]
 
-    async def _run(self, ask: Ask, previous: asyncio.Task | None) -> None:
+    async def _run(self, ask: Ask, previous: asyncio.Task[None] | None) -> None:
         if previous is not None:
             await asyncio.wait({previous})  # order within a conversation, whatever its outcome
         request = TurnRequest(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone
@@ -154,7 +154,7 @@ class HubEntities:
 
     # --- commands from Home Assistant ---------------------------------------------------------
 
-    def _setting_handler(self, name: str):
+    def _setting_handler(self, name: str) -> Callable[[MqttMessage], Awaitable[None]]:
         async def handle(message: MqttMessage) -> None:
             try:
                 raw = message.payload.decode("utf-8").strip()

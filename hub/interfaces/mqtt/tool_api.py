@@ -34,7 +34,7 @@ class MqttToolApi:
         self.topics = topics
         self.default_language = default_language
         self.max_pending = max_pending
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
 
     async def start(self) -> None:

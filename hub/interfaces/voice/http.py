@@ -62,7 +62,7 @@ NDJSON = "application/x-ndjson"
 # 60 s of 48 kHz 32-bit stereo, plus a WAV header: the most audio a turn may carry
 MAX_BODY_BYTES = int(MAX_INPUT_SECONDS * 48000 * 4 * 2) + 1024
 MAX_FRAME_BYTES = 1024 * 1024
-_RUNNING_TURNS: set[asyncio.Task] = set()  # turns that outlive their socket, kept referenced
+_RUNNING_TURNS: set[asyncio.Task[None]] = set()  # turns that outlive their socket, kept referenced
 
 
 def add_voice_routes(app: web.Application, pipeline: VoicePipeline,
@@ -179,7 +179,7 @@ class _PushToTalk:
         self.ws = ws
         self.audio: asyncio.Queue[AudioChunk | None] | None = None
         self.format: PcmFormat | None = None
-        self.turn: asyncio.Task | None = None
+        self.turn: asyncio.Task[None] | None = None
 
     @property
     def listening(self) -> bool:
@@ -268,7 +268,7 @@ class _PushToTalk:
             await _outliving_the_client(self.turn)
 
 
-async def _outliving_the_client(turn: asyncio.Task) -> None:
+async def _outliving_the_client(turn: asyncio.Task[None]) -> None:
     """Wait for a turn whose audio is complete. aiohttp cancels a handler whose client has gone;
     the turn is shielded from that, because an understood command must still be carried out."""
     _RUNNING_TURNS.add(turn)

@@ -54,7 +54,7 @@ class Discovery:
         self._zeroconf_host: str | None = None
         self._zeroconf: Any = None  # AsyncZeroconf
         self._service: Any = None  # AsyncServiceInfo
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[bool] | None = None
 
     @property
     def supervisor_token(self) -> str | None:
@@ -153,4 +153,5 @@ def _outward_ipv4() -> str:
     """The address other machines reach this one at (the route to the mDNS group)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.connect((_MDNS_GROUP, 1))  # UDP connect sends nothing; it only picks the route
-        return probe.getsockname()[0]
+        address: str = probe.getsockname()[0]
+        return address

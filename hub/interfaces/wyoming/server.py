@@ -109,7 +109,7 @@ class WyomingServer:
         self.discovery: Discovery | None = (
             Discovery(options.discovery) if discovery is True else discovery if isinstance(discovery, Discovery) else None
         )
-        self.turns: set[asyncio.Task] = set()  # running turns, on any connection
+        self.turns: set[asyncio.Task[None]] = set()  # running turns, on any connection
         self.allowed_clients = allowed_networks(options.wyoming_allowed_clients, options.in_addon)
         self.idle_timeout = float(options.wyoming_idle_timeout)
         self.max_connections = options.wyoming_max_connections
@@ -120,7 +120,8 @@ class WyomingServer:
         """The bound port (differs from the requested one when that was 0)."""
         server = getattr(self._server, "_server", None)
         if server is not None and server.sockets:
-            return server.sockets[0].getsockname()[1]
+            port: int = server.sockets[0].getsockname()[1]
+            return port
         return self._requested_port
 
     @property
@@ -183,7 +184,7 @@ class WyomingTurnHandler(AsyncEventHandler):
         self.server = server
         self._write_lock = asyncio.Lock()
         self._connected = True
-        self._turn: asyncio.Task | None = None
+        self._turn: asyncio.Task[None] | None = None
         self._last_activity = time.monotonic()  # the last whole event read, or the end of a turn
 
     async def run(self) -> None:
