@@ -12,10 +12,13 @@ import socket
 import sys
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from hub import __version__, config as config_module
 from hub.config import ConfigError, HubConfig, shown_value
+
+if TYPE_CHECKING:  # imported where used: `serve` never loads the client
+    from hub.hub_client import RunningHub
 
 _LOGGER = logging.getLogger("hub")
 
@@ -57,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.getLogger(chatty).setLevel(logging.WARNING)
         for warning in config_module.unknown_env_warnings():
             _LOGGER.warning("%s", warning)
-        return args.handler(args, config)
+        code: int = args.handler(args, config)
+        return code
     except KeyboardInterrupt:
         return 130
     except (CliError, ConfigError, OSError) as err:
@@ -111,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _option_overrides(args: argparse.Namespace) -> dict:
+def _option_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {"model_path": args.model_path}
     if getattr(args, "no_fast_path", False):
         overrides["fast_path"] = False
@@ -151,7 +155,7 @@ async def _ask_async(args: argparse.Namespace, config: HubConfig) -> int:
     return 0 if result["ok"] else 1
 
 
-async def _ask_running(hub, args: argparse.Namespace, options: CliOptions) -> dict:
+async def _ask_running(hub: RunningHub, args: argparse.Namespace, options: CliOptions) -> dict[str, Any]:
     body = {"text": args.text, "conversation_id": args.conversation_id, "language": args.language}
     if args.reasoning:
         body["reasoning"] = {"mode": args.reasoning, **({"budget": args.reasoning_budget}
@@ -160,7 +164,7 @@ async def _ask_running(hub, args: argparse.Namespace, options: CliOptions) -> di
         raise CliError("--no-fast-path applies to a hub started in this process; the running hub "
                        "uses its own fast_path option")
     await hub.wait_ready(timeout_s=float(options.turn_timeout) * 4)
-    result = None
+    result: dict[str, Any] | None = None
     async for name, data in hub.ask({k: v for k, v in body.items() if v is not None},
                                     timeout_s=float(options.turn_timeout) * 2):
         if name == "chunk" and not args.json:
@@ -174,7 +178,7 @@ async def _ask_running(hub, args: argparse.Namespace, options: CliOptions) -> di
     return result
 
 
-async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
+async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict[str, Any]:
     from hub.agent.types import ReplyChunk, ToolFinished, TurnDone, TurnRequest
     from hub.app import HubApp
     from hub.interfaces.http.turn_json import result_json, tool_finished_json
@@ -202,13 +206,13 @@ async def _ask_in_process(args: argparse.Namespace, config: HubConfig) -> dict:
     return result_json(result)
 
 
-def _print_tool(call: dict) -> None:
+def _print_tool(call: dict[str, Any]) -> None:
     print(f"\n  [tool] {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})"
           f" -> {'ok' if call['ok'] else 'error'} {json.dumps(call['result'], ensure_ascii=False)}",
           file=sys.stderr)
 
 
-def _print_result(result: dict, as_json: bool) -> None:
+def _print_result(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return
@@ -224,7 +228,8 @@ def _print_result(result: dict, as_json: bool) -> None:
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 # --- serve ------------------------------------------------------------------------------------

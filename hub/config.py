@@ -17,7 +17,7 @@ import re
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, cast
 
 import voluptuous as vol
 import yaml
@@ -169,13 +169,13 @@ def validator_for(addon_type: str) -> Callable[[Any], Any]:
     if addon_type in ("str", "password"):
         return vol.All(vol.Coerce(str))
     if addon_type == "bool":
-        return vol.Boolean()
+        return cast(Callable[[Any], Any], vol.Boolean())
     if addon_type == "port":
         return vol.All(vol.Coerce(int), vol.Range(min=1, max=65535))
     if addon_type == "url":
-        return vol.Url()
+        return cast(Callable[[Any], Any], vol.Url())
     if addon_type == "email":
-        return vol.Email()
+        return cast(Callable[[Any], Any], vol.Email())
     if match := _INT.match(addon_type):
         low, high = (int(v) if v else None for v in match.groups())
         return vol.All(vol.Coerce(int), vol.Range(min=low, max=high))

@@ -1,5 +1,5 @@
-"""Static checks of `hub`, as configured in pyproject.toml: mypy (strict on hub.llm, hub.agent and
-hub.core, checked elsewhere) and vulture (dead code at 80% confidence).
+"""Static checks of `hub`, as configured in pyproject.toml: mypy (strict on every package of
+hub) and vulture (dead code at 80% confidence).
 
 A parameter a caller's signature requires but the hub never reads (paho's `userdata`, `*exc` of
 `__aexit__`) is named with a leading underscore; vulture leaves those alone.

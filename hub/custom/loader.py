@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import voluptuous as vol
@@ -373,7 +373,7 @@ class _Builder:
             raise self.error(where + (f" ({at})" if at else ""), f"not a valid JSON schema: {err.message}") from None
         if schema.get("type") != "object":
             raise self.error(where, "the arguments schema must have type: object")
-        return schema
+        return cast(dict[str, Any], schema)
 
     def check_sequences(self, tools: dict[str, CustomTool]) -> None:
         """Every step names an existing tool, and no sequence reaches itself."""

@@ -15,7 +15,7 @@ import json
 import logging
 import secrets as token_source
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 import aiohttp
 import jsonschema
@@ -201,7 +201,7 @@ class MqttTool(CustomTool):
         self.timeout = timeout
         self.ack_after = ack_after
         self.acknowledgement = acknowledgement
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self, args: dict[str, Any], ctx: ToolContext, call_id: str,
                   background: bool) -> ToolResult:
@@ -215,7 +215,7 @@ class MqttTool(CustomTool):
             if not client.publish(topic, payload, qos=self.qos, retain=self.retain):
                 raise self.failed(ctx, "mqtt_unavailable", "tool.unavailable")
             return self.answer(variables, None)
-        response: asyncio.Future = asyncio.get_running_loop().create_future()
+        response: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         unsubscribe = await client.subscribe(
             self.response_topic.render(variables), self._matcher(call_id, response), qos=1)
         handed_over = False  # to the task that waits for a late response: it unsubscribes then
@@ -247,7 +247,7 @@ class MqttTool(CustomTool):
             payload.setdefault(self.correlation, call_id)
         return payload
 
-    def _matcher(self, call_id: str, response: asyncio.Future):
+    def _matcher(self, call_id: str, response: asyncio.Future[Any]) -> Callable[[MqttMessage], Awaitable[None]]:
         async def on_message(message: MqttMessage) -> None:
             data = parse_payload(message.payload)
             if self.correlation and (not isinstance(data, dict) or str(data.get(self.correlation)) != call_id):
@@ -264,7 +264,7 @@ class MqttTool(CustomTool):
                           data={"status": "pending", "id": call_id,
                                 "instruction": "Tell the user it is under way; the outcome is reported later."})
 
-    async def _report_later(self, response: asyncio.Future, unsubscribe: Callable[[], None],
+    async def _report_later(self, response: asyncio.Future[Any], unsubscribe: Callable[[], None],
                             variables: Mapping[str, Any], ctx: ToolContext, remaining: float) -> None:
         call_id = variables["id"]
         try:

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import socket
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from hub.transport.mqtt_broker import BrokerSettings
 
@@ -87,10 +87,10 @@ class EmbeddedBroker:
             _LOGGER.exception("embedded MQTT broker did not shut down cleanly")
 
 
-class _SnapshotDict(dict):
+class _SnapshotDict(dict[str, Any]):
     """Iterates over a snapshot of its keys, so a coroutine may await inside the loop."""
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(list(super().keys()))
 
 
@@ -104,12 +104,12 @@ def _patched_broker_class(broker_class: Any) -> Any:
        *anyone* subscribed to. Only the client's own subscriptions should count.
     """
 
-    class PatchedBroker(broker_class):
-        def __init__(self, *args, **kwargs) -> None:
+    class PatchedBroker(broker_class):  # type: ignore[misc]  # amqtt ships no types
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._subscriptions: dict[str, Any] = _SnapshotDict(self._subscriptions)
 
-        async def _publish_retained_messages_for_subscription(self, subscription, session) -> None:
+        async def _publish_retained_messages_for_subscription(self, subscription: Any, session: Any) -> None:
             subscribers = self._subscriptions.get(subscription[0], [])
             if any(s.client_id == session.client_id for s, _ in subscribers):
                 await super()._publish_retained_messages_for_subscription(subscription, session)
@@ -132,4 +132,5 @@ def _port_is_free(port: int) -> bool:
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port

@@ -45,7 +45,7 @@ class MqttMessage:
 
 MessageHandler = Callable[[MqttMessage], Awaitable[None]]
 Announcer = Callable[[], Awaitable[None]]
-Payload = str | bytes | dict | list | int | float | None
+Payload = str | bytes | dict[str, Any] | list[Any] | int | float | None
 
 
 def encode_payload(payload: Payload) -> bytes:
@@ -132,14 +132,14 @@ class MqttClient:
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        self._reconnect_task: asyncio.Task | None = None
+        self._reconnect_task: asyncio.Task[None] | None = None
         self._misc_timer: asyncio.TimerHandle | None = None
         self._sock_fd: int | None = None
         self._write_fd: int | None = None
-        self._tasks: set[asyncio.Task] = set()
-        self._connecting: asyncio.Future | None = None  # the connect running in a worker thread
-        self._closed: asyncio.Future | None = None  # set while stop() waits for the socket to close
-        self._acks: dict[int, asyncio.Future] = {}  # mid → future, for publishes stop() waits on
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._connecting: asyncio.Future[Any] | None = None  # the connect running in a worker thread
+        self._closed: asyncio.Future[Any] | None = None  # set while stop() waits for the socket to close
+        self._acks: dict[int, asyncio.Future[Any]] = {}  # mid → future, for publishes stop() waits on
         self.connect_count = 0  # successful connects so far (tests and diagnostics)
         self._paho = self._make_paho()
 

@@ -326,7 +326,7 @@ class WyomingTTS(_WyomingService):
                 with contextlib.suppress(asyncio.CancelledError, *_NETWORK_ERRORS):
                     await sender
 
-    async def _next_event(self, client: AsyncClient, sender: asyncio.Task) -> Event:
+    async def _next_event(self, client: AsyncClient, sender: asyncio.Task[None]) -> Event:
         """The next event. While our text is still streaming there is no read deadline (the turn
         has its own); once `synthesize-stop` is sent, each event must come within `read_timeout`."""
         read = asyncio.ensure_future(self._read(client))

@@ -97,7 +97,7 @@ class DemoBackend:
 
     # --- one handler per domain: (entity, service, data, attributes) → (state, attributes) --
 
-    def _light(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _light(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if service == "toggle":
             service = "turn_off" if entity.state == "on" else "turn_on"
         if service == "turn_off":
@@ -122,7 +122,7 @@ class DemoBackend:
             attrs["rgb_color"] = tuple(int(v) for v in data["rgb_color"])
         return "on", attrs
 
-    def _on_off(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _on_off(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         states = {"turn_on": "on", "turn_off": "off",
                   "toggle": "off" if entity.state == "on" else "on"}
         if service not in states:
@@ -131,7 +131,7 @@ class DemoBackend:
 
     _switch = _fan = _input_boolean = _on_off
 
-    def _climate(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _climate(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if service == "set_temperature":
             value = float(data["temperature"])
             low, high = attrs.get("min_temp", 7.0), attrs.get("max_temp", 35.0)
@@ -147,7 +147,7 @@ class DemoBackend:
             return mode, attrs
         raise _unsupported(entity, service)
 
-    def _cover(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _cover(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         positions = {"open_cover": 100, "close_cover": 0}
         if service in positions:
             position = positions[service]
@@ -160,7 +160,7 @@ class DemoBackend:
         attrs["current_position"] = position
         return ("open" if position > 0 else "closed"), attrs
 
-    def _media_player(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _media_player(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if service in ("media_play", "media_pause", "media_play_pause"):
             playing = service == "media_play" or (service == "media_play_pause" and entity.state != "playing")
             return ("playing" if playing else "paused"), attrs
@@ -177,19 +177,19 @@ class DemoBackend:
             return ("idle" if service == "turn_on" else "off"), attrs
         raise _unsupported(entity, service)
 
-    def _lock(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _lock(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         states = {"lock": "locked", "unlock": "unlocked"}
         if service not in states:
             raise _unsupported(entity, service)
         return states[service], attrs
 
-    def _vacuum(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _vacuum(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         states = {"start": "cleaning", "return_to_base": "docked"}
         if service not in states:
             raise _unsupported(entity, service)
         return states[service], attrs
 
-    def _scene(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _scene(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if service != "turn_on":
             raise _unsupported(entity, service)
         for entity_id, (state, scene_attrs) in _SCENES.get(entity.entity_id, {}).items():
@@ -197,7 +197,7 @@ class DemoBackend:
                 self._store.update_state(entity_id, state, scene_attrs)
         return entity.state, attrs
 
-    def _script(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+    def _script(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if service == "turn_off":
             return "off", attrs
         if service != "turn_on":

@@ -263,7 +263,7 @@ class Cover(DemoDevice):
         self.device_class, self.positionable = device_class, positionable
         self.position = 0  # 0 closed … 100 open
         self.moving: str | None = None  # "opening" | "closing"
-        self._motion: asyncio.Task | None = None
+        self._motion: asyncio.Task[None] | None = None
 
     def discovery(self) -> list[tuple[str, dict[str, Any]]]:
         config: dict[str, Any] = {

@@ -8,6 +8,8 @@ JSON-schema lights, and one device-based config (`homeassistant/device/<id>/conf
 
 from __future__ import annotations
 
+from typing import Awaitable, Callable
+
 import logging
 
 from hub.backends.demo.mqtt_devices import (
@@ -50,7 +52,7 @@ class MqttDemoHome:
                 WeatherSensor(self, "weather", "Weather Station", "Garden"),
             )
         }
-        self._unsubscribes: list = []
+        self._unsubscribes: list[Callable[[], None]] = []
         self._owns_client = False
 
     @classmethod
@@ -95,7 +97,7 @@ class MqttDemoHome:
         for device in self.devices.values():
             device.publish_state()
 
-    def _command_handler(self, device: DemoDevice):
+    def _command_handler(self, device: DemoDevice) -> Callable[[MqttMessage], Awaitable[None]]:
         async def handle(message: MqttMessage) -> None:
             try:
                 await device.on_command(message.topic, message.payload.decode("utf-8"))

@@ -119,10 +119,12 @@ class HAClient:
     # --- REST ---------------------------------------------------------------------------
 
     async def get_states(self) -> list[dict[str, Any]]:
-        return await self._request("GET", "/states")
+        states: list[dict[str, Any]] = await self._request("GET", "/states")
+        return states
 
     async def get_state(self, entity_id: str) -> dict[str, Any]:
-        return await self._request("GET", f"/states/{entity_id}")
+        state: dict[str, Any] = await self._request("GET", f"/states/{entity_id}")
+        return state
 
     async def call_service(self, domain: str, service: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         """Run a service; HA answers with the states that changed while it ran."""
@@ -186,9 +188,9 @@ class HAWebSocket:
         self._ws = ws
         self._endpoint = endpoint
         self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future] = {}
+        self._pending: dict[int, asyncio.Future[Any]] = {}
         self._subscriptions: dict[int, EventCallback] = {}
-        self._reader: asyncio.Task | None = None
+        self._reader: asyncio.Task[None] | None = None
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.ha_version: str | None = None
 
@@ -215,7 +217,7 @@ class HAWebSocket:
         if self.closed.done():
             raise HAUnavailable("the connection to Home Assistant is closed")
         message_id = next(self._ids)
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[message_id] = future
         try:
             await self._ws.send_json({"id": message_id, "type": command, **fields})
@@ -231,7 +233,7 @@ class HAWebSocket:
     async def subscribe_events(self, event_type: str, callback: EventCallback) -> None:
         """Call `callback(event)` for every `event_type` event (event = {event_type, data, ...})."""
         message_id = next(self._ids)
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[message_id] = future
         self._subscriptions[message_id] = callback  # before sending: events may follow the result at once
         try:

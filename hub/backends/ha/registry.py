@@ -160,9 +160,9 @@ class HomeAssistantBackend:
         self._reconnect_delays = tuple(reconnect_delays)
         self._auth_retry_s = auth_retry_s
         self._allowed: set[str] = set()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._ws: HAWebSocket | None = None
-        self._reload_task: asyncio.Task | None = None
+        self._reload_task: asyncio.Task[None] | None = None
         self._buffered_events: list[dict[str, Any]] | None = None
         self._last_logged: tuple[str, str] | None = None
 

@@ -115,7 +115,7 @@ class MqttBackend:
         template = tracked.config.get(template_key)
         if template is None:
             return str(value)
-        return template.render(value, **variables)
+        return str(template.render(value, **variables))
 
     def _optimistic(self, tracked: TrackedEntity, state_topic_key: str) -> bool:
         return bool(tracked.config.get("optimistic")) or state_topic_key not in tracked.config

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from hub.backends.mqtt.commands import MqttBackend
 from hub.backends.mqtt.discovery import (
@@ -238,7 +238,7 @@ class MqttDevices:
             on_message = self._state_message_handler(tracked, handle)
             tracked.unsubscribes.append(await self.client.subscribe(topic, on_message, qos=tracked.config["qos"]))
 
-    def _state_message_handler(self, tracked: TrackedEntity, handle: StateHandler):
+    def _state_message_handler(self, tracked: TrackedEntity, handle: StateHandler) -> Callable[[MqttMessage], Awaitable[None]]:
         async def on_message(message: MqttMessage) -> None:
             if self._tracked.get(tracked.spec.key) is not tracked:
                 return  # replaced or removed meanwhile

@@ -7,7 +7,7 @@ prompt. Topics are checked for what may be published or subscribed to; templates
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import voluptuous as vol
 
@@ -69,7 +69,7 @@ def _string(value: Any) -> str:
     return text
 
 
-def _ensure_list(value: Any) -> list:
+def _ensure_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
@@ -116,7 +116,7 @@ _BASE = {
 }
 
 
-def _schema(fields: dict) -> vol.Schema:
+def _schema(fields: dict[Any, Any]) -> vol.Schema:
     return vol.Schema({**_BASE, **fields}, extra=vol.ALLOW_EXTRA)
 
 
@@ -287,7 +287,7 @@ def validate_component(component: str, config: dict[str, Any]) -> dict[str, Any]
         raise DiscoveryError("min_temp is above max_temp")
     if component == "fan" and validated["speed_range_min"] > validated["speed_range_max"]:
         raise DiscoveryError("speed_range_min is above speed_range_max")
-    return validated
+    return cast(dict[str, Any], validated)
 
 
 def command_topics(component: str, config: dict[str, Any]) -> frozenset[str]:

@@ -67,7 +67,8 @@ class TrackedEntity:
 def availability_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
     """The availability topics of a config, the list form and the single-topic form alike."""
     if config.get("availability"):
-        return config["availability"]
+        entries: list[dict[str, Any]] = config["availability"]
+        return entries
     if config.get("availability_topic"):
         entry = {
             "topic": config["availability_topic"],
