@@ -154,3 +154,19 @@ def test_no_one_entity_takes_the_prompt_whatever_its_source(caplog) -> None:
     normal = Entity("light.desk", "Desk lamp", "on", {"brightness": 80}, aliases=("desk",), area="Office")
     store.upsert(normal)
     assert store.get("light.desk") is normal
+
+
+@pytest.mark.timeout(60)
+async def test_deeply_nested_discovery_json_is_a_warning_and_discovery_goes_on(hub_side, sniffer_factory, caplog):
+    """Issue #30 item 7: a config nested 5,000 deep raised RecursionError, logged as an ERROR with a
+    traceback. It is bad input: one warning line, and the next config is taken in."""
+    store, _ = hub_side
+    wire = sniffer_factory(["attacker/#"])
+    deep = b'{"name": "Deep", "cmd_t": "deep/set", "dev": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    with caplog.at_level(logging.WARNING):
+        wire.publish("homeassistant/light/fake/deep/config", deep)
+        wire.publish("homeassistant/light/fake/after/config", light_config("After Light", "after/set"))
+        await eventually(lambda: store.get("light.after_light") is not None)
+    assert store.get("light.deep") is None
+    assert "config is nested too deeply" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

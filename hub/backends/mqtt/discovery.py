@@ -112,6 +112,8 @@ def decode_json_object(payload: bytes) -> dict[str, Any]:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise DiscoveryError(f"config is not JSON: {err}") from None
+    except RecursionError:  # deep nesting is bad input like any other, not a crash
+        raise DiscoveryError("config is nested too deeply") from None
     if not isinstance(data, dict):
         raise DiscoveryError("config is not a JSON object")
     return data
