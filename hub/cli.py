@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from hub import __version__, config as config_module
 from hub.config import ConfigError, HubConfig, shown_value
+from hub.interfaces.http.bad_requests import quiet_bad_requests
 
 if TYPE_CHECKING:  # imported where used: `serve` never loads the client
     from hub.hub_client import RunningHub
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for chatty in ("transitions", "amqtt"):  # the embedded broker's state machine
             logging.getLogger(chatty).setLevel(logging.WARNING)
+        quiet_bad_requests()
         for warning in config_module.unknown_env_warnings():
             _LOGGER.warning("%s", warning)
         code: int = args.handler(args, config)
