@@ -6,6 +6,7 @@ state folder and wins over the option until the option itself changes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -24,6 +25,10 @@ RUNTIME_TYPES = {
     "reasoning": "list(on|off|budget)",
     "reasoning_budget": "int(0,8192)",
 }
+
+
+class SettingsNotSaved(ValueError):
+    """The state folder could not be written (a full or read-only disk): nothing was applied."""
 
 
 @dataclass(frozen=True)
@@ -55,18 +60,20 @@ class RuntimeSettings:
         return asdict(self._values)
 
     def set(self, name: str, value: Any) -> Any:
-        """Validate, apply at once, persist. Raises ValueError with a clear message."""
-        if name not in RUNTIME_TYPES:
-            raise ValueError(f"unknown setting {name!r}")
-        try:
-            value = validator_for(RUNTIME_TYPES[name])(value)
-        except Exception as err:  # voluptuous raises Invalid subclasses
-            raise ValueError(f"invalid value for {name}: {err}") from None
-        self._values = replace(self._values, **{name: value})
-        self._save()
-        for listener in list(self._listeners):
-            listener(name, value)
-        return value
+        """Validate, persist, apply. Raises ValueError with a clear message (SettingsNotSaved
+        when the state folder cannot be written: then nothing is applied)."""
+        return self.update({name: value})[name]
+
+    def update(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """`set` for several settings at once: all are saved and applied, or none."""
+        validated = {name: _validated(name, value) for name, value in changes.items()}
+        values = replace(self._values, **validated)
+        self._save(values)
+        self._values = values
+        for name, value in validated.items():
+            for listener in list(self._listeners):
+                listener(name, value)
+        return validated
 
     def add_listener(self, listener: Callable[[str, Any], None]) -> None:
         self._listeners.append(listener)
@@ -87,10 +94,25 @@ class RuntimeSettings:
                 except Exception:
                     _LOGGER.warning("ignoring invalid saved setting %s=%r", name, value)
 
-    def _save(self) -> None:
+    def _save(self, values: SettingValues) -> None:
         if self._path is None:
             return
-        self._path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"values": self.as_dict(), "defaults": self._defaults}), encoding="utf-8")
-        os.replace(tmp, self._path)
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"values": asdict(values), "defaults": self._defaults}), encoding="utf-8")
+            os.replace(tmp, self._path)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise SettingsNotSaved(f"the settings could not be saved in {self._path.parent} "
+                                   f"({err.strerror or err}); nothing was changed") from None
+
+
+def _validated(name: str, value: Any) -> Any:
+    if name not in RUNTIME_TYPES:
+        raise ValueError(f"unknown setting {name!r}")
+    try:
+        return validator_for(RUNTIME_TYPES[name])(value)
+    except Exception as err:  # voluptuous raises Invalid subclasses
+        raise ValueError(f"invalid value for {name}: {err}") from None

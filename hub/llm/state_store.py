@@ -16,6 +16,7 @@ slots written least recently go first.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -84,12 +85,12 @@ class StateStore:
             _LOGGER.info("not saving the %s prefix state to disk: %d MiB is over the cap", slot, size >> 20)
             return False
         path = self._path(slot)
+        temporary = path.with_suffix(".tmp")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._make_room(size, keep=path)
             header = {**self._header, "slot": slot, "n_tokens": int(tokens.size), "n_bytes": int(data.nbytes),
                       "sha256": digest}
-            temporary = path.with_suffix(".tmp")
             with open(temporary, "wb") as out:
                 out.write(json.dumps(header).encode() + b"\n")
                 out.write(tokens.tobytes())
@@ -97,6 +98,8 @@ class StateStore:
             os.replace(temporary, path)
         except OSError as err:
             _LOGGER.warning("could not save a prefix state in %s: %s", self.folder, err)
+            with contextlib.suppress(OSError):  # a partial file would keep a full disk full
+                temporary.unlink(missing_ok=True)
             return False
         self._digests[slot] = digest
         _LOGGER.debug("saved the %s prefix state (%d tokens, %.1f MiB)", slot, tokens.size, size / 2**20)

@@ -47,7 +47,7 @@ from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine, Reasoning, ReasoningMode
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.interfaces.http.turn_json import entity_json, result_json, turn_event
-from hub.settings import RUNTIME_TYPES, RuntimeSettings
+from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -417,8 +417,10 @@ class RestApi:
                 validator_for(RUNTIME_TYPES[name])(value)
             except Exception as err:
                 raise ClientError(400, "invalid_setting", f"{name}: {err}") from None
-        for name, value in body.items():
-            self._hub.settings.set(name, value)
+        try:
+            self._hub.settings.update(body)
+        except SettingsNotSaved as err:  # a full or read-only disk: nothing was applied
+            raise ClientError(507, "settings_not_saved", str(err)) from None
         return web.json_response(self._hub.settings.as_dict())
 
 # --- helpers ------------------------------------------------------------------------------------
