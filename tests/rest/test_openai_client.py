@@ -62,9 +62,24 @@ def test_unsupported_parameters_are_refused_by_name(client, extra, param):
     assert param in caught.value.message
 
 
+@pytest.mark.parametrize("extra,param", [
+    ({"top_p": -1}, "top_p"),
+    ({"top_p": 1.5}, "top_p"),
+    ({"parallel_tool_calls": "yes"}, "parallel_tool_calls"),
+    ({"presence_penalty": 3}, "presence_penalty"),
+    ({"seed": "lucky"}, "seed"),
+])
+def test_out_of_range_values_are_refused_as_openai_refuses_them(client, extra, param):
+    """Issue #30 item 6: 0.6.0 accepted top_p -1 and parallel_tool_calls "yes"."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="any", messages=HELLO, max_tokens=4, extra_body=extra)
+    assert caught.value.param == param and caught.value.type == "invalid_request_error"
+
+
 def test_supported_values_of_those_parameters_are_accepted(client):
     completion = client.chat.completions.create(model=model_of(client), messages=HELLO, max_tokens=4, n=1,
-                                                logprobs=False, response_format={"type": "text"})
+                                                logprobs=False, response_format={"type": "text"}, top_p=0.9,
+                                                presence_penalty=0.5, seed=7, user="kitchen-panel")
     assert completion.choices[0].message.role == "assistant"
     assert completion.model == model_of(client)
 

@@ -148,6 +148,13 @@ CHAT_REQUEST: dict[str, Any] = {
         "response_format": {"type": "object", "required": ["type"],
                             "properties": {"type": {"type": "string"}},
                             "description": "Only {\"type\": \"text\"} is supported."},
+        # accepted and ignored (the hub samples as configured), but validated as OpenAI does
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1, "description": "Accepted, not used."},
+        "frequency_penalty": {"type": "number", "minimum": -2, "maximum": 2, "description": "Accepted, not used."},
+        "presence_penalty": {"type": "number", "minimum": -2, "maximum": 2, "description": "Accepted, not used."},
+        "parallel_tool_calls": {"type": "boolean", "description": "Accepted, not used."},
+        "seed": {"type": "integer", "description": "Accepted, not used."},
+        "user": {"type": "string", "description": "Accepted, not used."},
     },
 }
 
