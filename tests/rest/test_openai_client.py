@@ -124,3 +124,21 @@ def test_streaming_with_usage(client):
     assert chunks[0].choices[0].delta.role == "assistant"
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert chunks[-1].usage is not None and 0 < chunks[-1].usage.completion_tokens <= 8
+
+
+def test_a_required_call_over_a_huge_schema_is_refused_and_the_model_stays_free(client):
+    """Issue #30 item 6: a tool schema with anyOf over 500 values and tool_choice "required" held
+    the model for 30 s (then 504). It is refused with a 400 naming the tools, and the next request
+    is served."""
+    values = [{"const": f"value_{i}"} for i in range(500)]
+    tool = {"type": "function", "function": {"name": "pick", "parameters": {
+        "type": "object", "properties": {"choice": {"anyOf": values}}, "required": ["choice"]}}}
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="any", messages=HELLO, max_tokens=8, tools=[tool],
+                                       tool_choice="required")
+    assert caught.value.param == "tools" and caught.value.code == "grammar_too_large"
+    small = {"type": "function", "function": {"name": "pick", "parameters": {
+        "type": "object", "properties": {"choice": {"enum": ["red", "green"]}}, "required": ["choice"]}}}
+    completion = client.chat.completions.create(model="any", messages=HELLO, max_tokens=64, tools=[small],
+                                                tool_choice="required")
+    assert completion.choices[0].message.tool_calls[0].function.name == "pick"

@@ -68,6 +68,11 @@ def error_body(status: int, code: str, message: str, param: str | None = None) -
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
+# enum/anyOf/oneOf values a tool_choice "required" grammar may be built from: far above real
+# tools (a few dozen entity ids), far below what ties the model up building it
+MAX_GRAMMAR_ALTERNATIVES = 256
+
+
 def model_id(name: str) -> str:
     """A display name as an OpenAI-style model id: "SmolLM2 135M Instruct" -> "smollm2-135m-instruct"."""
     return re.sub(r"[^a-z0-9._]+", "-", name.lower()).strip("-") or "bolt-hub"
@@ -131,7 +136,26 @@ def _constraint(choice: str | dict[str, Any], tools: list[ToolSpec]) -> ToolCons
         names = (wanted,)
     if not names:
         raise ChatRequestError("tool_choice requires a tool call, but no tools were given", "tool_choice")
+    alternatives = sum(_alternatives(t.parameters) for t in tools if t.name in names)
+    if alternatives > MAX_GRAMMAR_ALTERNATIVES:
+        raise ChatRequestError(
+            f"the tools a call is required of offer {alternatives} alternatives (enum, anyOf, oneOf "
+            f"values); a constrained call takes at most {MAX_GRAMMAR_ALTERNATIVES}", "tools", "grammar_too_large")
     return ToolConstraint(tool_names=names, entity_ids=())
+
+
+def _alternatives(schema: Any) -> int:
+    """The enum, anyOf and oneOf values anywhere in a JSON schema: what a grammar built from it
+    grows with (500 of them held the model for 30 s before the grammar was even ready)."""
+    count, stack = 0, [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            count += sum(len(v) for k, v in node.items() if k in ("enum", "anyOf", "oneOf") and isinstance(v, list))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
 
 
 def _messages(raw_messages: list[dict[str, Any]]) -> list[Message]:
