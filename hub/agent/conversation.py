@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from hub.core.tools import same_client
 from hub.llm.types import Message
 
 
@@ -78,11 +79,11 @@ class ConversationStore:
         """`conversation_id` is the client's latest (clients of expired conversations are forgotten)."""
         for known in [c for c, cid in self._of_client.items() if cid not in self._conversations]:
             del self._of_client[known]
-        self._of_client[client] = conversation_id
+        self._of_client[same_client(client)] = conversation_id
 
     def latest_of(self, client: str | None) -> str | None:
         """The client's latest conversation id, if it is remembered."""
-        return self._of_client.get(client) if client is not None else None
+        return self._of_client.get(same_client(client)) if client is not None else None
 
     def ids(self) -> list[str]:
         return list(self._conversations)

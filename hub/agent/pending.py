@@ -20,7 +20,7 @@ import unicodedata
 from hub.home.policy import ActionPolicy, PendingAction
 from hub.core.answer import DirectAnswer
 from hub.core.speech import speech_of
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult, may_confirm
 from hub.locales import REFERENCE_LANGUAGE, is_yes, no_words, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class ConfirmationHook:
         held = self._policy.peek_pending(ctx.conversation_id)
         if held is None:
             return None
-        if (held.ctx.source, held.ctx.client) != (ctx.source, ctx.client):
+        if held.ctx.source != ctx.source or not may_confirm(held.ctx.client, ctx.client):
             # not an answer: it neither confirms nor drops what the asker was asked
             if not (is_yes(text, language) or is_no(text, language)):
                 return None

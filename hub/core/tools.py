@@ -44,6 +44,26 @@ class ToolResult:
     changed_entities: tuple[str, ...] = ()
 
 
+# A client named by what a bystander can read (an MQTT ask's fields) is only *announced*:
+# "<route>:commit:<sha256 of a secret>". It proves itself with the secret: "<route>:key:<the same
+# sha256>". An announced identity never confirms, not even its own held action.
+ANNOUNCED, PROVEN = ":commit:", ":key:"
+
+
+def may_confirm(asked: str | None, answering: str | None) -> bool:
+    """Whether `answering` may confirm what was held for `asked` (TurnRequest.client values)."""
+    if answering is not None and ANNOUNCED in answering:
+        return False
+    if asked is not None and ANNOUNCED in asked:
+        return answering is not None and asked == answering.replace(PROVEN, ANNOUNCED, 1)
+    return asked == answering
+
+
+def same_client(identity: str) -> str:
+    """One name for an announced client and its proof (to continue its conversation)."""
+    return identity.replace(PROVEN, ANNOUNCED, 1)
+
+
 class Tool(Protocol):
     spec: ToolSpec  # its entity_args: the arguments constrained decoding offers candidates for
     # `changes_home: bool`, optional (read with getattr, so not a protocol member): the tool acts

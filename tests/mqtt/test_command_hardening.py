@@ -8,6 +8,7 @@ Asks that are not usable JSON text get a bad-request reply, never silence.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -36,6 +37,12 @@ async def wait_until(check, timeout: float, what: str) -> None:
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.1)
+
+
+# the asker's secret and what its asks announce (issue #30 item 1: a "client" name anyone on the
+# bus could read and copy confirmed an unlock)
+KEY = "kitchen-panel-secret-7f3a"
+KEY_SHA256 = hashlib.sha256(KEY.encode()).hexdigest()
 
 
 @pytest.mark.timeout(300)
@@ -70,9 +77,24 @@ async def test_retained_commands_act_on_nothing_at_start_or_restart(mosquitto, t
         # the control: the same two asks, sent now, do open the lock
         hub = ServedHub(tmp_path, smollm_path, {"mqtt_host": "127.0.0.1", "mqtt_port": mosquitto.port}).start()
         await wire.wait_for(f"{BASE}/availability", lambda p: p == b"online", timeout=60)
-        wire.publish(f"{BASE}/ask", {"text": "unlock the front door", "conversation_id": "live", "id": "l1", "client": "door-automation"})
+        wire.publish(f"{BASE}/ask", {"text": "unlock the front door", "conversation_id": "live", "id": "l1",
+                                     "client_key_sha256": KEY_SHA256})
         await wire.wait_for(f"{BASE}/reply", json_with(id="l1"), timeout=60)
-        wire.publish(f"{BASE}/ask/home", {"text": "yes", "conversation_id": "live", "id": "l2", "client": "door-automation"})
+        # the probe's repro: a name in the ask is readable by all, so a yes naming it confirms nothing
+        wire.publish(f"{BASE}/ask", {"id": "own1", "text": "unlock the front door", "conversation_id": "panel-x",
+                                     "client": "kitchen-panel-secret"})
+        await wire.wait_for(f"{BASE}/reply", json_with(id="own1"), timeout=60)
+        wire.publish(f"{BASE}/ask", {"id": "own2", "text": "yes", "conversation_id": "panel-x", "client": "kitchen-panel-secret"})
+        refused = json.loads(await wire.wait_for(f"{BASE}/reply", json_with(id="own2"), timeout=60))
+        assert refused["tool_calls"] == [], refused
+        # a bystander on the bus read the keyed ask: its name and announced hash confirm nothing
+        for n, copied in enumerate(({"client": "door-automation"}, {"client_key_sha256": KEY_SHA256})):
+            wire.publish(f"{BASE}/ask", {"text": "yes", "conversation_id": "live", "id": f"b{n}", **copied})
+            refused = json.loads(await wire.wait_for(f"{BASE}/reply", json_with(id=f"b{n}"), timeout=60))
+            assert refused["tool_calls"] == [], refused
+        await asyncio.sleep(1)
+        assert demo.device("front_door").locked, "a bystander's copied yes opened the lock"
+        wire.publish(f"{BASE}/ask/home", {"text": "yes", "conversation_id": "live", "id": "l2", "client_key": KEY})
         await wire.wait_for(f"{BASE}/reply", json_with(id="l2"), timeout=60)
         await wait_until(lambda: not demo.device("front_door").locked, 30, "the live, confirmed unlock")
     finally:

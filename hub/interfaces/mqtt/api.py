@@ -5,8 +5,13 @@ the ask names one):
   {"text": str (required), "conversation_id": str?, "language": str?, "id": str|int?,
    "persona": str? (default: the conversation's, else the default persona),
    "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?,
-   "client": str? (the asker's own name, never published: a confirmation counts only from the
-   client that asked, so an ask without it can never confirm a sensitive action)}
+   "client": str? (the asker's own name: its conversation continues across asks),
+   "client_key_sha256": str? (64 hex digits: the SHA-256 of a secret the asker keeps),
+   "client_key": str? (that secret)}
+Every subscriber of `<base>/ask` reads every ask, so nothing an ask says is a proof of who sent
+it. A sensitive action held for a yes is confirmed only by an answer carrying the `client_key`
+whose SHA-256 the asking message announced; a yes that copies the announcement, or carries only
+a `client` name, confirms nothing.
 Reply on `<base>/reply` (QoS 1, kept in the outbox while the broker is away):
   {"type": "reply", "event_type": "replied"|"failed", "id", "ok", "text", "conversation_id",
    "language", "error", "path", "source", "tool_calls": [{"name", "arguments", "ok", "data",
@@ -30,7 +35,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import logging
+import re
 import uuid
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
@@ -40,6 +47,7 @@ from hub.agent.types import MAX_REQUEST_CHARS, ToolFinished, ToolStarted, TurnDo
 from hub.interfaces import json_input
 from hub.agent.activity import ConversationsCleared, Reported, Turn, TurnStarted
 from hub.agent.api import AgentApi
+from hub.core.tools import ANNOUNCED, PROVEN
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
 from hub.transport.mqtt_client import MqttClient, MqttMessage
 from hub.transport.mqtt_topics import HubTopics
@@ -67,7 +75,22 @@ class Ask:
     conversational: bool | None = None
     reasoning: Reasoning | None = None
     persona: str | None = None
-    client: str | None = None  # the asker's own secret name: never published back
+    client: str | None = None  # who asks, as the agent compares it (see `_identity`)
+
+
+def _identity(data: dict[str, Any], fail: Callable[[str], AskError]) -> str | None:
+    """The asker as TurnRequest.client: proven by a secret (`client_key`), announced by its
+    SHA-256 (`client_key_sha256`, never enough to confirm), or only named (`client`)."""
+    key = _optional_str(data, "client_key", 200, fail)
+    if key is not None:
+        return f"mqtt{PROVEN}{hashlib.sha256(key.encode()).hexdigest()}"
+    announced = _optional_str(data, "client_key_sha256", 64, fail)
+    if announced is not None:
+        if not re.fullmatch(r"[0-9a-fA-F]{64}", announced):
+            raise fail("'client_key_sha256' must be 64 hexadecimal digits")
+        return f"mqtt{ANNOUNCED}{announced.lower()}"
+    name = _optional_str(data, "client", 200, fail)
+    return f"mqtt{ANNOUNCED}name:{name}" if name is not None else None
 
 
 def parse_ask(payload: bytes) -> Ask:
@@ -100,7 +123,7 @@ def parse_ask(payload: bytes) -> Ask:
     conversation_id = _optional_str(data, "conversation_id", 200, fail)
     language = _optional_str(data, "language", 35, fail)
     persona = _optional_str(data, "persona", 64, fail)
-    client = _optional_str(data, "client", 200, fail)
+    client = _identity(data, fail)
     conversational = data.get("conversational")
     if conversational is not None and not isinstance(conversational, bool):
         raise fail("'conversational' must be true or false")
@@ -263,9 +286,9 @@ class MqttApi:
             conversational=ask.conversational,
             reasoning=ask.reasoning,
             persona=ask.persona,
-            # subscribers do not see who published, so the asker names itself; without a name
-            # every ask is a stranger, and a "yes" on the bus never confirms anything
-            client=f"mqtt:{ask.client}" if ask.client else f"mqtt-anonymous:{uuid.uuid4().hex}",
+            # subscribers do not see who published (see `_identity`); without any name every ask
+            # is a stranger, and a "yes" on the bus never confirms anything
+            client=ask.client or f"mqtt-anonymous:{uuid.uuid4().hex}",
         )
         self._ask_ids[id(request)] = ask.id
         try:
