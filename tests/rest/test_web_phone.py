@@ -114,6 +114,17 @@ def test_the_ready_link_in_the_log_opens_a_working_page(served, browser):
     browser.find_element(By.ID, "ask-text").send_keys("turn on the kitchen light")
     browser.find_element(By.ID, "send").click()
     wait(browser, 240).until(lambda d: d.find_elements(By.CSS_SELECTOR, '.tool[data-tool="turn_on"][data-ok="true"]'))
+    # logs get shared: a later start's ready line says where the token is, never the token
+    # (issue #30 item 9a)
+    served.stop()
+    before = len(served.log())
+    served.start()
+    deadline = time.monotonic() + 180
+    while not (again := re.search(r"ready: open (.*)", served.log()[before:])):
+        assert time.monotonic() < deadline and served.process.poll() is None, served.log()[before:]
+        time.sleep(0.3)
+    assert again.group(1) == f"http://127.0.0.1:{served.ports['http_port']}/ (token: in {served.workdir / 'state' / 'api_token'})"
+    assert saved not in served.log()[before:]
 
 
 @pytest.fixture

@@ -24,10 +24,11 @@ _INGRESS_PATH = re.compile(r"^/[A-Za-z0-9/_.\-]*$")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def load_or_create_token(configured: str | None, state_dir: Path) -> str:
-    """The configured token, else the one saved in the state folder, else a new saved one."""
+def load_or_create_token(configured: str | None, state_dir: Path) -> tuple[str, bool]:
+    """The configured token, else the one saved in the state folder, else a new saved one; and
+    whether it was generated now."""
     if configured:
-        return configured
+        return configured, False
     path = state_dir / TOKEN_FILE
     try:
         saved = path.read_text(encoding="utf-8").strip()
@@ -35,7 +36,7 @@ def load_or_create_token(configured: str | None, state_dir: Path) -> str:
         saved = ""
     if saved:
         _LOGGER.info("HTTP API token: read from %s", path)
-        return saved
+        return saved, False
     token = secrets.token_urlsafe(32)
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -43,7 +44,7 @@ def load_or_create_token(configured: str | None, state_dir: Path) -> str:
         file.write(token + "\n")
     _LOGGER.warning("No api_token configured: generated one and saved it in %s "
                     "(send it as 'Authorization: Bearer <token>')", path)
-    return token
+    return token, True
 
 
 def ingress_path(request: web.Request) -> str | None:

@@ -41,7 +41,7 @@ from hub.core.tools import ToolRegistry
 from hub.interfaces import direct_tools, json_input
 from hub.interfaces.http import sse, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
-from hub.interfaces.http.auth import Authenticator, ingress_path, load_or_create_token
+from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine, Reasoning, ReasoningMode
@@ -110,6 +110,7 @@ class RestApi:
         }
         self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css", "favicon.svg")}
         self.token = ""
+        self._token_is_new = False
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
         self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http.cutoff)
         self._attached = asyncio.Event()  # the agent is there (see attach())
@@ -125,8 +126,8 @@ class RestApi:
         return port
 
     async def start(self) -> None:
-        self.token = await asyncio.to_thread(load_or_create_token, self._options.api_token,
-                                             self._options.state_dir)
+        self.token, self._token_is_new = await asyncio.to_thread(
+            load_or_create_token, self._options.api_token, self._options.state_dir)
         auth = self._auth = Authenticator(self.token, trust_ingress=self._options.in_addon)
         app = web.Application(client_max_size=schema.MAX_BODY_BYTES,
                               middlewares=[json_errors, auth.middleware(_is_public, json_error_body), self._warming])
@@ -163,11 +164,16 @@ class RestApi:
             self._attached.set()
 
     def ready_link(self) -> str:
-        """The page's address for a browser on this machine, with the token the hub generated
-        (as Jupyter prints it); a token the user set as `api_token` is never printed."""
+        """The page's address for a browser on this machine. It carries the token (as Jupyter
+        prints it) only at the start that generated it: logs get shared, and a later start's
+        line says where the token is. A token the user set as `api_token` is never printed."""
         host = "127.0.0.1" if self._host in ("0.0.0.0", "::", "") else self._host
         page = f"http://{host}:{self.port}/"
-        return f"{page} (token: the api_token option)" if self._options.api_token else f"{page}?token={self.token}"
+        if self._options.api_token:
+            return f"{page} (token: the api_token option)"
+        if self._token_is_new:
+            return f"{page}?token={self.token}"
+        return f"{page} (token: in {self._options.state_dir / TOKEN_FILE})"
 
     def log_ready_link(self) -> None:
         if not self._options.in_addon:  # in the add-on the page is behind Home Assistant's ingress
