@@ -8,12 +8,17 @@ the generations ahead of it and its own fit before its deadline; a request that 
 free always starts (nothing could serve it sooner). A waiting request re-checks as the estimate
 moves, and leaves (busy) once even an immediate start would not be done in time. Before any
 generation has finished (a cold start), the running one's time so far stands in for the mean.
+A running generation that has already taken longer than generations usually do (an OpenAI
+client's long completion) may hold the model until its own deadline: a request that could not
+wait that long is told "busy" then, not after waiting most of its time for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from hub.llm.types import EngineBusy
@@ -21,6 +26,26 @@ from hub.llm.types import EngineBusy
 RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that it still fits
 SMOOTHING = 0.3  # weight of the newest duration in the averages
 SPREAD = 2.0  # a request's own generation counts as its mean plus this many mean deviations
+CUT_S = 1.0  # how long a generation past its deadline may take to be cut (its next token)
+
+
+@dataclass(frozen=True)
+class RunningGeneration:
+    """The generation holding the model: since when, and its caller's deadline (None: none)."""
+
+    since: float
+    until: float | None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.since
+
+    def longest_left(self) -> float:
+        """The longest it may still hold the model: to its deadline and its cut; without a
+        deadline, or past its cut, there is no telling."""
+        if self.until is None:
+            return math.inf
+        left = self.until + CUT_S - time.monotonic()
+        return left if left >= 0 else math.inf
 
 
 class QueueEstimate:
@@ -38,12 +63,15 @@ class QueueEstimate:
         self.deviation_s += SMOOTHING * (abs(seconds - self.mean_s) - self.deviation_s)
         self.mean_s += SMOOTHING * (seconds - self.mean_s)
 
-    def fits(self, ahead: int, seconds_left: float, running_s: float = 0.0) -> bool:
-        """Whether a generation with `ahead` generations before it (running or waiting) would
-        most likely be done within `seconds_left`; `running_s`: how long the running one has
-        held the model so far."""
-        mean = self.mean_s or running_s
-        return (ahead + 1) * mean + SPREAD * self.deviation_s <= seconds_left
+    def fits(self, ahead: int, seconds_left: float, running: RunningGeneration | None = None) -> bool:
+        """Whether a generation with `ahead` generations before it (running or waiting; 0: only
+        its own) would most likely be done within `seconds_left`, behind `running`."""
+        mean = self.mean_s or (running.elapsed() if running is not None else 0.0)
+        own = mean + SPREAD * self.deviation_s
+        if running is not None and running.elapsed() > own:
+            # it overran what generations take: count on it holding the model as long as it may
+            return running.longest_left() + max(ahead - 1, 0) * mean + own <= seconds_left
+        return ahead * mean + own <= seconds_left
 
 
 async def acquire_in_time(gate: asyncio.Lock, deadline: float, fits: Callable[[float], bool]) -> None:

@@ -39,7 +39,7 @@ import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
-from hub.llm.admission import QueueEstimate, acquire_in_time
+from hub.llm.admission import QueueEstimate, RunningGeneration, acquire_in_time
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.generation import Cancelled, Failure, Generation, Job
 from hub.llm.grammar import tool_call_grammar
@@ -123,7 +123,7 @@ class LlamaEngine:
         self._queue_size = queue_size
         self._waiting = 0
         self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
-        self._running_since: float | None = None  # when the running generation got the model
+        self._running: RunningGeneration | None = None  # the generation holding the model
         self._gate: asyncio.Lock | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
@@ -192,14 +192,14 @@ class LlamaEngine:
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
         ahead = self._waiting + self._generating(gate)  # 0: it starts now
         seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
-        if ahead and not self.queue.fits(ahead, seconds_left, self._running_s()):
+        if ahead and not self.queue.fits(ahead, seconds_left, self._running):
             raise EngineBusy(f"the model is busy: {ahead} requests ahead would not be done in time")
         self._waiting += 1
         if self._priming is not None:
             self._priming.set()  # a request goes first; it reuses what priming evaluated so far
         try:
             if ahead and request.deadline is not None:
-                await acquire_in_time(gate, request.deadline, lambda left: self.queue.fits(0, left, self._running_s()))
+                await acquire_in_time(gate, request.deadline, lambda left: self.queue.fits(0, left, self._running))
             else:
                 await gate.acquire()
         finally:
@@ -222,12 +222,13 @@ class LlamaEngine:
         except BaseException:
             gate.release()
             raise
-        started = self._running_since = time.monotonic()
+        started = time.monotonic()
+        self._running = RunningGeneration(started, request.deadline)
 
         def release(_: Any) -> None:
             # however it ended (done, cut, failed), that is how long the queue waited for it
             self.queue.record(time.monotonic() - started)
-            self._running_since = None
+            self._running = None
             gate.release()
 
         worker.add_done_callback(release)
@@ -243,9 +244,6 @@ class LlamaEngine:
                     yield item
         finally:
             cancelled.set()
-
-    def _running_s(self) -> float:
-        return 0.0 if self._running_since is None else time.monotonic() - self._running_since
 
     def _generating(self, gate: asyncio.Lock) -> bool:
         """Whether a generation holds the model and goes on: priming gives way at once, and a

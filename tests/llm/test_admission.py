@@ -11,7 +11,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from hub.llm.admission import QueueEstimate
+from hub.llm.admission import CUT_S, QueueEstimate, RunningGeneration
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.types import Delta, Done, EngineBusy, GenerationRequest, Message
 
@@ -31,7 +31,8 @@ async def collect(stream: AsyncIterator[Delta]) -> list[Delta]:
 def test_the_estimate_follows_recent_durations_and_counts_what_is_ahead() -> None:
     estimate = QueueEstimate()
     assert estimate.fits(100, 0.001)  # nothing measured yet: everything fits...
-    assert not estimate.fits(1, 10.0, running_s=6.0)  # ...unless the running one already took long
+    # ...unless the running one already took long
+    assert not estimate.fits(1, 10.0, RunningGeneration(time.monotonic() - 6.0, None))
     for seconds in (2.0, 2.0, 2.0, 2.0):
         estimate.record(seconds)
     assert 1.9 < estimate.mean_s <= 2.0 and estimate.deviation_s < 0.5
@@ -41,6 +42,19 @@ def test_the_estimate_follows_recent_durations_and_counts_what_is_ahead() -> Non
         estimate.record(6.0)
     assert not estimate.fits(1, 7.0)
     assert not estimate.fits(0, -1.0)  # a deadline that has passed
+
+
+def test_a_running_generation_that_overran_counts_as_holding_the_model_to_its_deadline() -> None:
+    estimate = QueueEstimate()
+    for _ in range(4):
+        estimate.record(1.0)
+    now = time.monotonic()
+    usual = RunningGeneration(now - 0.5, now + 29.5)  # as long as generations take: its mean counts
+    assert estimate.fits(1, 3.0, usual)
+    overran = RunningGeneration(now - 5.0, now + 25.0)  # an OpenAI client's long completion
+    assert not estimate.fits(1, 20.0, overran) and not estimate.fits(0, 20.0, overran)
+    assert estimate.fits(1, 25.0 + CUT_S + 1.5, overran)  # it could wait for the cut at its deadline
+    assert not estimate.fits(0, 1000.0, RunningGeneration(now - 5.0, None))  # no deadline: no telling
 
 
 async def test_admission_refuses_at_once_leaves_before_the_deadline_and_starts_when_free(gemma_path: Path) -> None:
@@ -68,6 +82,26 @@ async def test_admission_refuses_at_once_leaves_before_the_deadline_and_starts_w
             await asyncio.wait_for(collect(engine.stream(counting(8, deadline=started + room))), room + 30)
         assert time.monotonic() - started < room, "it waited past its deadline"
 
+        await running.aclose()
+        await engine.wait_idle()
+        mean, spread = engine.queue.mean_s, 2 * engine.queue.deviation_s  # the cut one counts too
+
+        # behind a generation that took longer than generations do and may go on to its deadline
+        # (60 s), a request with 10 s is refused at once, and one admitted before it overran
+        # leaves when it does, not after waiting most of its time (issue #30 item 6)
+        running = engine.stream(counting(3000, deadline=time.monotonic() + 60))
+        await running.__anext__()
+        started = time.monotonic()
+        waiting = asyncio.ensure_future(collect(engine.stream(counting(8, deadline=started + 20))))
+        while time.monotonic() - started <= mean + spread:
+            await asyncio.sleep(0.05)
+        refused = time.monotonic()
+        with pytest.raises(EngineBusy):
+            await collect(engine.stream(counting(8, deadline=refused + 10)))
+        assert time.monotonic() - refused < 0.2, "not refused at once"
+        with pytest.raises(EngineBusy):
+            await asyncio.wait_for(waiting, 30)
+        assert time.monotonic() - started < mean + spread + 1.0, "it waited on behind the overrun"
         await running.aclose()
         # the model is free: a request starts now, however short its deadline looks
         done = await asyncio.wait_for(collect(engine.stream(counting(4, deadline=time.monotonic() + 0.01))), 60)
