@@ -26,16 +26,17 @@ class ProtocolProblem:
     not_an_event: bool = False
 
 
-async def read_event_checked(reader: asyncio.StreamReader) -> Event | ProtocolProblem | None:
+async def read_event_checked(reader: asyncio.StreamReader, head: bytes = b"") -> Event | ProtocolProblem | None:
     """Read one Wyoming event; None at end of stream, a ProtocolProblem for a bad event.
+    `head`: the start of its header line, already read.
 
     Unlike `wyoming.event.async_read_event` (which treats bad JSON as end of stream), a bad event
     is consumed whole, so the next one is read cleanly.
     """
     try:
-        line = await reader.readuntil(b"\n")
+        line = head if head.endswith(b"\n") else head + await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as err:  # end of stream (maybe after a last unterminated line)
-        line = err.partial
+        line = head + err.partial
     except asyncio.LimitOverrunError:  # header line longer than the reader's limit
         await _skip_line(reader)
         return ProtocolProblem("too_large", "event header line is too long", not_an_event=True)

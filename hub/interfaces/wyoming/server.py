@@ -22,8 +22,8 @@ connection stays usable.
 Who may connect: the port has no authentication, so it takes only clients on the allow-list
 (`wyoming_allowed_clients`; by default loopback plus, in the add-on, Home Assistant's internal
 network, and standalone the private networks where Home Assistant runs), at most
-`wyoming_max_connections` at once, and closes a connection that sends no event for
-`wyoming_idle_timeout` seconds while no turn runs on it. A connection whose first line is not a
+`wyoming_max_connections` at once and a few from one address (those over a cap get an `error`
+event), and closes slow and idle connections (`limits`). A connection whose first line is not a
 JSON event header is dropped unanswered: that is how a web page's cross-site POST (`POST /
 HTTP/1.1`, headers, then a JSON body) would reach the port, and its body must never run.
 
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any, AsyncGenerator, Protocol, Sequence
 
@@ -51,7 +50,8 @@ from wyoming.server import AsyncEventHandler, AsyncServer
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult, request_problem
 from hub.interfaces.client_networks import allowed_networks, is_allowed
-from hub.interfaces.wyoming.events import ProtocolProblem, read_event_checked
+from hub.interfaces.wyoming.events import ProtocolProblem
+from hub.interfaces.wyoming.limits import EVENT_DEADLINE_S, BurstLog, ConnectionSlots, EventClock, refuse
 from hub.llm.types import Reasoning, ReasoningMode
 from hub.interfaces.wyoming.discovery import Discovery, DiscoveryOptions
 from hub.locales import normalize_language, phrase
@@ -112,8 +112,9 @@ class WyomingServer:
         self.turns: set[asyncio.Task[None]] = set()  # running turns, on any connection
         self.allowed_clients = allowed_networks(options.wyoming_allowed_clients, options.in_addon)
         self.idle_timeout = float(options.wyoming_idle_timeout)
-        self.max_connections = options.wyoming_max_connections
-        self.connections: set[WyomingTurnHandler] = set()
+        self.event_deadline = EVENT_DEADLINE_S
+        self.slots = ConnectionSlots(options.wyoming_max_connections)
+        self.burst_log = BurstLog()  # refusals and slow clients
 
     @property
     def port(self) -> int:
@@ -185,21 +186,26 @@ class WyomingTurnHandler(AsyncEventHandler):
         self._write_lock = asyncio.Lock()
         self._connected = True
         self._turn: asyncio.Task[None] | None = None
-        self._last_activity = time.monotonic()  # the last whole event read, or the end of a turn
+        self._clock = EventClock(self._peer_host(), server.idle_timeout, server.event_deadline, server.burst_log)
 
     async def run(self) -> None:
         """Like the base class, but a bad event gets an `error` event instead of a hang-up, and
-        only admitted clients are served, until they go idle (see the module docstring)."""
-        refusal = self._refusal()
-        if refusal is not None:
-            _LOGGER.warning("Wyoming connection from %s refused: %s", self._peer_host(), refusal)
+        only admitted clients are served, until they go slow or idle (see the module docstring)."""
+        peer = self._peer_host()
+        if not is_allowed(peer, self.server.allowed_clients):
+            self.server.burst_log.warning("not allowed", f"Wyoming connection from {peer} refused: "
+                                                        "not in wyoming_allowed_clients")
             self.writer.close()
             return
-        self.server.connections.add(self)
+        refusal = self.server.slots.take(peer)
+        if refusal is not None:
+            self.server.burst_log.warning("full", f"Wyoming connection from {peer} refused: {refusal}")
+            await refuse(self.reader, self.writer, refusal)
+            return
         first = True
         try:
             while self._connected:
-                item = await self._read_unless_idle()
+                item = await self._clock.next_event(self.reader, self._turn)
                 if item is None:
                     break
                 if isinstance(item, ProtocolProblem):
@@ -216,37 +222,9 @@ class WyomingTurnHandler(AsyncEventHandler):
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            self.server.connections.discard(self)
+            self.server.slots.give_back(peer)
             await self.disconnect()
             self.writer.close()
-
-    def _refusal(self) -> str | None:
-        """Why this connection is not served (None: it is)."""
-        if not is_allowed(self._peer_host(), self.server.allowed_clients):
-            return "not in wyoming_allowed_clients"
-        if len(self.server.connections) >= self.server.max_connections:
-            return f"already {self.server.max_connections} connections (wyoming_max_connections)"
-        return None
-
-    async def _read_unless_idle(self) -> Event | ProtocolProblem | None:
-        """The next event; None at end of stream or when the client sent no whole event for
-        idle_timeout seconds while no turn ran (the read is never cut mid-event otherwise)."""
-        read = asyncio.ensure_future(read_event_checked(self.reader))
-        try:
-            while True:
-                if self._turn is not None and not self._turn.done():
-                    wait = self.server.idle_timeout  # a running turn keeps the connection
-                else:
-                    wait = self._last_activity + self.server.idle_timeout - time.monotonic()
-                    if wait <= 0:
-                        _LOGGER.info("closing idle Wyoming connection from %s", self._peer_host())
-                        return None
-                done, _ = await asyncio.wait({read}, timeout=wait)
-                if done:
-                    self._last_activity = time.monotonic()
-                    return read.result()
-        finally:
-            read.cancel()
 
     async def disconnect(self) -> None:
         self._connected = False
@@ -331,7 +309,7 @@ class WyomingTurnHandler(AsyncEventHandler):
             result = _failure(request, language, "generic")
         finally:
             await turn.aclose()
-            self._last_activity = time.monotonic()
+            self._clock.turn_ended()
         assert result is not None, "Agent.run ends every turn with TurnDone"
         _log_turn(result)
         if result.ok:
