@@ -28,7 +28,8 @@ from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
 from hub.core.speech import speech_of
 from hub.core.tools import ToolContext, ToolError, ToolResult
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import normalize_language, phrase
 

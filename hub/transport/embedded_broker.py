@@ -17,6 +17,7 @@ import socket
 import time
 from typing import Any, Iterator
 
+from hub.transport.broker_log import limit_broker_log
 from hub.transport.mqtt_broker import BrokerSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class EmbeddedBroker:
             from amqtt.broker import Broker
         except ImportError as err:
             raise EmbeddedBrokerError("the embedded MQTT broker needs the 'amqtt' package") from err
+        limit_broker_log()
         if self.port == 0:
             self.port = _free_port()
         elif not await self._wait_until_free():
@@ -87,32 +89,99 @@ class EmbeddedBroker:
             _LOGGER.exception("embedded MQTT broker did not shut down cleanly")
 
 
-class _SnapshotDict(dict[str, Any]):
-    """Iterates over a snapshot of its keys, so a coroutine may await inside the loop."""
+def _has_wildcard(topic_filter: str) -> bool:
+    return "+" in topic_filter or "#" in topic_filter
+
+
+class _SubscriptionTable(dict[str, Any]):
+    """amqtt's table of topic filter → subscribers, iterated over a snapshot of its keys (so a
+    coroutine may await inside the loop), that names the filters a topic can match without
+    testing every one (exact filters are looked up, the few wildcard ones tested)."""
+
+    def __init__(self, table: dict[str, Any]) -> None:
+        super().__init__(table)
+        self._wildcards = {f for f in table if _has_wildcard(f)}
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(super().keys()))
 
+    def __setitem__(self, topic_filter: str, subscribers: Any) -> None:
+        super().__setitem__(topic_filter, subscribers)
+        if _has_wildcard(topic_filter):
+            self._wildcards.add(topic_filter)
+
+    def __delitem__(self, topic_filter: str) -> None:
+        super().__delitem__(topic_filter)
+        self._wildcards.discard(topic_filter)
+
+    def clear(self) -> None:
+        super().clear()
+        self._wildcards.clear()
+
+    def __repr__(self) -> str:  # amqtt logs the table's repr (at debug) after every subscribe
+        return f"<{len(self)} topic filters>"
+
+    def candidates(self, topic: str) -> list[tuple[str, Any]]:
+        """The filters that may match `topic`, with their subscribers (a snapshot)."""
+        exact = [(topic, self[topic])] if topic in self else []
+        return exact + [(f, self[f]) for f in sorted(self._wildcards) if f in self]
+
 
 def _patched_broker_class(broker_class: Any) -> Any:
-    """amqtt 0.12.1 works around two broker bugs hit when clients connect while others subscribe.
+    """amqtt 0.12.1 with three broker bugs worked around.
 
     1. On every connect it iterates over *all* subscriptions with awaits inside the loop, so a
        subscription made meanwhile raises "dictionary changed size during iteration" and drops
        the connecting client. Iterating over a snapshot fixes that.
     2. In that same loop it sends the connecting client the retained messages of every topic
        *anyone* subscribed to. Only the client's own subscriptions should count.
+    3. Every published message was tested against every subscription, and every subscribe
+       against every retained message, each test formatting a debug line: with thousands of
+       MQTT devices (a state subscription each) the broker fell minutes behind, replies waited
+       and clients' PUBACKs timed out. Exact filters are now looked up (and the table's repr,
+       formatted after every subscribe, is short).
     """
+    from amqtt.contexts import Action
+    from amqtt.mqtt.constants import QOS_1, QOS_2
 
     class PatchedBroker(broker_class):  # type: ignore[misc]  # amqtt ships no types
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._subscriptions: dict[str, Any] = _SnapshotDict(self._subscriptions)
+            self._subscriptions: _SubscriptionTable = _SubscriptionTable(self._subscriptions)
 
         async def _publish_retained_messages_for_subscription(self, subscription: Any, session: Any) -> None:
-            subscribers = self._subscriptions.get(subscription[0], [])
-            if any(s.client_id == session.client_id for s, _ in subscribers):
+            topic_filter, qos = subscription
+            subscribers = self._subscriptions.get(topic_filter, [])
+            if not any(s.client_id == session.client_id for s, _ in subscribers):
+                return
+            if _has_wildcard(topic_filter):
                 await super()._publish_retained_messages_for_subscription(subscription, session)
+                return
+            retained = self._retained_messages.get(topic_filter)
+            handler = self._get_handler(session)
+            if retained is not None and handler:
+                await handler.mqtt_publish(retained.topic, retained.data, min(qos, retained.qos or qos), retain=True)
+
+        async def _run_broadcast(self, running_tasks: Any) -> None:
+            """amqtt's own, over the candidate filters only (and without a debug line per filter)."""
+            broadcast = await self._broadcast_queue.get()
+            topic = broadcast["topic"]
+            for topic_filter, subscriptions in self._subscriptions.candidates(topic):
+                if not self._matches(topic, topic_filter):
+                    continue
+                for target_session, sub_qos in subscriptions:
+                    qos = broadcast.get("qos", sub_qos)
+                    if not await self._topic_filtering(target_session, topic=topic, action=Action.RECEIVE):
+                        continue
+                    connected = target_session.transitions.state == "connected"
+                    if (not connected and not target_session.clean_session and qos in (QOS_1, QOS_2)
+                            and not target_session.is_anonymous):
+                        await self._retain_broadcast_message(broadcast, qos, target_session)
+                        continue
+                    handler = self._get_handler(target_session) if connected else None
+                    if handler:
+                        running_tasks.append(asyncio.ensure_future(
+                            handler.mqtt_publish(topic, broadcast["data"], qos, retain=False)))
 
     return PatchedBroker
 

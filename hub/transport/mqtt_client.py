@@ -17,35 +17,36 @@ import json
 import logging
 import random
 import secrets
+import select
 import socket
 import ssl
 import threading
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from hub.transport.mqtt_broker import BrokerSettings
+from hub.transport.mqtt_subscriptions import MessageHandler, MqttMessage, Subscription, Subscriptions
 
 _LOGGER = logging.getLogger(__name__)
 
+READ_BURST = 500  # packets read per wake-up at most, so a flood cannot hold the event loop
 CONNACK_TIMEOUT = 15.0  # seconds a connected socket may take to bring the broker's CONNACK
 HA_BIRTH_PAYLOAD = b"online"
 
 
-@dataclass(frozen=True)
-class MqttMessage:
-    topic: str
-    payload: bytes
-    retain: bool = False
-    qos: int = 0
-
-
-MessageHandler = Callable[[MqttMessage], Awaitable[None]]
 Announcer = Callable[[], Awaitable[None]]
 Payload = str | bytes | dict[str, Any] | list[Any] | int | float | None
+
+
+def _has_more(sock: Any) -> bool:
+    """Whether the socket has more to read now (TLS may hold decrypted bytes already)."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable)
 
 
 def encode_payload(payload: Payload) -> bytes:
@@ -57,37 +58,6 @@ def encode_payload(payload: Payload) -> bytes:
     if isinstance(payload, str):
         return payload.encode("utf-8")
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-class _Subscription:
-    """One handler on one topic filter, fed in arrival order by its own worker task."""
-
-    def __init__(self, topic_filter: str, qos: int, handler: MessageHandler, queue_limit: int,
-                 retained: bool = True) -> None:
-        self.topic_filter = topic_filter
-        self.qos = qos
-        self.handler = handler
-        self.retained = retained
-        self.queue: asyncio.Queue[MqttMessage] = asyncio.Queue(maxsize=queue_limit)
-        self.worker = asyncio.ensure_future(self._run())
-
-    def deliver(self, message: MqttMessage) -> None:
-        if message.retain and not self.retained:
-            _LOGGER.warning("ignored a retained message on command topic %s: a command runs only when it "
-                            "is sent, never again at the next connect (publish it without retain)", message.topic)
-            return
-        if self.queue.full():
-            self.queue.get_nowait()
-            _LOGGER.warning("handler for %s is behind: dropped its oldest message", self.topic_filter)
-        self.queue.put_nowait(message)
-
-    async def _run(self) -> None:
-        while True:
-            message = await self.queue.get()
-            try:
-                await self.handler(message)
-            except Exception:  # a handler's bug must never stop the client
-                _LOGGER.exception("MQTT handler for %s failed on %s", self.topic_filter, message.topic)
 
 
 class MqttClient:
@@ -125,7 +95,7 @@ class MqttClient:
         self._outbox_limit = outbox_limit
         self._handler_queue_limit = handler_queue_limit
         self._backoff = (backoff_min, backoff_max)
-        self._subscriptions: list[_Subscription] = []
+        self._subscriptions = Subscriptions()
         self._announcers: list[Announcer] = []
         self._connected = asyncio.Event()
         self._link_closed = asyncio.Event()  # set when the socket closes (ends a CONNACK wait)
@@ -208,26 +178,27 @@ class MqttClient:
         self._subscriptions.clear()
 
     async def subscribe(self, topic_filter: str, handler: MessageHandler, qos: int = 1, *,
-                        retained: bool = True) -> Callable[[], None]:
+                        retained: bool = True, latest_only: bool = False,
+                        queue_limit: int | None = None) -> Callable[[], None]:
         """Call `handler` for every message on `topic_filter` (also after reconnects).
 
         `retained=False` for command topics: a retained message there (which the broker replays at
         every subscribe, so at every hub start) is dropped with a warning instead of run.
+        `latest_only`: of the messages waiting for the handler, only each topic's newest counts.
         Returns a function that removes this subscription.
         """
-        sub = _Subscription(topic_filter, qos, handler, self._handler_queue_limit, retained)
-        self._subscriptions.append(sub)
+        sub = Subscription(topic_filter, qos, handler, queue_limit or self._handler_queue_limit,
+                           retained=retained, latest_only=latest_only)
+        self._subscriptions.add(sub)
         if self.connected:
             # sent even when another handler already has this filter: subscribing again makes
             # the broker re-send the retained message, which the new handler needs
             self._paho.subscribe(topic_filter, qos)
 
         def unsubscribe() -> None:
-            if sub in self._subscriptions:
-                self._subscriptions.remove(sub)
+            if self._subscriptions.remove(sub):
                 sub.worker.cancel()
-                still_used = any(s.topic_filter == topic_filter for s in self._subscriptions)
-                if self.connected and not still_used:
+                if self.connected and not self._subscriptions.uses(topic_filter):
                     self._paho.unsubscribe(topic_filter)
 
         return unsubscribe
@@ -371,9 +342,8 @@ class MqttClient:
         if self.birth_topic and message.topic == self.birth_topic and message.payload == HA_BIRTH_PAYLOAD:
             for announcer in list(self._announcers):
                 self._spawn(self._run_announcer(announcer))
-        for sub in list(self._subscriptions):
-            if paho.topic_matches_sub(sub.topic_filter, message.topic):
-                sub.deliver(message)
+        for sub in self._subscriptions.matching(message.topic):
+            sub.deliver(message)
 
     # --- socket callbacks: the connect in the worker thread hops back to the loop ------------
 
@@ -442,7 +412,15 @@ class MqttClient:
             self._misc_timer = None
 
     def _read(self) -> None:
-        self._paho.loop_read()
+        """Read what has arrived, up to READ_BURST packets: paho reads one packet per call, so one
+        per turn of the event loop fell behind a flood (thousands of retained discovery configs)
+        and the broker's wait for their PUBACKs timed out."""
+        for _ in range(READ_BURST):
+            if self._paho.loop_read() != MQTTErrorCode.MQTT_ERR_SUCCESS:
+                return
+            sock = self._paho.socket()
+            if sock is None or not _has_more(sock):
+                return
 
     def _write(self) -> None:
         self._paho.loop_write()

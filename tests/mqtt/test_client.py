@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from hub.transport.mqtt_broker import BrokerSettings, broker_from_options
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 from hub.config import validate
 from hub.options import hub_options
 from mqtt.mqtt_helpers import Mosquitto, Sniffer, diagnose

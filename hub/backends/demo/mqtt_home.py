@@ -25,7 +25,8 @@ from hub.backends.demo.mqtt_devices import (
     WeatherSensor,
 )
 from hub.transport.mqtt_broker import BrokerSettings
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -44,10 +44,12 @@ from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import SOURCE, TrackedEntity, availability_entries
 from hub.home.entities import Entity, EntityStore
 from hub.home.policy import SENSITIVE_COVER_CLASSES, SENSITIVE_DOMAINS
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 
 _LOGGER = logging.getLogger(__name__)
 MAX_STATE_BYTES = 64 * 1024
+MAX_PENDING_CONFIGS = 20_000  # discovery topics waiting to be taken in (a flood is taken whole)
 
 
 def _is_sensitive(tracked: TrackedEntity) -> bool:
@@ -88,6 +90,9 @@ class MqttDevices:
         self._ignore = set(ignore_node_ids)
         self._allowed = _entity_filter(include_entities, exclude_entities)
         self._tracked: dict[tuple[str, str], TrackedEntity] = {}
+        self._by_entity_id: dict[str, TrackedEntity] = {}
+        self._on_command_topic: dict[str, set[tuple[str, str]]] = {}  # topic → the keys publishing there
+        self._others: _OtherEntities | None = None  # the other sources' entities, by what makes them the same
         self._device_keys: dict[str, set[tuple[str, str]]] = {}  # device topic → component keys
         self._unsubscribes: list[Callable[[], None]] = []
         self._remove_listener: Callable[[], None] | None = None
@@ -97,7 +102,11 @@ class MqttDevices:
         self.store.register_backend(SOURCE, self.backend)
         self._remove_listener = self.store.add_listener(self._on_store_change)
         for topic_filter in (f"{self.prefix}/+/+/config", f"{self.prefix}/+/+/+/config"):
-            self._unsubscribes.append(await self.client.subscribe(topic_filter, self._on_discovery))
+            # QoS 0: configs are retained, so none is lost to a dropped link (the broker sends them
+            # again at the next subscribe), and a broker's limit on unacknowledged QoS 1 messages
+            # (mosquitto queues 1,000, then drops) cannot lose a flood of them
+            self._unsubscribes.append(await self.client.subscribe(
+                topic_filter, self._on_discovery, qos=0, latest_only=True, queue_limit=MAX_PENDING_CONFIGS))
 
     async def stop(self) -> None:
         for unsubscribe in self._unsubscribes:
@@ -110,10 +119,7 @@ class MqttDevices:
             self._remove_listener = None
 
     def tracked(self, entity_id: str) -> TrackedEntity | None:
-        for tracked in self._tracked.values():
-            if tracked.entity_id == entity_id:
-                return tracked
-        return None
+        return self._by_entity_id.get(entity_id)
 
     # --- discovery ---------------------------------------------------------------------------
 
@@ -166,7 +172,7 @@ class MqttDevices:
             return
         if not self._guard_sensitive_topics(tracked):
             return
-        self._tracked[spec.key] = tracked
+        self._track(tracked)
         tracked.shadowed_by = self._shadowing_entity(tracked)
         await self._subscribe_state(tracked)
         self._push(tracked)
@@ -175,9 +181,11 @@ class MqttDevices:
         """Whether `new` may be tracked: not when it would publish on a sensitive entity's command
         topic; a sensitive `new` withdraws the non-sensitive entities already on its topics."""
         topics = command_topics(new.component, new.config)
-        for key, other in list(self._tracked.items()):
+        sharing = {key for topic in topics for key in self._on_command_topic.get(topic, ())}
+        for key in sorted(sharing):
+            other = self._tracked[key]
             shared = topics & command_topics(other.component, other.config)
-            if key == new.spec.key or not shared or _is_sensitive(new) == _is_sensitive(other):
+            if key == new.spec.key or _is_sensitive(new) == _is_sensitive(other):
                 continue
             refused, owner = (other, new) if _is_sensitive(new) else (new, other)
             _LOGGER.warning("refused MQTT entity %s (%s): it would publish on %s, the command topic of %s, "
@@ -189,16 +197,27 @@ class MqttDevices:
         return True
 
     def _free_entity_id(self, wanted: str) -> str:
-        taken = {t.entity_id for t in self._tracked.values()}
         candidate, n = wanted, 2
-        while candidate in taken:
+        while candidate in self._by_entity_id:
             candidate, n = f"{wanted}_{n}", n + 1
         return candidate
+
+    def _track(self, tracked: TrackedEntity) -> None:
+        self._tracked[tracked.spec.key] = tracked
+        self._by_entity_id[tracked.entity_id] = tracked
+        for topic in command_topics(tracked.component, tracked.config):
+            self._on_command_topic.setdefault(topic, set()).add(tracked.spec.key)
 
     def _drop(self, key: tuple[str, str]) -> None:
         tracked = self._tracked.pop(key, None)
         if tracked is None:
             return
+        del self._by_entity_id[tracked.entity_id]
+        for topic in command_topics(tracked.component, tracked.config):
+            keys = self._on_command_topic[topic]
+            keys.discard(key)
+            if not keys:
+                del self._on_command_topic[topic]
         for unsubscribe in tracked.unsubscribes:
             unsubscribe()
         existing = self.store.get(tracked.entity_id)
@@ -208,13 +227,19 @@ class MqttDevices:
     # --- one device, one entity --------------------------------------------------------------
 
     def _shadowing_entity(self, tracked: TrackedEntity) -> str | None:
-        for entity in self.store.all():
-            if entity.source != SOURCE and _same_thing(entity, tracked):
+        if self._others is None:  # built once per change of the other sources, not per config
+            self._others = _OtherEntities(e for e in self.store.all() if e.source != SOURCE)
+        for entity_id in self._others.candidates(tracked):
+            entity = self.store.get(entity_id)
+            if entity is not None and entity.source != SOURCE and _same_thing(entity, tracked):
                 return entity.entity_id
         return None
 
     def _on_store_change(self, old: Entity | None, new: Entity) -> None:
-        if old is not None or new.source == SOURCE:
+        if new.source == SOURCE or (old is not None and (old.name, old.device_id) == (new.name, new.device_id)):
+            return
+        self._others = None
+        if old is not None:
             return
         for tracked in self._tracked.values():
             if tracked.shadowed_by is None and _same_thing(new, tracked):
@@ -272,3 +297,19 @@ def _same_thing(entity: Entity, tracked: TrackedEntity) -> bool:
         or (entity.domain == tracked.component and entity.name.casefold() == tracked.name.casefold())
         or bool(entity.device_id and entity.device_id in tracked.device_ids)
     )
+
+
+class _OtherEntities:
+    """The other sources' entities by what `_same_thing` compares: id, domain and name, device."""
+
+    def __init__(self, entities: Iterable[Entity]) -> None:
+        self._by_key: dict[tuple[str, ...], list[str]] = {}
+        for entity in entities:
+            for key in (("id", entity.entity_id), ("name", entity.domain, entity.name.casefold()),
+                        *((("device", entity.device_id),) if entity.device_id else ())):
+                self._by_key.setdefault(key, []).append(entity.entity_id)
+
+    def candidates(self, tracked: TrackedEntity) -> list[str]:
+        keys = [("id", tracked.entity_id), ("name", tracked.component, tracked.name.casefold()),
+                *(("device", d) for d in tracked.device_ids)]
+        return [entity_id for key in keys for entity_id in self._by_key.get(key, ())]

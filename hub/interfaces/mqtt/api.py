@@ -49,7 +49,8 @@ from hub.agent.activity import ConversationsCleared, Reported, Turn, TurnStarted
 from hub.agent.api import AgentApi
 from hub.core.tools import ANNOUNCED, PROVEN
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 from hub.transport.mqtt_topics import HubTopics
 from hub.llm.types import Reasoning, ReasoningMode
 from hub.locales import normalize_language, phrase

@@ -19,7 +19,8 @@ from hub.agent.types import ReplyChunk, TurnDone
 from hub.agent.activity import Turn, TurnStarted
 from hub.agent.api import AgentApi
 from hub.interfaces.mqtt.api import Ask, MqttApi
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 from hub.transport.mqtt_topics import HubTopics
 
 _LOGGER = logging.getLogger(__name__)

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from hub.agent.api import AgentApi
 from hub.interfaces.direct_tools import CallError, DirectCall, error_json, parse_call, result_json, run_call
-from hub.transport.mqtt_client import MqttClient, MqttMessage
+from hub.transport.mqtt_client import MqttClient
+from hub.transport.mqtt_subscriptions import MqttMessage
 from hub.transport.mqtt_topics import HubTopics
 
 _LOGGER = logging.getLogger(__name__)
