@@ -231,13 +231,21 @@ class EntityResolver:
         return Fit(good, "" if good else missing, ambiguous=match.tier == "partial" and len(good) > 1)
 
     def pick(self, answer: str, among: list[Entity], language: str = "en") -> Entity | None:
-        """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp"), if exactly one."""
+        """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp", "the lock"),
+        if exactly one: a whole name first, then its words or kind; a name two share is told apart
+        by kind or area, as the question says them."""
         language = base_language(language)
         index = self._index(language)
-        said = [w for w in fold(answer, language).split() if w not in stop_words(language)]
+        words = fold(answer, language).split()
+        said = [w for w in words if w not in stop_words(language)]
         kinds = domain_words(language)
-        chosen = [e for e in among
-                  if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
+        chosen = [e for e in among if e.entity_id in index.names.get(" ".join(said), ())] or [
+            e for e in among
+            if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
+        if len(chosen) != 1:  # "the switch", "Front Door in the Hallway": a kind or an area the question said
+            spoken = f" {' '.join(words)} "
+            chosen = [e for e in chosen or among
+                      if e.domain in words or (e.area and f" {fold(e.area, language)} " in spoken)] or chosen
         return chosen[0] if len(chosen) == 1 else None
 
     def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple[float, ...]], _Reading]:
