@@ -1,13 +1,46 @@
 """Devices that answer to the same name: a command naming them asks which one, whatever their
-kinds; the question tells them apart.
+kinds, and a discovered device that takes an existing device's name is logged and listed.
+
+Names and aliases are compared as the resolver looks them up (`spoken_names.name_keys`), among
+the devices the home tools act on: a door's contact sensor beside its lock is no look-alike.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from functools import lru_cache
+from typing import Iterable, Sequence
 
+from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.entities import Entity
+from hub.home.spoken_names import name_keys
+
+CONTROLLABLE = frozenset(TURN_ON_SERVICES) | frozenset(TURN_OFF_SERVICES)
+
+
+def namesakes(entity: Entity, others: Iterable[Entity]) -> list[Entity]:
+    """The controllable entities of `others` (`entity` aside) that answer to one of its names."""
+    if entity.domain not in CONTROLLABLE:
+        return []
+    keys = _keys((entity.name, *entity.aliases))
+    return [other for other in others if other.entity_id != entity.entity_id and other.domain in CONTROLLABLE
+            and not keys.isdisjoint(_keys((other.name, *other.aliases)))]
+
+
+def namesake_groups(entities: Iterable[Entity]) -> list[list[Entity]]:
+    """Each name two or more controllable entities answer to, as those entities (by entity id)."""
+    by_key: dict[str, dict[str, Entity]] = defaultdict(dict)
+    for entity in entities:
+        if entity.domain in CONTROLLABLE:
+            for key in _keys((entity.name, *entity.aliases)):
+                by_key[key][entity.entity_id] = entity
+    groups = {tuple(sorted(found)): found for found in by_key.values() if len(found) > 1}
+    return [[groups[ids][i] for i in ids] for ids in sorted(groups)]
+
+
+@lru_cache(maxsize=8192)
+def _keys(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(name_keys(names))
 
 
 def option_names(options: Sequence[Entity]) -> list[str]:

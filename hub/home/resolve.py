@@ -13,7 +13,7 @@ from typing import Iterable
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
-from hub.home.spoken_names import split_camel
+from hub.home.spoken_names import name_keys
 from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
@@ -426,10 +426,7 @@ class EntityResolver:
             if entity.area:
                 index.by_area[entity.area].append(entity.entity_id)
                 index.areas.setdefault(fold(entity.area, language), entity.area)
-            written = (entity.name, *entity.aliases)
-            for key in dict.fromkeys(fold(n, language) for name in written for n in (name, split_camel(name))):
-                if not key:
-                    continue
+            for key in name_keys((entity.name, *entity.aliases), language):
                 if entity.entity_id not in index.names[key]:
                     index.names[key].append(entity.entity_id)
                 index.max_name_words = max(index.max_name_words, len(key.split()))

@@ -7,7 +7,7 @@ import pytest
 
 from hub.backends.demo.home import SOURCE
 from hub.home.entities import Entity
-from hub.home.namesakes import option_names
+from hub.home.namesakes import namesake_groups, namesakes, option_names
 from hub.locales import phrase
 from home.test_fast_path import Home
 
@@ -55,6 +55,15 @@ async def test_a_sensor_with_the_locks_name_is_no_look_alike() -> None:
     home = home_with(CONTACT)
     outcome = await home.say("unlock the front door")
     assert [c.arguments["entity_id"] for c in outcome.calls] == ["lock.front_door"]  # (the tools' policy refuses it)
+    assert namesakes(CONTACT, home.store.all()) == [] and namesake_groups(home.store.all()) == []
+
+
+def test_namesakes_are_found_as_the_resolver_compares_names() -> None:
+    home = home_with(LOOK_ALIKE, CONTACT, Entity("light.porch", "FrontDoor", source=SOURCE))
+    lock = home.store.get("lock.front_door")
+    assert [e.entity_id for e in namesakes(lock, home.store.all())] == ["light.porch", "switch.front_door"]
+    assert [[e.entity_id for e in g] for g in namesake_groups(home.store.all())] == [
+        ["light.porch", "lock.front_door", "switch.front_door"]]
 
 
 def test_the_options_of_which_one_tell_twins_apart() -> None:

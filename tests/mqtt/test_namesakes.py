@@ -10,15 +10,21 @@ the real device moves only once chosen and, where the policy wants one, after a 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from pathlib import Path
 
 import pytest
+import requests
 
 from hub.agent.types import TurnRequest
+from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.locales import join_list, phrase
-from mqtt.mqtt_helpers import Sniffer, eventually
+from hub.transport.mqtt_client import BrokerSettings
+from mqtt.mqtt_helpers import Sniffer, eventually, json_with
 from mqtt.test_fast_path_on_mqtt import policed_agent
 from mqtt.test_tools_on_mqtt import home as mqtt_home  # noqa: F401  (the MQTT demo home, tools on it)
+from reliability.served_hub import ServedHub
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,8 +49,9 @@ GARAGE_OPTIONS = ("Garage Door", "Garage Door Opener")
 
 
 async def test_a_look_alike_switch_takes_no_command_and_the_real_device_waits_for_a_choice_and_a_yes(
-        mqtt_home, tmp_path: Path, sniffer_factory) -> None:
+        mqtt_home, tmp_path: Path, sniffer_factory, caplog) -> None:
     store, _, demo = mqtt_home
+    caplog.set_level(logging.WARNING, logger="hub.backends.mqtt.devices")
     wire = sniffer_factory([FAKE_TOPICS, "bolt_demo/+/set", "bolt_demo/+/+/set"])
     publish_look_alikes(wire)
     await eventually(lambda: store.get("switch.front_door") and store.get("switch.garage_door_opener"))
@@ -67,3 +74,44 @@ async def test_a_look_alike_switch_takes_no_command_and_the_real_device_waits_fo
     assert [(f.call.arguments["entity_id"], f.ok) for f in done.tool_calls] == [("cover.garage_door", True)]
     await eventually(lambda: demo.device("garage_door").position == 100)
     assert wire.on(FAKE_TOPICS) == []
+    warnings = [r.getMessage() for r in caplog.records if "answers to the name of" in r.getMessage()]
+    assert any("switch.front_door" in w and "lock.front_door" in w for w in warnings), warnings
+    assert not any("switch.garage_door_opener" in w for w in warnings)  # "Garage Door Opener" is its own name
+
+
+@pytest.mark.timeout(300)
+async def test_a_served_hub_asks_which_one_and_lists_the_look_alike(mosquitto, tmp_path: Path, smollm_path: Path):
+    """The same through `bolt-hub serve` and its MQTT API: the reply asks, the log names both, and
+    /api/status (the page's status) lists the name they share."""
+    demo = MqttDemoHome.on_broker(BrokerSettings("127.0.0.1", mosquitto.port), travel_seconds=0.2)
+    await demo.start()
+    base = "bolt_hub/bolt_hub"
+    wire = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{base}/reply", f"{base}/availability", FAKE_TOPICS])
+    hub = ServedHub(tmp_path, smollm_path, {"mqtt_host": "127.0.0.1", "mqtt_port": mosquitto.port,
+                                            "api_token": "namesakes-token"})
+    try:
+        hub.start()
+        await wire.wait_for(f"{base}/availability", lambda p: p == b"online", timeout=60)
+        publish_look_alikes(wire)
+        api = f"http://127.0.0.1:{hub.ports['http_port']}/api"
+
+        def get(path: str):
+            return requests.get(f"{api}/{path}", headers={"Authorization": "Bearer namesakes-token"}, timeout=10).json()
+
+        await eventually(lambda: {"lock.front_door", "switch.front_door", "switch.garage_door_opener"}
+                         <= {e["entity_id"] for e in get("entities")}, timeout=30)
+        for n, (text, options) in enumerate([("turn off the front door", DOOR_OPTIONS),
+                                             ("turn on the garage door", GARAGE_OPTIONS)]):
+            wire.publish(f"{base}/ask", {"id": f"a{n}", "text": text, "conversation_id": f"c{n}"})
+            reply = json.loads(await wire.wait_for(f"{base}/reply", json_with(id=f"a{n}"), timeout=60))
+            assert reply["tool_calls"] == [] and reply["text"] == which_one(*options), reply
+        await asyncio.sleep(1)
+        assert wire.on(FAKE_TOPICS) == []
+        assert demo.device("front_door").locked and demo.device("garage_door").position == 0
+        assert get("status")["namesakes"] == [{"name": "Front Door", "entity_ids": ["lock.front_door", "switch.front_door"]}]
+        assert "MQTT discovered switch.front_door (Front Door), which answers to the name of lock.front_door" \
+            in hub.log()
+    finally:
+        hub.stop()
+        await asyncio.to_thread(wire.close)
+        await demo.stop()
