@@ -17,6 +17,7 @@ from hub.agent.types import TurnEvent, TurnResult
 from hub.agent.utterances import ordinal_position
 from hub.core.answer import DirectAnswer
 from hub.home.entities import Entity
+from hub.home.namesakes import option_names
 from hub.locales import join_list, phrase
 
 
@@ -48,7 +49,7 @@ class Choices:
         """"Which one: A or B?", and keep the command for the next turn's answer."""
         self.ask(state, text, options)
         question = phrase(state.language, "entity.ambiguous",
-                          options=join_list([e.name for e in options], state.language))
+                          options=join_list(option_names(options), state.language))
         return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
 
     def take(self, conversation_id: str, source: str, client: str | None) -> Choice | None:

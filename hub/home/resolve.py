@@ -13,7 +13,7 @@ from typing import Iterable
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
-from hub.home.spoken_names import split_camel
+from hub.home.spoken_names import name_keys
 from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
@@ -231,13 +231,21 @@ class EntityResolver:
         return Fit(good, "" if good else missing, ambiguous=match.tier == "partial" and len(good) > 1)
 
     def pick(self, answer: str, among: list[Entity], language: str = "en") -> Entity | None:
-        """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp"), if exactly one."""
+        """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp", "the lock"),
+        if exactly one: a whole name first, then its words or kind; a name two share is told apart
+        by kind or area, as the question says them."""
         language = base_language(language)
         index = self._index(language)
-        said = [w for w in fold(answer, language).split() if w not in stop_words(language)]
+        words = fold(answer, language).split()
+        said = [w for w in words if w not in stop_words(language)]
         kinds = domain_words(language)
-        chosen = [e for e in among
-                  if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
+        chosen = [e for e in among if e.entity_id in index.names.get(" ".join(said), ())] or [
+            e for e in among
+            if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
+        if len(chosen) != 1:  # "the switch", "Front Door in the Hallway": a kind or an area the question said
+            spoken = f" {' '.join(words)} "
+            chosen = [e for e in chosen or among
+                      if e.domain in words or (e.area and f" {fold(e.area, language)} " in spoken)] or chosen
         return chosen[0] if len(chosen) == 1 else None
 
     def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple[float, ...]], _Reading]:
@@ -418,10 +426,7 @@ class EntityResolver:
             if entity.area:
                 index.by_area[entity.area].append(entity.entity_id)
                 index.areas.setdefault(fold(entity.area, language), entity.area)
-            written = (entity.name, *entity.aliases)
-            for key in dict.fromkeys(fold(n, language) for name in written for n in (name, split_camel(name))):
-                if not key:
-                    continue
+            for key in name_keys((entity.name, *entity.aliases), language):
                 if entity.entity_id not in index.names[key]:
                     index.names[key].append(entity.entity_id)
                 index.max_name_words = max(index.max_name_words, len(key.split()))

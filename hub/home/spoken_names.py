@@ -53,6 +53,13 @@ def split_camel(text: str) -> str:
     return "".join(out)
 
 
+def name_keys(names: Iterable[str], language: str = "en") -> list[str]:
+    """The folded forms the resolver looks names and aliases up by: as written and CamelCase
+    split ("HeatPump": "heatpump", "heat pump"), each once, none empty."""
+    return [key for key in dict.fromkeys(fold(n, language) for name in names for n in (name, split_camel(name)))
+            if key]
+
+
 def name_variants(name: str, area_keys: frozenset[str] = frozenset()) -> list[str]:
     """The spoken forms of one name or alias, the written one first.
 

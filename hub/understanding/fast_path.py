@@ -22,6 +22,7 @@ from hassil.recognize import RecognizeResult
 from hub.understanding.answers import answer
 from hub.understanding.compound import split_parts, with_shared_words
 from hub.home.entities import Entity, EntityStore
+from hub.home.namesakes import option_names
 from hub.home.normalize import base_language
 from hub.understanding.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
 from hub.understanding.recognition import (
@@ -252,7 +253,7 @@ class FastPath:
         if isinstance(plan, NotFound):
             return DirectAnswer(phrase(language, "entity.not_found", name=plan.name), "not_found")
         if isinstance(plan, Ambiguous):
-            options = join_list([e.name for e in plan.candidates], language)
+            options = join_list(option_names(plan.candidates), language)
             return DirectAnswer(phrase(language, "entity.ambiguous", options=options), "ambiguous",
                                 candidates=[e.entity_id for e in plan.candidates], pending=plan.action)
         return await self._execute(plan, ctx, alone)

@@ -5,10 +5,15 @@ the resolver reads when the name is no slot value), narrowed by area, floor, dom
 class; with no name, every device of the kind said in the area or floor said, or in the whole
 home ("all the lights", "everywhere"). When a name fits several entities, the ones that support
 what was asked are preferred (a color → the light that shows colors); still several: Ambiguous.
+Devices that answer to the name said are ambiguous whatever their kinds (issue #30 item 4: a
+discovered switch "Front Door" must not take "turn off the front door" from the lock), and a name
+read in part never stands in for a device the sentence names outright ("Garage Door Opener" for
+"turn on the garage door"): the command asks which one, naming them all.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +23,9 @@ from hassil.recognize import RecognizeResult
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
-from hub.understanding.recognition import QUESTION_INTENTS, HomeData, bare_template
+from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 from hub.home.resolve import EntityResolver
-from hub.home.vocabulary import domain_words
+from hub.home.vocabulary import domain_words, stop_words
 
 _MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
                   "HassMediaNext": "next", "HassMediaPrevious": "previous"}
@@ -93,6 +98,7 @@ class Planner:
     def __init__(self, store: EntityStore, resolver: EntityResolver) -> None:
         self._store = store
         self._resolver = resolver
+        self._forms: tuple[Names, dict[str, set[str]]] | None = None  # folded spoken form → entity ids
 
     def plan(self, results: list[RecognizeResult], home: HomeData, language: str, text: str) -> Plan | None:
         """The first result that makes a plan (those whose domain the text names first); a name
@@ -126,7 +132,7 @@ class Planner:
             if not folded or words > _MAX_NAME_WORDS or f" {folded} " not in said \
                     or not _MIN_COMMAND_WORDS <= leftover <= _MAX_COMMAND_WORDS:
                 continue
-            plan = self.plan_one(result, home, language, name_text=name)
+            plan = self.plan_one(result, home, language, name_text=name, text=text)
             if plan is not None:
                 return plan
             if not_found is None and result.intent.name in ("HassTurnOn", "HassTurnOff") \
@@ -154,7 +160,8 @@ class Planner:
         return None
 
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
-                 name_text: str | None = None) -> Plan | None:
+                 name_text: str | None = None, text: str | None = None) -> Plan | None:
+        """`name_text`: a name the resolver reads (no slot value), said in `text` (the sentence)."""
         slots = {key: entity.value for key, entity in result.entities.items()}
         intent = result.intent.name
         if intent == "HassNevermind":
@@ -179,7 +186,15 @@ class Planner:
             state_text = result.entities["state"].text if "state" in result.entities else None
             return Question(intent, result.response or "default", targets,
                             str(state) if state is not None else None, state_text) if targets else None
-        targets = [e for e in targets if e.domain in _TOOL_DOMAINS.get(tool, ())]
+        able = _TOOL_DOMAINS.get(tool, set())
+        targets = [e for e in targets if e.domain in able]
+        if named and targets:
+            said = name_text if name_text is not None else str(result.entities["name"].text)
+            others = self._narrowed([e for e in self._look_alikes(said, text, targets, home, language)
+                                     if e.domain in able], intent, slots, home)
+            if others:
+                options = sorted([*targets, *others], key=lambda e: e.entity_id)
+                return Ambiguous(intent, options, Action(intent, tool, args, options, named))
         if named and len(targets) > 1:
             targets = _supporting(tool, args, targets)
             if len(targets) > 1:
@@ -189,6 +204,31 @@ class Planner:
     def _targets(self, intent: str, slots: dict[str, Any], home: HomeData, language: str,
                  name_text: str | None) -> tuple[list[Entity], bool] | None:
         """The entities the slots mean, and whether a name picked them (else a group)."""
+        domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
+        named = False
+        if isinstance(slots.get("name"), frozenset):
+            pool = [e for e in map(self._store.get, sorted(slots["name"])) if e is not None]
+            named = True
+        elif name_text is not None:
+            group, placed = self._resolver.group_phrase(name_text, language)
+            if group and not placed:
+                return None  # "the lamps" with no room said: not every lamp in the home
+            pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
+            named = not group
+        elif isinstance(slots.get("area"), str) or isinstance(slots.get("floor"), str) \
+                or "domain" in slots or slots.get("device_class"):
+            pool = self._store.all()
+        elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet"):
+            # "what is the temperature", "set the temperature to 21", "all lights blue": every
+            # device of the intent's kind, as HA's handlers do when no satellite area is known
+            pool = self._store.all()
+        else:
+            return None
+        return self._narrowed(pool, intent, slots, home), named
+
+    @staticmethod
+    def _narrowed(pool: list[Entity], intent: str, slots: dict[str, Any], home: HomeData) -> list[Entity]:
+        """Those of `pool` in the area or floor, of the kind and device class the slots say."""
         domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
         device_class = slots.get("device_class")
         # a list when the template's words fit several kinds ("gardiner": blinds, curtains, shutters)
@@ -200,24 +240,6 @@ class Planner:
             floor = home.floors.get(slots["floor"])
             on_floor = set(floor.areas) if floor else set()
             areas = on_floor if areas is None else areas & on_floor
-        named = False
-        if isinstance(slots.get("name"), frozenset):
-            pool = [e for e in map(self._store.get, sorted(slots["name"])) if e is not None]
-            named = True
-        elif name_text is not None:
-            group, placed = self._resolver.group_phrase(name_text, language)
-            if group and not placed:
-                return None  # "the lamps" with no room said: not every lamp in the home
-            pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
-            named = not group
-        elif areas is not None or "domain" in slots or device_class:
-            pool = self._store.all()
-        elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet"):
-            # "what is the temperature", "set the temperature to 21", "all lights blue": every
-            # device of the intent's kind, as HA's handlers do when no satellite area is known
-            pool = self._store.all()
-        else:
-            return None
         if areas is not None:
             pool = [e for e in pool if e.area in areas]
         if domain:
@@ -226,7 +248,36 @@ class Planner:
                 device_class and intent == "HassGetState" and e.domain == "binary_sensor")]
         if device_class:
             pool = [e for e in pool if e.device_class in device_classes]
-        return pool, named
+        return pool
+
+    def _look_alikes(self, said: str, text: str | None, targets: list[Entity], home: HomeData,
+                     language: str) -> list[Entity]:
+        """The entities besides `targets` that answer to the name said, whatever their kind; and,
+        for a name the resolver read in `text` when the targets are none of the devices the
+        sentence names outright, those devices."""
+        chosen = {e.entity_id for e in targets}
+        ids = self._answering(said, home.names, language)
+        if text is not None:
+            outright = self._resolver.match(text, language)
+            named = {e.entity_id for e in outright.best}
+            if outright.tier == "name" and not named & chosen:
+                ids |= named
+        return [e for e in map(self._store.get, sorted(ids - chosen)) if e is not None]
+
+    def _answering(self, said: str, names: Names, language: str) -> set[str]:
+        """The entities with `said` (filler words around it aside) among their spoken names."""
+        if self._forms is None or self._forms[0] is not names:
+            forms: dict[str, set[str]] = defaultdict(set)
+            for form, ids in names.spoken:
+                forms[fold(form)].update(ids)
+            self._forms = names, forms
+        words = fold(said, language).split()
+        stops = stop_words(language)
+        while words and words[0] in stops:
+            words.pop(0)
+        while words and words[-1] in stops:
+            words.pop()
+        return set(self._forms[1].get(" ".join(words), ()))
 
 
 def is_question(text: str) -> bool:

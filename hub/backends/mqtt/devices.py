@@ -16,6 +16,9 @@ A command topic belongs to a sensitive entity (lock, garage/gate/door cover: the
 spoken yes) alone: a non-sensitive config that would publish on it (a "light" whose ON payload is
 UNLOCK) is refused, and one already tracked is withdrawn when the sensitive one arrives.
 
+A discovered entity that answers to the name of another device the hub controls (`namesakes`)
+is logged once, naming both: commands naming it ask which one, and the page lists such names.
+
 Entities are also filtered by the `include_entities` / `exclude_entities` globs.
 Malformed configs are rejected with a warning and leave everything else as it was; an empty
 (retained) config removes the entity.
@@ -43,6 +46,7 @@ from hub.backends.mqtt.states import StateHandler, availability_handler, state_h
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import SOURCE, TrackedEntity, availability_entries
 from hub.home.entities import Entity, EntityStore
+from hub.home.namesakes import namesakes
 from hub.home.policy import SENSITIVE_COVER_CLASSES, SENSITIVE_DOMAINS
 from hub.transport.mqtt_client import MqttClient
 from hub.transport.mqtt_subscriptions import MqttMessage
@@ -176,6 +180,15 @@ class MqttDevices:
         tracked.shadowed_by = self._shadowing_entity(tracked)
         await self._subscribe_state(tracked)
         self._push(tracked)
+        if tracked.shadowed_by is None and (old is None or old.name != tracked.name):
+            self._warn_of_namesakes(tracked.to_entity())
+
+    def _warn_of_namesakes(self, entity: Entity) -> None:
+        others = namesakes(entity, self.store.all())
+        if others:
+            _LOGGER.warning("MQTT discovered %s (%s), which answers to the name of %s: a command naming it "
+                            "asks which one; rename one of them", entity.entity_id, entity.name[:80],
+                            ", ".join(f"{o.entity_id} ({o.name[:80]})" for o in others))
 
     def _guard_sensitive_topics(self, new: TrackedEntity) -> bool:
         """Whether `new` may be tracked: not when it would publish on a sensitive entity's command

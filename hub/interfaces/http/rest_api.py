@@ -46,7 +46,7 @@ from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine, Reasoning, ReasoningMode
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
-from hub.interfaces.http.turn_json import entity_json, result_json, turn_event
+from hub.interfaces.http.turn_json import entity_json, namesakes_json, result_json, turn_event
 from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
 
 _LOGGER = logging.getLogger(__name__)
@@ -277,6 +277,7 @@ class RestApi:
             "languages": list(self._agent.languages),
             "settings": self._hub.settings.as_dict(),
             "home_sources": sorted({e.source for e in self._hub.store.all()}),
+            "namesakes": namesakes_json(self._hub.store.all()),
             "speech": {"routes": self._hook_routes},
         })
 

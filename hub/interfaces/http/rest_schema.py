@@ -237,6 +237,8 @@ STATUS = {
                    "settings": SETTINGS,
                    "home_sources": {"type": "array", "items": {"type": "string"},
                                     "description": "Where the entities come from (demo, ha, mqtt)."},
+                   "namesakes": {"type": "array", "items": {"type": "object"}, "description":
+                                 "Names several devices answer to: a command naming one asks which."},
                    "speech": {"type": "object"}},
 }
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnResult
 from hub.home.entities import Entity
+from hub.home.namesakes import namesake_groups
 
 
 def result_json(result: TurnResult) -> dict[str, Any]:
@@ -27,6 +28,11 @@ def entity_json(entity: Entity) -> dict[str, Any]:
     return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
             "domain": entity.domain, "area": entity.area, "aliases": list(entity.aliases),
             "device_class": entity.device_class, "attributes": entity.attributes, "source": entity.source}
+
+
+def namesakes_json(entities: list[Entity]) -> list[dict[str, Any]]:
+    """Each name several controllable entities answer to (a command naming it asks which one)."""
+    return [{"name": group[0].name, "entity_ids": [e.entity_id for e in group]} for group in namesake_groups(entities)]
 
 
 def turn_event(event: Any) -> tuple[str, dict[str, Any]]:

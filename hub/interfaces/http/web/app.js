@@ -460,6 +460,8 @@ async function refreshStatus() {
       ["Conversational", status.settings.conversational_mode ? "on" : "off"],
       ["Reasoning", `${status.settings.reasoning} (budget ${status.settings.reasoning_budget})`],
       ["Languages", status.languages.join(" ")],
+      // devices that answer to the same name (a command naming them asks which one): rename one
+      ...status.namesakes.map((n) => ["Same name", `${n.name}: ${n.entity_ids.join(", ")}`]),
     ];
     $("status").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
   } catch (error) {
