@@ -27,6 +27,32 @@ def namesakes(entity: Entity, others: Iterable[Entity]) -> list[Entity]:
             and not keys.isdisjoint(_keys((other.name, *other.aliases)))]
 
 
+class NameIndex:
+    """Entities by the names they answer to, kept as they come and go: who may be a namesake of
+    a new device, without comparing it with the whole home (a flood of thousands of discovered
+    devices)."""
+
+    def __init__(self, entities: Iterable[Entity] = ()) -> None:
+        self._by_key: dict[str, set[str]] = defaultdict(set)
+        self._keys_of: dict[str, frozenset[str]] = {}
+        for entity in entities:
+            self.add(entity)
+
+    def add(self, entity: Entity) -> None:
+        self.discard(entity.entity_id)
+        keys = self._keys_of[entity.entity_id] = _keys((entity.name, *entity.aliases))
+        for key in keys:
+            self._by_key[key].add(entity.entity_id)
+
+    def discard(self, entity_id: str) -> None:
+        for key in self._keys_of.pop(entity_id, ()):
+            self._by_key[key].discard(entity_id)
+
+    def candidates(self, entity: Entity) -> set[str]:
+        """The entity ids that answer to one of `entity`'s names (itself included, when known)."""
+        return {i for key in _keys((entity.name, *entity.aliases)) for i in self._by_key.get(key, ())}
+
+
 def namesake_groups(entities: Iterable[Entity]) -> list[list[Entity]]:
     """Each name two or more controllable entities answer to, as those entities (by entity id)."""
     by_key: dict[str, dict[str, Entity]] = defaultdict(dict)

@@ -46,7 +46,7 @@ from hub.backends.mqtt.states import StateHandler, availability_handler, state_h
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import SOURCE, TrackedEntity, availability_entries
 from hub.home.entities import Entity, EntityStore
-from hub.home.namesakes import namesakes
+from hub.home.namesakes import NameIndex, namesakes
 from hub.home.policy import SENSITIVE_COVER_CLASSES, SENSITIVE_DOMAINS
 from hub.transport.mqtt_client import MqttClient
 from hub.transport.mqtt_subscriptions import MqttMessage
@@ -97,6 +97,7 @@ class MqttDevices:
         self._by_entity_id: dict[str, TrackedEntity] = {}
         self._on_command_topic: dict[str, set[tuple[str, str]]] = {}  # topic → the keys publishing there
         self._others: _OtherEntities | None = None  # the other sources' entities, by what makes them the same
+        self._names: NameIndex | None = None  # every entity by its names, for namesakes
         self._device_keys: dict[str, set[tuple[str, str]]] = {}  # device topic → component keys
         self._unsubscribes: list[Callable[[], None]] = []
         self._remove_listener: Callable[[], None] | None = None
@@ -184,7 +185,11 @@ class MqttDevices:
             self._warn_of_namesakes(tracked.to_entity())
 
     def _warn_of_namesakes(self, entity: Entity) -> None:
-        others = namesakes(entity, self.store.all())
+        if self._names is None:  # built once per change of the other sources, then kept
+            self._names = NameIndex(self.store.all())
+        found = (self.store.get(i) for i in self._names.candidates(entity))
+        others = sorted(namesakes(entity, (e for e in found if e is not None)), key=lambda e: e.entity_id)
+        self._names.add(entity)
         if others:
             _LOGGER.warning("MQTT discovered %s (%s), which answers to the name of %s: a command naming it "
                             "asks which one; rename one of them", entity.entity_id, entity.name[:80],
@@ -225,6 +230,8 @@ class MqttDevices:
         tracked = self._tracked.pop(key, None)
         if tracked is None:
             return
+        if self._names is not None:
+            self._names.discard(tracked.entity_id)
         del self._by_entity_id[tracked.entity_id]
         for topic in command_topics(tracked.component, tracked.config):
             keys = self._on_command_topic[topic]
@@ -251,7 +258,7 @@ class MqttDevices:
     def _on_store_change(self, old: Entity | None, new: Entity) -> None:
         if new.source == SOURCE or (old is not None and (old.name, old.device_id) == (new.name, new.device_id)):
             return
-        self._others = None
+        self._others = self._names = None
         if old is not None:
             return
         for tracked in self._tracked.values():
