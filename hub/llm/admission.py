@@ -66,9 +66,10 @@ class QueueEstimate:
     def fits(self, ahead: int, seconds_left: float, running: RunningGeneration | None = None) -> bool:
         """Whether a generation with `ahead` generations before it (running or waiting; 0: only
         its own) would most likely be done within `seconds_left`, behind `running`."""
-        mean = self.mean_s or (running.elapsed() if running is not None else 0.0)
+        elapsed = running.elapsed() if running is not None else 0.0
+        mean = self.mean_s or elapsed  # a cold start: the running one's time so far
         own = mean + SPREAD * self.deviation_s
-        if running is not None and running.elapsed() > own:
+        if running is not None and self.mean_s and elapsed > own:
             # it overran what generations take: count on it holding the model as long as it may
             return running.longest_left() + max(ahead - 1, 0) * mean + own <= seconds_left
         return ahead * mean + own <= seconds_left
