@@ -269,9 +269,9 @@ class Agent:
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
                               persona.key, request.client, uuid.uuid4().hex)
-            state = TurnState(request, conversation, language, ctx, persona, deadline, languages)
+            state = TurnState(request, conversation, language, ctx, persona, deadline, events.put_nowait, languages)
             try:
-                result = await self._turn_fitting_context(state, events.put_nowait)
+                result = await self._turn_fitting_context(state)
             except asyncio.CancelledError:
                 raise
             except EngineError as err:
@@ -287,13 +287,13 @@ class Agent:
             if result.ok and result.path == "model":
                 self._prime_continuation(state)
 
-    async def _turn_fitting_context(self, state: TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
+    async def _turn_fitting_context(self, state: TurnState) -> TurnResult:
         """Run the turn and trim the history it added to; if the history makes the prompt too
         long for the model, drop the oldest half of it and try again (only while nothing has been
         done yet)."""
         while True:
             try:
-                result = await self._turn(state, emit)
+                result = await self._turn(state)
                 self._trim(state.conversation)
                 return result
             except PromptTooLong:
@@ -305,7 +305,7 @@ class Agent:
                              state.conversation.id, len(turns) - len(keep), len(turns))
                 state.conversation.messages = [m for turn in keep for m in turn]
 
-    async def _turn(self, state: TurnState, emit: Callable[[TurnEvent], None]) -> TurnResult:
+    async def _turn(self, state: TurnState) -> TurnResult:
         text = state.request.text.strip()
         choice = self._choices.take(state.conversation.id, state.request.source, state.request.client) \
             if state.persona.home else None
@@ -316,12 +316,12 @@ class Agent:
                 finished = await self._fast_path.finish(choice.action, chosen, state.ctx) \
                     if choice.action is not None and self._fast_path is not None else None
                 if finished is not None:  # the fast path asked: its planned command, on that one
-                    return answered_directly(state, text, finished, "fast_path", emit)
-                return await self._model_turn(state, choice.text, emit, targets=[chosen])
+                    return answered_directly(state, text, finished, "fast_path")
+                return await self._model_turn(state, choice.text, targets=[chosen])
         if state.persona.home and self._confirmations is not None:
             outcome = await self._confirmations.try_handle(text, state.language, state.ctx)
             if outcome is not None:
-                return answered_directly(state, text, outcome, "confirmation", emit)
+                return answered_directly(state, text, outcome, "confirmation")
         if self._options.fast_path and state.persona.home and self._fast_path is not None:
             # the text's candidate languages: the first whose templates match decides, strictly in
             # every language before a name the resolver reads (the slow pass); "no such device"
@@ -337,10 +337,10 @@ class Agent:
                         state = state.speaking(language)
                         if outcome.pending is not None:  # the fast path asked "which one?"
                             self._choices.ask(state, text, outcome.pending.targets, outcome.pending)
-                        return answered_directly(state, text, outcome, "fast_path", emit)
+                        return answered_directly(state, text, outcome, "fast_path")
             if unknown_name is not None:
-                return answered_directly(state.speaking(unknown_name[0]), text, unknown_name[1], "fast_path", emit)
-        return await self._model_turn(state, text, emit)
+                return answered_directly(state.speaking(unknown_name[0]), text, unknown_name[1], "fast_path")
+        return await self._model_turn(state, text)
 
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
         """The request's candidate languages, most likely first: its text decides, the named
@@ -356,7 +356,7 @@ class Agent:
         return language_id.candidates(request.text, request.language, preferred)
 
     async def _model_turn(
-        self, state: TurnState, text: str, emit: Callable[[TurnEvent], None],
+        self, state: TurnState, text: str,
         targets: Sequence[Entity] | None = None,
     ) -> TurnResult:
         """`targets`: the entities the command acts on, when the user already chose them."""
@@ -375,13 +375,13 @@ class Agent:
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not match.candidates and not targets))]
-        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state, emit),
+        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
                              keep=functools.partial(speakable, self._registry, state, question))
         retries_left = 1
         spoken_results: list[str] = []
         constraint = first_round_constraint(allowed, actions, self._constrained, persona, match, question)
         if constraint is not None and constraint.answer:
-            narrowed = self._narrowed(state, text, match, constraint, targets, emit)
+            narrowed = self._narrowed(state, text, match, constraint, targets)
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
@@ -389,7 +389,7 @@ class Agent:
             # the model may not act: a command naming no device of the home is answered here
             fit = self._home.fit(text, state.language, match) if self._home is not None else None
             if fit is not None and fit.missing:
-                return not_found(state, text, fit.missing, emit)
+                return not_found(state, text, fit.missing)
 
         for round_no in range(self._options.max_tool_rounds + 1):
             if round_no > 0:
@@ -417,7 +417,7 @@ class Agent:
             if question:  # a question reads: an action on a device becomes a look at its state
                 calls = [as_reading(c, actions, allowed) for c in calls]
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
-            results = await run_tools(self._registry, calls, state, emit, turn_messages, allowed)
+            results = await run_tools(self._registry, calls, state, turn_messages, allowed)
             spoken_results = [speech_of(r, state.language, self._entity_name) for r in results]
             confirm = [str(r.data.get("message")) for r in results
                        if r.data.get("error") == CONFIRMATION_REQUIRED]
@@ -444,7 +444,7 @@ class Agent:
                           tool_calls=state.finished_calls, timings=state.timings)
 
     def _narrowed(self, state: TurnState, text: str, match: Match, constraint: ToolConstraint,
-                  targets: Sequence[Entity] | None, emit: Callable[[TurnEvent], None]) -> ToolConstraint | TurnResult:
+                  targets: Sequence[Entity] | None) -> ToolConstraint | TurnResult:
         """A grammar-bound command acts only on what it names well (never on a neighbour that
         shares a word): the constraint offering only those, or the turn's answer when the name
         fits nothing ("I couldn't find …") or several devices ("Which one …?"). A device the user
@@ -453,9 +453,9 @@ class Agent:
         if not chosen and self._home is not None:
             fit = self._home.fit(text, state.language, match)
             if fit.missing:
-                return not_found(state, text, fit.missing, emit)
+                return not_found(state, text, fit.missing)
             if fit.ambiguous:
-                return self._choices.ask_which(state, text, fit.entities, emit)
+                return self._choices.ask_which(state, text, fit.entities)
             targets = fit.entities
         if not targets:
             return constraint

@@ -53,6 +53,7 @@ class TurnState:
     ctx: ToolContext
     persona: Persona
     deadline: float  # time.monotonic() at which the turn times out
+    emit: Callable[[TurnEvent], None]  # the turn's events, to whoever runs it
     languages: list[str] = field(default_factory=list)  # the text's candidate languages, in order
     timings: TurnTimings = field(default_factory=TurnTimings)
     started: float = field(default_factory=time.monotonic)
@@ -66,25 +67,23 @@ class TurnState:
         return self
 
 
-def chunk_emitter(state: TurnState, emit: Callable[[TurnEvent], None]) -> Callable[[str], None]:
+def chunk_emitter(state: TurnState) -> Callable[[str], None]:
     """ReplyChunk events for the reply's sentences; the first one sets the turn's first_token_s."""
     def on_chunk(text: str) -> None:
         if not state.timings.first_token_s:
             state.timings.first_token_s = time.monotonic() - state.started
-        emit(ReplyChunk(text))
+        state.emit(ReplyChunk(text))
     return on_chunk
 
 
-def answered_directly(
-    state: TurnState, text: str, outcome: DirectAnswer, path: str, emit: Callable[[TurnEvent], None]
-) -> TurnResult:
+def answered_directly(state: TurnState, text: str, outcome: DirectAnswer, path: str) -> TurnResult:
     """A turn answered without the model (fast path, or a confirmed/cancelled action)."""
     for call, result in zip(outcome.calls, outcome.results):
-        emit(ToolStarted(call))
+        state.emit(ToolStarted(call))
         finished = ToolFinished(call, result.ok, result.data, 0.0)
         state.finished_calls.append(finished)
-        emit(finished)
-    emit(ReplyChunk(outcome.reply))
+        state.emit(finished)
+    state.emit(ReplyChunk(outcome.reply))
     # the model sees what happened, so a follow-up turn can refer to it
     state.conversation.messages += [Message("user", text), Message("assistant", outcome.reply)]
     state.timings.first_token_s = time.monotonic() - state.started
@@ -106,10 +105,10 @@ def failed_actions(results: Sequence[ToolResult]) -> str | None:
     return errors[0]
 
 
-def not_found(state: TurnState, text: str, name: str, emit: Callable[[TurnEvent], None]) -> TurnResult:
+def not_found(state: TurnState, text: str, name: str) -> TurnResult:
     """ "I couldn't find X": a name that fits no device of the home (never a neighbour's)."""
     answer = DirectAnswer(phrase(state.language, "entity.not_found", name=name), "not_found")
-    return answered_directly(state, text, answer, "resolution", emit)
+    return answered_directly(state, text, answer, "resolution")
 
 
 def failure(conversation_id: str, language: str, code: str) -> TurnResult:
@@ -181,12 +180,12 @@ async def generate(
 
 
 async def run_tools(
-    registry: ToolRegistry, calls: list[ToolCall], state: TurnState, emit: Callable[[TurnEvent], None],
-    turn_messages: list[Message], allowed: Sequence[str],
+    registry: ToolRegistry, calls: list[ToolCall], state: TurnState, turn_messages: list[Message],
+    allowed: Sequence[str],
 ) -> list[ToolResult]:
     results = []
     for call in calls:
-        emit(ToolStarted(call))
+        state.emit(ToolStarted(call))
         started = time.monotonic()
         if call.name == "invalid_tool_call":
             result = ToolResult(ok=False, data={
@@ -199,7 +198,7 @@ async def run_tools(
         state.timings.tools_s += seconds
         finished = ToolFinished(call, result.ok, result.data, seconds)
         state.finished_calls.append(finished)
-        emit(finished)
+        state.emit(finished)
         _LOGGER.info("tool %s(%s) in %s from %s: %s", call.name, json.dumps(call.arguments),
                      state.conversation.id, state.ctx.source, "ok" if result.ok else result.data.get("error"))
         turn_messages.append(Message("tool", json.dumps(result.data, ensure_ascii=False),
