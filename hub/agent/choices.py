@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from hub.agent.turn import TurnState, answered_directly
-from hub.agent.types import TurnEvent, TurnResult
+from hub.agent.types import TurnResult
 from hub.agent.utterances import ordinal_position
 from hub.core.answer import DirectAnswer
 from hub.home.entities import Entity
@@ -44,13 +44,12 @@ class Choices:
         self._waiting[state.conversation.id] = Choice(text, tuple(options), request.source, request.client,
                                                       time.monotonic(), action)
 
-    def ask_which(self, state: TurnState, text: str, options: Sequence[Entity],
-                  emit: Callable[[TurnEvent], None]) -> TurnResult:
+    def ask_which(self, state: TurnState, text: str, options: Sequence[Entity]) -> TurnResult:
         """"Which one: A or B?", and keep the command for the next turn's answer."""
         self.ask(state, text, options)
         question = phrase(state.language, "entity.ambiguous",
                           options=join_list(option_names(options), state.language))
-        return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution", emit)
+        return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution")
 
     def take(self, conversation_id: str, source: str, client: str | None) -> Choice | None:
         """The command waiting in the conversation when this asker answers (any answer of theirs

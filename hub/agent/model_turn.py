@@ -1,0 +1,414 @@
+"""The model's turn: its context (prompt, offered and allowed tools, first-round constraint),
+its rounds (the stream read into the reply, the calls run, their results fed back) and what the
+hub says about them; and the history fitted to the model's context.
+
+Text that starts like JSON is held back: a call written without its format's markers
+(`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. Every call
+goes through `ToolRegistry.call` under the turn's allowed tools. The model's words about an
+action are checked against what its calls did (`speakable`, `said_for_actions`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Sequence
+
+from hub.agent import prompt
+from hub.agent.choices import Choices
+from hub.agent.personas import Persona, PersonaBook
+from hub.agent.ports import AgentOptions, HomeView
+from hub.agent.reply import ReplyBuilder
+from hub.agent.turn import TurnState, not_found
+from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnRequest, TurnResult
+from hub.agent.utterances import claims_action, is_question, repeats_itself
+from hub.core.speech import CONFIRMATION_REQUIRED, looks_like_code, speech_of
+from hub.core.tools import ToolRegistry, ToolResult
+from hub.home.entities import Entity
+from hub.home.resolve import Match
+from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
+from hub.llm.types import (
+    Done,
+    Engine,
+    GenerationRequest,
+    MalformedToolCall,
+    Message,
+    PromptTooLong,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolConstraint,
+    ToolSpec,
+)
+from hub.locales import phrase
+from hub.settings import RuntimeSettings
+
+_LOGGER = logging.getLogger(__name__)
+READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
+
+
+@dataclass
+class _Context:
+    """What the model is given this turn, and what it has said and called so far."""
+
+    match: Match
+    question: bool
+    system: Message
+    tools: list[ToolSpec]
+    conversational: bool
+    reasoning: Any
+    actions: frozenset[str]
+    allowed: list[str]
+    reply: ReplyBuilder
+    messages: list[Message]  # the turn's, after the history
+
+
+class ModelTurn:
+    """Answers a turn with the model, under its persona's prompt and tools."""
+
+    def __init__(self, *, engine: Engine, registry: ToolRegistry, settings: RuntimeSettings, options: AgentOptions,
+                 home: HomeView | None, choices: Choices, personas: Callable[[], PersonaBook], model_acts: bool,
+                 clock_text: Callable[[], str]) -> None:
+        self._engine = engine
+        self._registry = registry
+        self._settings = settings
+        self._options = options
+        self._home = home
+        self._choices = choices
+        self._personas = personas  # the agent's book, as it is now
+        self._model_acts = model_acts
+        self._clock_text = clock_text
+        self._constrained = engine.uses_constrained_tools
+
+    def stable_request(self, persona: Persona) -> GenerationRequest:
+        """What every turn of `persona` starts with."""
+        conversational, reasoning = self._modes(persona, None)
+        return GenerationRequest(
+            messages=[self._system_message(persona, conversational)],
+            tools=self._registry.specs(self._offered_tools(persona)),
+            reasoning=reasoning, conversational=conversational,
+            max_tokens=self._options.max_tokens, temperature=self._options.temperature,
+        )
+
+    async def fitted(self, state: TurnState, turn: Callable[[], Awaitable[TurnResult]]) -> TurnResult:
+        """Run the turn and trim the history it added to; if the history makes the prompt too
+        long for the model, drop the oldest half of it and try again (only while nothing has been
+        done yet)."""
+        while True:
+            try:
+                result = await turn()
+                state.conversation.trim(self._options.history_tokens, self._message_tokens)
+                return result
+            except PromptTooLong:
+                turns = state.conversation.turns()
+                if not turns or state.finished_calls:
+                    raise
+                keep = turns[len(turns) // 2 + 1:] if len(turns) > 1 else []
+                _LOGGER.info("history of %s too long for the context: dropping %d of %d turns",
+                             state.conversation.id, len(turns) - len(keep), len(turns))
+                state.conversation.messages = [m for turn in keep for m in turn]
+
+    async def answer(self, state: TurnState, text: str, targets: Sequence[Entity] | None = None) -> TurnResult:
+        """`targets`: the entities the command acts on, when the user already chose them."""
+        persona = state.persona
+        context = self._context(state, text, targets)
+        constraint = first_round_constraint(context.allowed, context.actions, self._constrained, persona,
+                                            context.match, context.question)
+        if constraint is not None and constraint.answer:
+            narrowed = self._narrowed(state, text, context.match, constraint, targets)
+            if isinstance(narrowed, TurnResult):
+                return narrowed
+            constraint = narrowed
+        elif (persona.home and not self._model_acts and not context.question and context.match.candidates
+              and targets is None):
+            # the model may not act: a command naming no device of the home is answered here
+            fit = self._home.fit(text, state.language, context.match) if self._home is not None else None
+            if fit is not None and fit.missing:
+                return not_found(state, text, fit.missing)
+        spoken_results = await self._rounds(state, context, constraint)
+        context.reply.finish()
+        said = said_for_actions(state, context.reply, spoken_results, context.actions)
+        if said:
+            context.reply.say(said)
+        state.conversation.messages += context.messages
+        return TurnResult(state.conversation.id, state.language, context.reply.text,
+                          tool_calls=state.finished_calls, timings=state.timings)
+
+    def _context(self, state: TurnState, text: str, targets: Sequence[Entity] | None) -> _Context:
+        persona = state.persona
+        conversational, reasoning = self._modes(persona, state.request)
+        home = self._home if persona.home else None
+        match = home.match(text, state.language) if home else Match([], [], named=False)
+        live = home.live_states(match.candidates, {e.entity_id for e in match.best}) if home else ""
+        question = persona.home and is_question(text, state.language)
+        # the prompt always declares the same tools (its prefix stays cached); what may run this
+        # turn is narrower: no device action for a question, nor for a small model's request
+        # that names no device
+        tools = self._registry.specs(self._offered_tools(persona))
+        actions = self._registry.device_actions()
+        allowed = [t.name for t in tools if t.name not in actions or not (
+            question or (self._constrained and not match.candidates and not targets))]
+        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
+                             keep=functools.partial(speakable, self._registry, state, question))
+        messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
+        return _Context(match, question, self._system_message(persona, conversational), tools, conversational,
+                        reasoning, actions, allowed, reply, messages)
+
+    async def _rounds(self, state: TurnState, context: _Context, constraint: ToolConstraint | None) -> list[str]:
+        """The model's rounds until it answers in words (or a limit, a question for a yes, an
+        action told from its results); what the last calls' results say."""
+        retries_left = 1
+        spoken_results: list[str] = []
+        reply, turn_messages, actions = context.reply, context.messages, context.actions
+        for round_no in range(self._options.max_tool_rounds + 1):
+            if round_no > 0:
+                constraint = None
+            generation = GenerationRequest(
+                messages=[context.system, *state.conversation.messages, *turn_messages], tools=context.tools,
+                reasoning=context.reasoning, conversational=context.conversational,
+                max_tokens=self._options.max_tokens, temperature=self._options.temperature,
+                constraint=constraint,
+                # refused at once (busy) if the queue says it cannot be done in time; once a tool
+                # ran, the turn goes on, so its reply can say what happened
+                deadline=None if state.finished_calls else state.deadline,
+                decode_gate=state.request.decode_gate,
+            )
+            raw_text, calls, stop_reason = await generate(self._engine, generation, state, reply, context.allowed)
+            if not calls:
+                # a reply cut by max_tokens ends on its last whole sentence, not a fragment
+                reply.finish(drop_incomplete=stop_reason == "length")
+                turn_messages.append(Message("assistant", raw_text if not reply.capped else reply.text))
+                break
+            if round_no == self._options.max_tool_rounds:
+                _LOGGER.info("tool round limit reached in %s", state.conversation.id)
+                turn_messages.append(Message("assistant", raw_text))
+                break
+            if context.question:  # a question reads: an action on a device becomes a look at its state
+                calls = [as_reading(c, actions, context.allowed) for c in calls]
+            turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
+            results = await run_tools(self._registry, calls, state, turn_messages, context.allowed)
+            spoken_results = [speech_of(r, state.language, self._entity_name) for r in results]
+            confirm = [str(r.data.get("message")) for r in results
+                       if r.data.get("error") == CONFIRMATION_REQUIRED]
+            if confirm:  # sensitive actions wait for the user's yes: ask (the last question names them all), and do no more
+                reply.say(confirm[-1])
+                turn_messages.append(Message("assistant", confirm[-1]))
+                return []
+            if any(not r.ok for r in results):
+                if retries_left == 0:
+                    break
+                retries_left -= 1
+                continue
+            if constraint is not None or any(c.name in actions for c in calls):
+                # what was done is told from the results, not in the model's words
+                turn_messages.append(Message("assistant", " ".join(spoken_results)))
+                break
+        return spoken_results
+
+    def _narrowed(self, state: TurnState, text: str, match: Match, constraint: ToolConstraint,
+                  targets: Sequence[Entity] | None) -> ToolConstraint | TurnResult:
+        """A grammar-bound command acts only on what it names well (never on a neighbour that
+        shares a word): the constraint offering only those, or the turn's answer when the name
+        fits nothing ("I couldn't find …") or several devices ("Which one …?"). A device the user
+        chose (`targets`) is acted on: the model is offered its actions, not words or other tools."""
+        chosen = targets is not None
+        if not chosen and self._home is not None:
+            fit = self._home.fit(text, state.language, match)
+            if fit.missing:
+                return not_found(state, text, fit.missing)
+            if fit.ambiguous:
+                return self._choices.ask_which(state, text, fit.entities)
+            targets = fit.entities
+        if not targets:
+            return constraint
+        entity_ids = tuple(e.entity_id for e in targets)
+        if chosen:  # its actions only: a fan is not offered set_light
+            actions = self._registry.device_actions({e.domain for e in targets})
+            return ToolConstraint(tuple(n for n in constraint.tool_names if n in actions), entity_ids)
+        return dataclasses.replace(constraint, entity_ids=entity_ids)
+
+    def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Any]:
+        """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""
+        asked = request.conversational if request is not None else None
+        conversational = next(v for v in (asked, persona.conversational, self._settings.conversational_mode)
+                              if v is not None)
+        reasoning = (request.reasoning if request is not None else None) or persona.reasoning or self._settings.reasoning
+        return conversational, reasoning
+
+    def _offered_tools(self, persona: Persona) -> list[str]:
+        """The tools the model is told about: the persona's, without device actions for a
+        stand-in model that may not run the home."""
+        names = self._personas().tool_names(persona)
+        if persona.home and not self._model_acts:
+            actions = self._registry.device_actions()
+            return [n for n in names if n not in actions]
+        return list(names)
+
+    def _system_message(self, persona: Persona, conversational: bool) -> Message:
+        return prompt.stable_system_message(self._home if persona.home else None, conversational,
+                                            persona.instructions)
+
+    def _entity_name(self, entity_id: str) -> str | None:
+        return self._home.name_of(entity_id) if self._home is not None else None
+
+    def _message_tokens(self, message: Message) -> int:
+        calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)
+        return self._engine.count_tokens(message.content + calls) + 4
+
+
+def chunk_emitter(state: TurnState) -> Callable[[str], None]:
+    """ReplyChunk events for the reply's sentences; the first one sets the turn's first_token_s."""
+    def on_chunk(text: str) -> None:
+        if not state.timings.first_token_s:
+            state.timings.first_token_s = time.monotonic() - state.started
+        state.emit(ReplyChunk(text))
+    return on_chunk
+
+
+def first_round_constraint(allowed: Sequence[str], actions: frozenset[str], constrained: bool,
+                           persona: Persona, match: Match, question: bool) -> ToolConstraint | None:
+    """A small model's (`constrained`) first round on a command calls an `allowed` tool on the
+    request's best matches or answers in words (grammar-bound); a persona with tool_choice
+    "required" must call one of its tools, whatever the model."""
+    if not allowed:
+        return None
+    names = tuple(allowed)
+    if constrained and actions & set(names) and not question and match.candidates:
+        return ToolConstraint(names, tuple(e.entity_id for e in match.best), answer=True)
+    if persona.tool_choice == "required":
+        return ToolConstraint(names, ())
+    return None
+
+
+async def generate(
+    engine: Engine, generation: GenerationRequest, state: TurnState, reply: ReplyBuilder, allowed: Sequence[str],
+) -> tuple[str, list[ToolCall], str]:
+    """Stream one model round into the reply; the raw text, the calls and the stop reason.
+
+    Text that starts like JSON is held back: a call written without its format's markers
+    (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. A round
+    that starts repeating itself, or whose reply is capped, is halted there, and its Done still
+    read: its tokens count in the turn's usage.
+    """
+    raw: list[str] = []
+    calls: list[ToolCall] = []
+    stop_reason = "stop"
+    held = False
+    stream = engine.stream(generation)
+    try:
+        async for delta in stream:
+            if isinstance(delta, TextDelta):
+                raw.append(delta.text)
+                text = "".join(raw)
+                held = held or (not reply.text and text.lstrip()[:1] in ("{", "["))
+                if not held:
+                    reply.add_text(delta.text)
+                if repeats_itself(text[-400:]):
+                    _LOGGER.info("the model repeats itself in %s: reply ended", state.conversation.id)
+                    reply.stop()
+                if reply.capped:
+                    generation.halt.set()
+            elif isinstance(delta, ToolCallDelta):
+                calls.append(delta.call)
+            elif isinstance(delta, MalformedToolCall):
+                calls.append(ToolCall("invalid_tool_call", {"raw": delta.raw[:300], "error": delta.error},
+                                      id=f"bad_{len(calls) + 1}"))
+            elif isinstance(delta, ThinkingDelta):
+                _LOGGER.debug("thinking: %s", delta.text)
+            elif isinstance(delta, Done):
+                state.timings.add_usage(delta.usage)
+                stop_reason = delta.usage.stop_reason
+    finally:
+        await stream.aclose()
+    text = "".join(raw)
+    if held:
+        written = _calls_written_as_text(text, allowed)
+        if written:
+            return "", [*calls, *written], stop_reason
+        reply.add_text(text)  # not a call: the sentence filter keeps JSON from being spoken
+    return text, calls, stop_reason
+
+
+async def run_tools(
+    registry: ToolRegistry, calls: list[ToolCall], state: TurnState, turn_messages: list[Message],
+    allowed: Sequence[str],
+) -> list[ToolResult]:
+    results = []
+    for call in calls:
+        state.emit(ToolStarted(call))
+        started = time.monotonic()
+        if call.name == "invalid_tool_call":
+            result = ToolResult(ok=False, data={
+                "error": "malformed_call",
+                "message": f"Your tool call could not be read ({call.arguments.get('error')}). "
+                           "Write one valid call."})
+        else:
+            result = await registry.call(call, state.ctx, allowed=allowed)
+        seconds = time.monotonic() - started
+        state.timings.tools_s += seconds
+        finished = ToolFinished(call, result.ok, result.data, seconds)
+        state.finished_calls.append(finished)
+        state.emit(finished)
+        _LOGGER.info("tool %s(%s) in %s from %s: %s", call.name, json.dumps(call.arguments),
+                     state.conversation.id, state.ctx.source, "ok" if result.ok else result.data.get("error"))
+        turn_messages.append(Message("tool", json.dumps(result.data, ensure_ascii=False),
+                                     name=call.name, tool_call_id=call.id or None))
+        results.append(result)
+    return results
+
+
+def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list[str],
+                     actions: frozenset[str]) -> str:
+    """What the hub adds after the model's words: the calls' outcomes when a device action
+    ran or the last calls failed, else what really happened when the model's words claimed an
+    action (or were all refused), else nothing."""
+    acted = [f for f in state.finished_calls if f.call.name in actions]
+    failed_last = spoken_results and any(not f.ok for f in state.finished_calls[-len(spoken_results):])
+    if acted or failed_last:
+        return " ".join(dict.fromkeys(s for s in spoken_results if s))
+    if state.persona.home and any(claims_action(d, state.language, also="en") for d in reply.dropped):
+        return phrase(state.language, "action.nothing_done")
+    if not reply.text:
+        return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
+    return ""
+
+
+def speakable(registry: ToolRegistry, state: TurnState, question: bool, sentence: str) -> bool:
+    """Whether a sentence of the model may be spoken: never JSON or a call written as text,
+    and, for the home, no claim of an action unless one succeeded in this turn — and not a
+    device action, which the hub tells from its results (the model may claim more)."""
+    if looks_like_code(sentence):
+        return False
+    if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
+        done = [f.call.name for f in state.finished_calls if f.ok and not _reads_only(registry, f.call.name)]
+        return bool(done) and not set(done) & registry.device_actions()
+    return True
+
+
+def _reads_only(registry: ToolRegistry, tool_name: str) -> bool:
+    return getattr(registry.get(tool_name), "changes_home", None) is False
+
+
+def as_reading(call: ToolCall, actions: frozenset[str], allowed: Sequence[str]) -> ToolCall:
+    """A device action the model called for a question, as a look at that device's state."""
+    entity_id = call.arguments.get("entity_id")
+    if call.name in actions and isinstance(entity_id, str) and READ_STATE in allowed:
+        return ToolCall(READ_STATE, {"entity_id": entity_id}, id=call.id)
+    return call
+
+
+def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:
+    """`{"name": …, "arguments": …}` (or a list of them) written as plain text, when every name
+    is a tool on offer; [] for anything else."""
+    try:
+        parsed = parse_json_call(text.strip().rstrip("."))
+    except ToolCallSyntaxError:
+        return []
+    if not all(name in allowed for name, _ in parsed):
+        return []
+    return [ToolCall(name, arguments, id=f"text_{n + 1}") for n, (name, arguments) in enumerate(parsed)]
