@@ -39,7 +39,7 @@ from hub.home.entities import EntityStore
 from hub.agent.personas import UnknownPersona
 from hub.core.tools import ToolRegistry
 from hub.interfaces import direct_tools, json_input
-from hub.interfaces.http import sse, rest_schema as schema
+from hub.interfaces.http import openapi, sse, rest_schema as schema
 from hub.interfaces.direct_tools import CallError, DirectCall, run_call
 from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
@@ -101,7 +101,7 @@ class RestApi:
         self._started = time.monotonic()
         self._hook_routes: list[dict[str, str]] = []
         self._stop_observing: Callable[[], None] | None = None
-        self._openapi = schema.openapi_document()  # start() adds the routes of route hooks
+        self._openapi = openapi.openapi_document()  # start() adds the routes of route hooks
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
             for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
@@ -143,7 +143,7 @@ class RestApi:
         ]
         for route in self._hook_routes:
             operations = self._openapi["paths"].setdefault(route["path"], {})
-            operations[route["method"].lower()] = schema.hook_route_doc(route["method"], route["path"])
+            operations[route["method"].lower()] = openapi.hook_route_doc(route["method"], route["path"])
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         try:
