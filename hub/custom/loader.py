@@ -27,16 +27,14 @@ from hub.custom.templates import (
     compile_template,
     compile_tree,
 )
+from hub.custom.tool_base import CustomTool, Outputs, ToolDeps
 from hub.custom.tools import (
-    CustomTool,
     HaScriptTool,
     HaServiceTool,
     MqttTool,
-    Outputs,
     RestTool,
     SequenceTool,
     Step,
-    ToolDeps,
     parse_result_path,
 )
 from hub.core.tools import Tool
