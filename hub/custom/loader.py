@@ -2,7 +2,7 @@
 
 Everything is checked at load time, so a typo stops the hub with a message naming the file
 and the key path (`custom.yaml: tools.craft_item.payload.item: …`) instead of failing in the
-middle of a game: the YAML's shape (voluptuous), tool and persona names, argument schemas,
+middle of a game: the YAML's shape (voluptuous, `shape`), tool and persona names, argument schemas,
 every template (sandbox, variables, secrets), references between personas, sequences and tools.
 """
 
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import jsonschema
-import voluptuous as vol
 import yaml
 
 from hub.agent.personas import HOME_PERSONA, Persona, parse_reasoning
@@ -28,28 +27,22 @@ from hub.custom.templates import (
     compile_template,
     compile_tree,
 )
+from hub.custom.tool_base import CustomTool, Outputs, ToolDeps
 from hub.custom.tools import (
-    CustomTool,
     HaScriptTool,
     HaServiceTool,
     MqttTool,
-    Outputs,
     RestTool,
     SequenceTool,
     Step,
-    ToolDeps,
     parse_result_path,
 )
 from hub.core.tools import Tool
-from hub.locales import SUPPORTED_LANGUAGES
+from hub.custom.shape import FILE, NAME, PERSONA, TOOL_SCHEMAS, TOOL_TYPES, UniqueKeyLoader, validate
 
 __all__ = ["CustomConfigError", "CustomSetup", "ToolDeps", "load_custom_file", "parse_secrets"]
 
-NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
-_NAME = re.compile(NAME_PATTERN)
-_SERVICE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
 _SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-TOOL_TYPES = ("mqtt", "rest", "ha_service", "ha_script", "sequence")
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
@@ -99,147 +92,6 @@ def parse_secrets(text: str | None) -> dict[str, str]:
     return found
 
 
-# --- the file's shape ---------------------------------------------------------------------------
-
-
-def _name(value: Any) -> str:
-    if not isinstance(value, str) or not _NAME.match(value):
-        raise vol.Invalid(f"{value!r} is not a valid name (lower-case letters, digits and _, "
-                          "starting with a letter, at most 64 characters)")
-    return value
-
-
-def _localized(value: Any) -> Any:
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, dict) and value and all(
-            isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()):
-        unknown = [k for k in value if k.split("-")[0].split("_")[0].lower() not in SUPPORTED_LANGUAGES]
-        if unknown:
-            raise vol.Invalid(f"unknown language code(s) {', '.join(unknown)}")
-        return value
-    raise vol.Invalid("expected text, or a mapping of language code to text")
-
-
-def _section(value: Any) -> dict[str, Any]:
-    """A mapping of names to entries (an empty section is fine; entries are checked later)."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise vol.Invalid("expected a mapping of names to entries")
-    return value
-
-
-def _seconds(maximum: float) -> Any:
-    return vol.All(vol.Coerce(float), vol.Range(min=0.1, max=maximum))
-
-
-_COMMON = {
-    vol.Required("type"): vol.In(TOOL_TYPES),
-    vol.Required("description"): _localized,
-    vol.Optional("title"): _localized,
-    vol.Optional("parameters"): dict,
-    vol.Optional("result"): object,
-    vol.Optional("speech"): str,
-    vol.Optional("success"): str,
-}
-_TOOL_SCHEMAS = {
-    "mqtt": vol.Schema({
-        **_COMMON,
-        vol.Required("topic"): str,
-        vol.Optional("payload"): vol.Any(str, dict, list),
-        vol.Optional("qos", default=1): vol.In((0, 1, 2)),
-        vol.Optional("retain", default=False): bool,
-        vol.Optional("response_topic"): str,
-        vol.Optional("correlation"): vol.Any(None, vol.Match(r"^[^\s]+$")),
-        vol.Optional("timeout", default=10.0): _seconds(3600),
-        vol.Optional("ack_after"): _seconds(3600),
-        vol.Optional("acknowledgement"): str,
-    }),
-    "rest": vol.Schema({
-        **_COMMON,
-        vol.Optional("method", default="GET"): vol.All(vol.Upper, vol.In(("GET", "POST", "PUT", "PATCH", "DELETE"))),
-        vol.Required("url"): str,
-        vol.Optional("headers", default=dict): {str: str},
-        vol.Optional("body"): vol.Any(str, dict, list),
-        vol.Optional("timeout", default=10.0): _seconds(600),
-        vol.Optional("result_path"): str,
-        vol.Optional("verify_ssl", default=True): bool,
-    }),
-    "ha_service": vol.Schema({
-        **_COMMON,
-        vol.Required("service"): vol.Match(_SERVICE, msg="expected domain.service, e.g. light.turn_on"),
-        vol.Optional("data"): dict,
-    }),
-    "ha_script": vol.Schema({
-        **_COMMON,
-        vol.Required("script"): vol.Match(r"^(script\.)?[a-z0-9_]+$", msg="expected script.<name>"),
-        vol.Optional("variables"): dict,
-    }),
-    "sequence": vol.Schema({
-        **_COMMON,
-        vol.Required("steps"): vol.All([vol.Schema({
-            vol.Required("tool"): _name,
-            vol.Optional("name"): _name,
-            vol.Optional("args"): dict,
-        })], vol.Length(min=1)),
-    }),
-}
-_PERSONA = vol.Schema({
-    vol.Required("name"): vol.All(str, vol.Length(min=1)),
-    vol.Required("instructions"): vol.All(str, vol.Length(min=1)),
-    vol.Optional("language"): vol.In(SUPPORTED_LANGUAGES),
-    vol.Optional("conversational"): bool,
-    vol.Optional("reasoning"): vol.In(("on", "off", "budget")),
-    vol.Optional("reasoning_budget"): vol.All(int, vol.Range(min=0, max=8192)),
-    vol.Optional("tools", default=list): [_name],
-    vol.Optional("home", default=False): bool,
-    vol.Optional("greeting"): vol.All(str, vol.Length(min=1)),
-    vol.Optional("satellites", default=list): [vol.All(str, vol.Length(min=1))],
-    vol.Optional("tool_choice", default="auto"): vol.In(("auto", "required")),
-})
-_FILE = vol.Schema({
-    vol.Optional("personas"): _section,
-    vol.Optional("tools"): _section,
-    vol.Optional("default_persona"): _name,
-})
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """safe_load, except that a key given twice in one mapping is an error (not a silent overwrite)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"{key!r} is defined twice", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep)
-
-
-def _where(path: list[Any]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _validate(schema: vol.Schema, value: Any, where: str, source: str) -> Any:
-    try:
-        return schema(value)
-    except vol.MultipleInvalid as err:
-        problems = []
-        for error in err.errors:
-            path = _where([where, *error.path]) if where else _where(list(error.path))
-            message = error.msg
-            if message == "extra keys not allowed":
-                message = "unknown key"
-            problems.append(f"{path}: {message}")
-        raise CustomConfigError(f"{source}: " + "; ".join(problems)) from None
-
-
 # --- loading ------------------------------------------------------------------------------------
 
 
@@ -247,7 +99,7 @@ def load_custom_file(path: Path, deps: ToolDeps) -> CustomSetup:
     """Personas and tools from the YAML at `path`. Raises CustomConfigError naming file and key."""
     source = str(path)
     try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe)
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=UniqueKeyLoader)  # noqa: S506 (safe)
     except OSError as err:
         raise CustomConfigError(f"{source}: cannot read the custom file: {err.strerror or err}") from None
     except yaml.YAMLError as err:
@@ -256,12 +108,12 @@ def load_custom_file(path: Path, deps: ToolDeps) -> CustomSetup:
         raw = {}
     if not isinstance(raw, dict):
         raise CustomConfigError(f"{source}: expected a mapping with personas: and tools:")
-    doc = _validate(_FILE, raw, "", source)
+    doc = validate(FILE, raw, "", source)
     tool_entries = doc.get("tools") or {}
     persona_entries = doc.get("personas") or {}
     for section, entries in (("tools", tool_entries), ("personas", persona_entries)):
         for key in entries:
-            if not isinstance(key, str) or not _NAME.match(key):
+            if not isinstance(key, str) or not NAME.match(key):
                 raise CustomConfigError(
                     f"{source}: {section}.{key}: {key!r} is not a valid name (lower-case letters, digits "
                     "and _, starting with a letter, at most 64 characters)")
@@ -302,9 +154,9 @@ class _Builder:
         if not isinstance(entry, dict):
             raise self.error(where, "expected a mapping with type, description, …")
         kind = entry.get("type")
-        if kind not in _TOOL_SCHEMAS:
+        if kind not in TOOL_SCHEMAS:
             raise self.error(f"{where}.type", f"unknown tool type {kind!r}; known: {', '.join(TOOL_TYPES)}")
-        conf = _validate(_TOOL_SCHEMAS[kind], entry, where, self.source)
+        conf = validate(TOOL_SCHEMAS[kind], entry, where, self.source)
         result_vars = SEQUENCE_RESULT_VARIABLES if kind == "sequence" else RESULT_VARIABLES
         success = None
         if "success" in conf:
@@ -318,40 +170,52 @@ class _Builder:
                 result=self.tree(conf["result"], f"{where}.result", result_vars) if "result" in conf else None,
                 speech=self.template(conf["speech"], f"{where}.speech", result_vars) if "speech" in conf else None,
                 success=success))
+        if kind == "sequence":
+            return self._sequence(name, conf, where, common)
+        build = {"mqtt": self._mqtt, "rest": self._rest, "ha_service": self._ha_service,
+                 "ha_script": self._ha_script}[kind]
+        return build(conf, where, common)
+
+    def _mqtt(self, conf: dict[str, Any], where: str, common: dict[str, Any]) -> CustomTool:
         request = REQUEST_VARIABLES
-        if kind == "mqtt":
-            if "ack_after" in conf and "response_topic" not in conf:
-                raise self.error(f"{where}.ack_after", "needs a response_topic to wait for")
-            if "ack_after" in conf and conf["ack_after"] >= conf["timeout"]:
-                raise self.error(f"{where}.ack_after", "must be shorter than timeout")
-            return MqttTool(
-                topic=self.template(conf["topic"], f"{where}.topic", request),
-                payload=self.tree(conf["payload"], f"{where}.payload", request) if "payload" in conf else None,
-                qos=conf["qos"], retain=conf["retain"],
-                response_topic=(self.template(conf["response_topic"], f"{where}.response_topic", request)
-                                if "response_topic" in conf else None),
-                correlation=conf.get("correlation"), timeout=conf["timeout"], ack_after=conf.get("ack_after"),
-                acknowledgement=(self.template(conf["acknowledgement"], f"{where}.acknowledgement",
-                                               REQUEST_VARIABLES - {"secrets"})
-                                 if "acknowledgement" in conf else None),
-                **common)
-        if kind == "rest":
-            return RestTool(
-                method=conf["method"], url=self.template(conf["url"], f"{where}.url", request),
-                headers={k: self.template(v, f"{where}.headers.{k}", request) for k, v in conf["headers"].items()},
-                body=self.tree(conf["body"], f"{where}.body", request) if "body" in conf else None,
-                timeout=conf["timeout"], verify_ssl=conf["verify_ssl"],
-                result_path=parse_result_path(conf["result_path"]) if "result_path" in conf else None,
-                **common)
-        if kind == "ha_service":
-            domain, service = conf["service"].split(".", 1)
-            return HaServiceTool(domain=domain, service=service,
-                                 data=self.tree(conf.get("data", {}), f"{where}.data", request), **common)
-        if kind == "ha_script":
-            script = conf["script"] if conf["script"].startswith("script.") else f"script.{conf['script']}"
-            return HaScriptTool(script=script,
-                                variables=self.tree(conf.get("variables", {}), f"{where}.variables", request),
-                                **common)
+        if "ack_after" in conf and "response_topic" not in conf:
+            raise self.error(f"{where}.ack_after", "needs a response_topic to wait for")
+        if "ack_after" in conf and conf["ack_after"] >= conf["timeout"]:
+            raise self.error(f"{where}.ack_after", "must be shorter than timeout")
+        return MqttTool(
+            topic=self.template(conf["topic"], f"{where}.topic", request),
+            payload=self.tree(conf["payload"], f"{where}.payload", request) if "payload" in conf else None,
+            qos=conf["qos"], retain=conf["retain"],
+            response_topic=(self.template(conf["response_topic"], f"{where}.response_topic", request)
+                            if "response_topic" in conf else None),
+            correlation=conf.get("correlation"), timeout=conf["timeout"], ack_after=conf.get("ack_after"),
+            acknowledgement=(self.template(conf["acknowledgement"], f"{where}.acknowledgement",
+                                           REQUEST_VARIABLES - {"secrets"})
+                             if "acknowledgement" in conf else None),
+            **common)
+
+    def _rest(self, conf: dict[str, Any], where: str, common: dict[str, Any]) -> CustomTool:
+        request = REQUEST_VARIABLES
+        return RestTool(
+            method=conf["method"], url=self.template(conf["url"], f"{where}.url", request),
+            headers={k: self.template(v, f"{where}.headers.{k}", request) for k, v in conf["headers"].items()},
+            body=self.tree(conf["body"], f"{where}.body", request) if "body" in conf else None,
+            timeout=conf["timeout"], verify_ssl=conf["verify_ssl"],
+            result_path=parse_result_path(conf["result_path"]) if "result_path" in conf else None,
+            **common)
+
+    def _ha_service(self, conf: dict[str, Any], where: str, common: dict[str, Any]) -> CustomTool:
+        domain, service = conf["service"].split(".", 1)
+        return HaServiceTool(domain=domain, service=service,
+                             data=self.tree(conf.get("data", {}), f"{where}.data", REQUEST_VARIABLES), **common)
+
+    def _ha_script(self, conf: dict[str, Any], where: str, common: dict[str, Any]) -> CustomTool:
+        script = conf["script"] if conf["script"].startswith("script.") else f"script.{conf['script']}"
+        return HaScriptTool(script=script,
+                            variables=self.tree(conf.get("variables", {}), f"{where}.variables", REQUEST_VARIABLES),
+                            **common)
+
+    def _sequence(self, name: str, conf: dict[str, Any], where: str, common: dict[str, Any]) -> CustomTool:
         steps: list[Step] = []
         for index, step in enumerate(conf["steps"]):
             step_name = step.get("name", step["tool"])
@@ -403,7 +267,7 @@ class _Builder:
         where = f"personas.{key}"
         if not isinstance(entry, dict):
             raise self.error(where, "expected a mapping with name, instructions, tools, …")
-        conf = _validate(_PERSONA, entry, where, self.source)
+        conf = validate(PERSONA, entry, where, self.source)
         for index, tool in enumerate(conf["tools"]):
             if tool not in tools:
                 raise self.error(f"{where}.tools[{index}]",

@@ -15,22 +15,18 @@ import contextlib
 
 from typing import Any
 
-from hub.home.colors import COLORS, color_key
-from hub.home.context import key_attributes
+from hub.home.colors import COLOR_MODES, COLORS, color_key
 from hub.home.entities import BackendError, Entity, EntityStore
+from hub.home.outcomes import already_so
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
+from hub.home.state_speech import spoken_state, state_data
 from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
 from hub.llm.types import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
-from hub.locales.states import StateWord, state_word
 
 STATE_ECHO_TIMEOUT_S = 0.75
-# the state a plain service call leaves an entity in (see `already_so`)
-_RESULTING_STATE = {"turn_on": "on", "turn_off": "off", "lock": "locked", "unlock": "unlocked",
-                    "open_cover": "open", "close_cover": "closed", "open_valve": "open",
-                    "close_valve": "closed", "media_play": "playing", "media_pause": "paused"}
 _BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
 REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})  # only when there is no policy
 _ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
@@ -44,10 +40,6 @@ TURN_OFF_SERVICES = {**{d: "turn_off" for d in _ON_OFF}, "cover": "close_cover",
                      "vacuum": "return_to_base"}
 MEDIA_SERVICES = {"pause": "media_pause", "resume": "media_play", "next": "media_next_track",
                   "previous": "media_previous_track"}
-_COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
-_UNIT_PHRASES = {"°C": "unit.celsius", "°F": "unit.fahrenheit", "%": "unit.percent",
-                 "km/h": "unit.kmh", "kWh": "unit.kwh", "W": "unit.watt"}
-
 _ENTITY = {"type": "string"}
 _PERCENT = {"type": "integer", "minimum": 0, "maximum": 100}
 
@@ -212,7 +204,7 @@ class SetLight(_EntityTool):
                 raise self._unsupported(entity, ctx.language, "dim")
             data["brightness_pct"] = args["brightness"]
         if "color" in args:
-            if modes and not modes & _COLOR_MODES:
+            if modes and not modes & COLOR_MODES:
                 raise self._unsupported(entity, ctx.language, "color")
             try:
                 data.update(_color_data(args["color"]))
@@ -333,51 +325,6 @@ class GetState(_EntityTool):
                           speech=speech)
 
 
-def already_so(entity: Entity, service: str, data: dict[str, Any]) -> bool:
-    """Whether the call finds `entity` as it would leave it (light at 50 % asked for 50 %, a
-    thermostat set to the target it has): the call changes nothing, so neither Home Assistant nor
-    an MQTT device reports a new state, and the tool does not wait for one. False when unsure."""
-    if not data:
-        return _RESULTING_STATE.get(service) == entity.state
-    resulting = _resulting(entity, service, data)
-    if resulting is None:
-        return False
-    state, attributes = resulting
-    return state == entity.state and all(_same(entity.attributes.get(k), v) for k, v in attributes.items())
-
-
-def _resulting(entity: Entity, service: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """The state and the attributes (in HA's names and units: brightness 0-255, volume 0-1) a
-    call with `data` leaves `entity` in; None for a call or data this does not know."""
-    keys = set(data)
-    if entity.domain == "light" and service == "turn_on" and keys <= {"brightness_pct", "color_name", "rgb_color"}:
-        if data.get("brightness_pct") == 0:  # HA turns the light off
-            return ("off", {}) if keys == {"brightness_pct"} else None
-        attributes: dict[str, Any] = {}
-        if "brightness_pct" in data:
-            attributes["brightness"] = round(data["brightness_pct"] * 255 / 100)
-        if keys & {"color_name", "rgb_color"}:
-            if entity.attributes.get("color_mode") not in (None, *_COLOR_MODES):  # white or colour temperature now
-                return None
-            attributes["rgb_color"] = data.get("rgb_color") or COLORS.get(color_key(str(data.get("color_name"))))
-        return "on", attributes
-    if service == "set_temperature" and keys == {"temperature"} and entity.state != "off":
-        return entity.state, {"temperature": data["temperature"]}
-    if service in ("set_cover_position", "set_valve_position") and keys == {"position"} and (
-            entity.state in ("open", "closed")):  # not on its way somewhere
-        return entity.state, {"current_position": data["position"]}
-    if service == "volume_set" and keys == {"volume_level"}:
-        return entity.state, {"volume_level": data["volume_level"]}
-    return None
-
-
-def _same(reported: Any, wanted: Any) -> bool:
-    """An attribute as reported equals the wanted value (a colour as a list or a tuple)."""
-    if isinstance(reported, (list, tuple)) and isinstance(wanted, (list, tuple)):
-        return tuple(reported) == tuple(wanted)
-    return reported is not None and reported == wanted
-
-
 def _color_data(color: str) -> dict[str, Any]:
     """HA service data for a colour name ("Red" → color_name) or "#RRGGBB" (→ rgb_color);
     ValueError for anything else."""
@@ -391,37 +338,6 @@ def _color_data(color: str) -> dict[str, Any]:
     if key not in COLORS:
         raise ValueError(f"Unknown color {color!r}; use #RRGGBB or one of: {', '.join(COLORS)}.")
     return {"color_name": key}
-
-
-def state_data(entity: Entity) -> dict[str, Any]:
-    """What the model gets back about an entity: id, name, state and key attributes."""
-    return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
-            **key_attributes(entity)}
-
-
-def spoken_state(entity: Entity, language: str) -> str:
-    """"Kitchen light is on." / "Robot vacuum: cleaning." / "Outside temperature is 12,5 degrees
-    Celsius." in `language`."""
-    attrs = entity.attributes
-    word = state_word(language, entity.domain, entity.state, entity.device_class)
-    if entity.domain == "climate" and attrs.get("current_temperature") is not None:
-        word = StateWord(phrase(language, "unit.degrees",
-                                value=format_number(attrs["current_temperature"], language)), True)
-    elif word is None and _is_number(entity.state):
-        number = format_number(float(entity.state), language)
-        unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))
-        word = StateWord(phrase(language, unit_key, value=number) if unit_key else number, True)
-    elif word is None:  # a custom state ("washing"): the device's own word, as a label
-        word = StateWord(entity.state, False)
-    return word.sentence(language, entity.name)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def build_home_tools(store: EntityStore, resolver: EntityResolver,

@@ -23,6 +23,9 @@ COLORS: dict[str, tuple[int, int, int]] = {
     "brown": (165, 42, 42),
 }
 
+# HA's colour modes in which a light shows a colour (not white or a colour temperature)
+COLOR_MODES = frozenset({"hs", "rgb", "rgbw", "rgbww", "xy"})
+
 
 def color_key(name: str) -> str:
     return "".join(name.lower().split())

@@ -1,41 +1,26 @@
 """Which entities a name, an area, a kind of device or a whole utterance is about.
 
-An index of folded names, aliases, areas and name words is built once per store version and
-language; every request is then a handful of dictionary look-ups, however large the home.
+An index of folded names, aliases, areas and name words (`name_index`) is built once per store
+version and language; every request is then a handful of dictionary look-ups, however large the
+home.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
-from hub.home.spoken_names import name_keys
+from hub.home.name_index import (
+    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_compound, read_words,
+)
 from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
 _TIER_NAME, _TIER_PARTIAL, _TIER_AREA_DOMAIN, _TIER_AREA, _TIER_DOMAIN = range(5)
 _TIER_NAMES = ("name", "partial", "area_domain", "area", "domain")
-_MIN_PARTIAL_WORD = 3  # shorter words ("tv" aside, which is a domain word) are too ambiguous
-
-
-@dataclass
-class _Index:
-    """Everything `EntityResolver` looks up, for one store version and one language."""
-
-    version: int
-    names: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    max_name_words: int = 1
-    name_words: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    word_weight: dict[str, float] = field(default_factory=dict)
-    areas: dict[str, str] = field(default_factory=dict)  # folded area name or alias → area
-    max_area_words: int = 1
-    by_area: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    by_domain: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    all_ids: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -64,35 +49,10 @@ class Fit:
     ambiguous: bool = False  # several devices fit the name said: ask which one
 
 
-@dataclass
-class _Reading:
-    """What an utterance mentions: names (entity id → matched words), areas and domains."""
-
-    full_names: dict[str, int] = field(default_factory=dict)
-    partial_names: dict[str, float] = field(default_factory=dict)
-    areas: set[str] = field(default_factory=set)
-    domains: set[str] = field(default_factory=set)
-
-
-def _members(keys: Iterable[str], groups: dict[str, list[str]]) -> set[str]:
-    return {member for key in keys for member in groups.get(key, ())}
-
-
-def _word_variants(word: str) -> tuple[str, ...]:
-    """The word and crude singulars ("lamps" → "lamp", "Lampen" → "lampe"/"lamp")."""
-    variants = [word]
-    if len(word) > 4:
-        if word.endswith(("s", "n", "e")):
-            variants.append(word[:-1])
-        if word.endswith(("es", "en")):
-            variants.append(word[:-2])
-    return tuple(variants)
-
-
 class EntityResolver:
     def __init__(self, store: EntityStore) -> None:
         self._store = store
-        self._indexes: dict[str, _Index] = {}
+        self._indexes: dict[str, NameIndex] = {}
 
     # --- public API ------------------------------------------------------------------------
 
@@ -120,12 +80,12 @@ class EntityResolver:
             domains = self._domains_for(domain, index, language)
             if not domains:
                 return []
-            pool = _members(domains, index.by_domain)
+            pool = members(domains, index.by_domain)
         if area:
             areas = self._areas_for(area, index, language)
             if not areas:
                 return []
-            pool &= _members(areas, index.by_area)
+            pool &= members(areas, index.by_area)
         if not name:
             return self._entities(pool) if (area or domain) else []
         if name in self._store:  # an entity id
@@ -140,8 +100,8 @@ class EntityResolver:
         language = base_language(language)
         said = fold(name, language).split()
         index = self._index(language)
-        group = bool(said) and not self._content_words(said, index, language, drop_places=True)
-        return group, bool(self._read(said, index, language).areas)
+        group = bool(said) and not content_words(said, index, language, drop_places=True)
+        return group, bool(read_words(said, index, language).areas)
 
     def candidates(
         self, text: str, language: str = "en", limit: int = 8, *, focused: bool = False
@@ -197,14 +157,14 @@ class EntityResolver:
                 runs[-1].append(word)
         runs = [run for run in runs if run]
 
-        def compound(word: str) -> _Reading:
-            reading = _Reading()
-            self._read_compound(fold(word, language), index, kinds, reading)
+        def compound(word: str) -> Reading:
+            reading = Reading()
+            read_compound(fold(word, language), index, kinds, reading)
             return reading
 
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if entity.entity_id in self._ids_with_word(folded, index)[1] or folded in area_words \
+            if entity.entity_id in ids_with_word(folded, index)[1] or folded in area_words \
                     or kinds.get(folded) == entity.domain or entity.area in on_floor.get(folded, ()):
                 return True
             parts = compound(word)  # "Küchenlicht": both its area and its kind, or it says more
@@ -212,7 +172,7 @@ class EntityResolver:
 
         def mentions(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if entity.entity_id in self._ids_with_word(folded, index)[1] or folded in area_words \
+            if entity.entity_id in ids_with_word(folded, index)[1] or folded in area_words \
                     or folded in kinds or folded in on_floor:
                 return True
             parts = compound(word)
@@ -241,18 +201,18 @@ class EntityResolver:
         kinds = domain_words(language)
         chosen = [e for e in among if e.entity_id in index.names.get(" ".join(said), ())] or [
             e for e in among
-            if any(e.entity_id in self._ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
+            if any(e.entity_id in ids_with_word(w, index)[1] or kinds.get(w) == e.domain for w in said)]
         if len(chosen) != 1:  # "the switch", "Front Door in the Hallway": a kind or an area the question said
             spoken = f" {' '.join(words)} "
             chosen = [e for e in chosen or among
                       if e.domain in words or (e.area and f" {fold(e.area, language)} " in spoken)] or chosen
         return chosen[0] if len(chosen) == 1 else None
 
-    def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple[float, ...]], _Reading]:
+    def _ranked(self, text: str, language: str) -> tuple[dict[str, tuple[float, ...]], Reading]:
         index = self._index(language)
-        reading = self._read(fold(text, language).split(), index, language)
-        in_area = _members(reading.areas, index.by_area)
-        of_domain = _members(reading.domains, index.by_domain)
+        reading = read_words(fold(text, language).split(), index, language)
+        in_area = members(reading.areas, index.by_area)
+        of_domain = members(reading.domains, index.by_domain)
 
         def disagreement(entity_id: str) -> int:
             return (bool(in_area) and entity_id not in in_area) + (
@@ -288,118 +248,41 @@ class EntityResolver:
 
     # --- matching --------------------------------------------------------------------------
 
-    def _match_name(self, name: str, pool: set[str], index: _Index, language: str) -> set[str]:
+    def _match_name(self, name: str, pool: set[str], index: NameIndex, language: str) -> set[str]:
         key = fold(name, language)
         exact = pool.intersection(index.names.get(key, ()))
         if exact:
             return exact
         said = key.split()
-        reading = self._read(said, index, language)
-        of_said_kind = _members(reading.domains, index.by_domain)
-        content = self._content_words(said, index, language)
+        reading = read_words(said, index, language)
+        of_said_kind = members(reading.domains, index.by_domain)
+        content = content_words(said, index, language)
         if content:  # every meaningful word said is in the entity's names
             partial = set(pool)
             for word in content:
-                partial &= self._ids_with_word(word, index)[1]
+                partial &= ids_with_word(word, index)[1]
             if partial:
                 return (partial & of_said_kind) or partial
-        if reading.domains and not self._content_words(said, index, language, drop_places=True):
+        if reading.domains and not content_words(said, index, language, drop_places=True):
             group = pool & of_said_kind
             if reading.areas:
-                group &= _members(reading.areas, index.by_area)
+                group &= members(reading.areas, index.by_area)
             return group
         return set()
 
-    @staticmethod
-    def _ids_with_word(word: str, index: _Index) -> tuple[float, set[str]]:
-        """Entities with `word` (or its crude singular) in a name, and that word's weight."""
-        for variant in _word_variants(word):
-            if variant in index.name_words:
-                return index.word_weight[variant], index.name_words[variant]
-        return 0.0, set()
-
-    def _read(self, said: list[str], index: _Index, language: str) -> _Reading:
-        """Find whole names, areas, kinds of device and name words in folded words."""
-        reading = _Reading()
-        known_domains = domain_words(language)
-        stops = stop_words(language)
-        in_area_phrase: set[int] = set()  # positions an area name explains
-        for start in range(len(said)):
-            for length in range(min(index.max_name_words, len(said) - start), 0, -1):
-                ids = index.names.get(" ".join(said[start:start + length]))
-                if ids:
-                    for entity_id in ids:
-                        reading.full_names[entity_id] = max(reading.full_names.get(entity_id, 0), length)
-                    break
-            for length in range(min(index.max_area_words, len(said) - start), 0, -1):
-                area = index.areas.get(" ".join(said[start:start + length]))
-                if area is not None:
-                    reading.areas.add(area)
-                    in_area_phrase.update(range(start, start + length))
-                    break
-            for length in (2, 1):
-                domain = known_domains.get(" ".join(said[start:start + length]))
-                if domain is not None:
-                    reading.domains.add(domain)
-                    break
-        for position, word in enumerate(said):
-            if position in in_area_phrase or word in stops or word in known_domains \
-                    or len(word) < _MIN_PARTIAL_WORD:
-                continue
-            weight, with_word = self._ids_with_word(word, index)
-            if not with_word:
-                self._read_compound(word, index, known_domains, reading)
-            for entity_id in with_word - reading.full_names.keys():
-                reading.partial_names[entity_id] = reading.partial_names.get(entity_id, 0.0) + weight
-        return reading
-
-    @staticmethod
-    def _read_compound(word: str, index: _Index, known_domains: dict[str, str],
-                       reading: _Reading) -> None:
-        """German/Dutch compounds: "küchenlicht" → area Küche + light, "wohnzimmerlampe"."""
-        for area_key, area in index.areas.items():
-            # "kuche" → "kuchen…": allow a changed last letter (Fugen-n, -e dropped)
-            if " " not in area_key and len(area_key) >= 4 and len(word) > len(area_key) \
-                    and word.startswith(area_key[:-1]):
-                reading.areas.add(area)
-        for domain_word, domain in known_domains.items():
-            if " " not in domain_word and len(domain_word) >= 4 and len(word) > len(domain_word) \
-                    and word.endswith(domain_word):
-                reading.domains.add(domain)
-
-    def _content_words(self, said: list[str], index: _Index, language: str,
-                       drop_places: bool = False) -> list[str]:
-        """Words that are neither filler nor a kind of device (nor, optionally, a place)."""
-        stops = stop_words(language)
-        known_domains = domain_words(language)
-        kept = [w for w in said if w not in stops and w not in known_domains]
-        if not drop_places:
-            return kept
-        area_words = {w for key in index.areas for w in key.split()}
-        compound = _Reading()
-        content = []
-        for word in kept:
-            if word in area_words:
-                continue
-            self._read_compound(word, index, known_domains, compound)
-            if not (compound.areas or compound.domains):
-                content.append(word)
-            compound = _Reading()
-        return content
-
-    def _areas_for(self, area: str, index: _Index, language: str) -> set[str]:
+    def _areas_for(self, area: str, index: NameIndex, language: str) -> set[str]:
         key = fold(area, language)
         if key in index.areas:
             return {index.areas[key]}
         if area in index.by_area:
             return {area}
         # "the living room", "im Wohnzimmer": an area name inside the text
-        return self._read(key.split(), index, language).areas
+        return read_words(key.split(), index, language).areas
 
-    def _domains_for(self, domain: str, index: _Index, language: str) -> set[str]:
+    def _domains_for(self, domain: str, index: NameIndex, language: str) -> set[str]:
         if domain in index.by_domain:
             return {domain}
-        return self._read(fold(domain, language).split(), index, language).domains
+        return read_words(fold(domain, language).split(), index, language).domains
 
     def _entities(self, ids: Iterable[str], keep_order: bool = False) -> list[Entity]:
         ordered = list(ids) if keep_order else sorted(ids)
@@ -407,43 +290,11 @@ class EntityResolver:
 
     # --- index -----------------------------------------------------------------------------
 
-    def _index(self, language: str) -> _Index:
+    def _index(self, language: str) -> NameIndex:
         index = self._indexes.get(language)
         if index is None or index.version != self._store.version:
-            index = self._build(language)
+            index = build_index(self._store, language, self.areas(language))
             if any(i.version != self._store.version for i in self._indexes.values()):
                 self._indexes.clear()
             self._indexes[language] = index
-        return index
-
-    def _build(self, language: str) -> _Index:
-        index = _Index(version=self._store.version)
-        stops = stop_words(language)
-        entities = self._store.all()
-        for entity in entities:
-            index.all_ids.append(entity.entity_id)
-            index.by_domain[entity.domain].append(entity.entity_id)
-            if entity.area:
-                index.by_area[entity.area].append(entity.entity_id)
-                index.areas.setdefault(fold(entity.area, language), entity.area)
-            for key in name_keys((entity.name, *entity.aliases), language):
-                if entity.entity_id not in index.names[key]:
-                    index.names[key].append(entity.entity_id)
-                index.max_name_words = max(index.max_name_words, len(key.split()))
-                for word in key.split():
-                    if word not in stops and len(word) >= _MIN_PARTIAL_WORD:
-                        index.name_words[word].add(entity.entity_id)
-                        # "Office Lamp" is the "lampe du bureau" too: a room word in any language
-                        for other in area_translations((word,), language):
-                            index.name_words[fold(other, language)].add(entity.entity_id)
-        for area, aliases in self.areas(language).items():
-            for name in (area, *aliases):
-                key = fold(name, language)
-                if key:
-                    index.areas.setdefault(key, area)
-        index.max_area_words = max((len(k.split()) for k in index.areas), default=1)
-        total = max(len(entities), 1)
-        index.word_weight = {
-            word: math.log(1 + total / len(ids)) for word, ids in index.name_words.items()
-        }
         return index

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hub.home.catalogue import spoken_state
+from hub.home.state_speech import spoken_state
 from hub.home.entities import Entity
 from hub.understanding.planning import Question
 from hub.locales import join_list, phrase, template

@@ -21,6 +21,7 @@ from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
+from hub.home.colors import COLOR_MODES
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
@@ -45,7 +46,6 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
                    "HassClimateGetTemperature": "climate", "HassSetVolume": "media_player",
                    "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",
                    **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
-_COLOR_MODES = {"hs", "rgb", "rgbw", "rgbww", "xy"}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
 _MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
@@ -290,7 +290,7 @@ def _supporting(tool: str, args: dict[str, Any], targets: list[Entity]) -> list[
     def supports(entity: Entity) -> bool:
         modes = set(entity.attributes.get("supported_color_modes") or ())
         if tool == "set_light" and "color" in args:
-            return bool(modes & _COLOR_MODES)
+            return bool(modes & COLOR_MODES)
         if tool == "set_light" and "brightness" in args:
             return bool(modes - {"onoff"})
         return True

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,18 +34,15 @@ from hub import __version__
 from hub.agent.api import AgentApi
 from hub.agent.types import TurnDone, TurnRequest
 from hub.config import validator_for
-from hub.home.entities import EntityStore
-from hub.agent.personas import UnknownPersona
-from hub.core.tools import ToolRegistry
-from hub.interfaces import direct_tools, json_input
-from hub.interfaces.http import sse, rest_schema as schema
-from hub.interfaces.direct_tools import CallError, DirectCall, run_call
+from hub.interfaces import json_input
+from hub.interfaces.http import openapi, sse, rest_schema as schema
+from hub.interfaces.http.agent_routes import AgentHost, AgentRoutes, running_agent
 from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine, Reasoning, ReasoningMode
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
-from hub.interfaces.http.turn_json import entity_json, namesakes_json, result_json, turn_event
+from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event
 from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
 
 _LOGGER = logging.getLogger(__name__)
@@ -67,14 +63,10 @@ class HttpOptions:
     completions: CompletionOptions
 
 
-class HubAppLike(Protocol):
+class HubAppLike(AgentHost, Protocol):
     """What the API needs from `hub.app.HubApp` (after `start()` loaded the engine and agent)."""
 
     settings: RuntimeSettings
-    store: EntityStore
-    registry: ToolRegistry
-    @property
-    def agent(self) -> AgentApi | None: ...  # from start()
 
     @property
     def engine(self) -> Engine: ...
@@ -101,7 +93,7 @@ class RestApi:
         self._started = time.monotonic()
         self._hook_routes: list[dict[str, str]] = []
         self._stop_observing: Callable[[], None] | None = None
-        self._openapi = schema.openapi_document()  # start() adds the routes of route hooks
+        self._openapi = openapi.openapi_document()  # start() adds the routes of route hooks
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
             for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
@@ -114,6 +106,7 @@ class RestApi:
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
         self._stopping = asyncio.Event()  # cuts running chat completions (hub.interfaces.http.cutoff)
         self._attached = asyncio.Event()  # the agent is there (see attach())
+        self._agent_routes = AgentRoutes(hub_app, self._json_body, options.language, self.metrics)
         self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -143,7 +136,7 @@ class RestApi:
         ]
         for route in self._hook_routes:
             operations = self._openapi["paths"].setdefault(route["path"], {})
-            operations[route["method"].lower()] = schema.hook_route_doc(route["method"], route["path"])
+            operations[route["method"].lower()] = openapi.hook_route_doc(route["method"], route["path"])
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         try:
@@ -222,14 +215,9 @@ class RestApi:
         app.router.add_get("/api/openapi.json", self._openapi_json)
         app.router.add_get("/api/status", self._status)
         app.router.add_post("/api/ask", self._ask)
-        app.router.add_get("/api/entities", self._entities)
-        app.router.add_get("/api/tools", self._tools)
-        app.router.add_post("/api/tools/{name}", self._run_tool)
-        app.router.add_get("/api/personas", self._personas)
-        app.router.add_post("/api/personas/{key}/greet", self._greet)
-        app.router.add_get("/api/conversations/{conversation_id}", self._conversation)
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
+        self._agent_routes.add_routes(app)
         self._openai.add_routes(app)
 
     # --- page and plumbing --------------------------------------------------------------------
@@ -283,10 +271,7 @@ class RestApi:
 
     @property
     def _agent(self) -> AgentApi:
-        agent = self._hub.agent
-        if agent is None:
-            raise ClientError(503, "starting", "The hub is still starting.")
-        return agent
+        return running_agent(self._hub)
 
     async def _json_body(self, request: web.Request, validator: str) -> Any:
         try:
@@ -333,85 +318,7 @@ class RestApi:
             await sse.finish(response)
         return response
 
-    # --- home and tools -----------------------------------------------------------------------
-
-    async def _entities(self, request: web.Request) -> web.Response:
-        domain = request.query.get("domain")
-        if domain is not None and not re.match(schema.DOMAIN_PATTERN, domain):
-            raise ClientError(400, "invalid_parameter", "domain must be letters and underscores, e.g. light")
-        entities = [e for e in self._hub.store.all() if domain is None or e.domain == domain]
-        return web.json_response([entity_json(e) for e in entities])
-
-    async def _tools(self, request: web.Request) -> web.Response:
-        """The tools a persona may use (default: the default persona's)."""
-        key = request.query.get("persona")
-        if key is not None and not 1 <= len(key) <= schema.PERSONA["maxLength"]:
-            raise ClientError(400, "invalid_parameter",
-                              f"persona must be 1 to {schema.PERSONA['maxLength']} characters")
-        persona = self._persona(key)
-        names = list(self._agent.personas.tool_names(persona))
-        return web.json_response([
-            {"name": s.name, "description": s.description, "parameters": s.parameters}
-            for s in self._hub.registry.specs(names)
-        ])
-
-    async def _personas(self, request: web.Request) -> web.Response:
-        book = self._agent.personas
-        return web.json_response([
-            {"key": p.key, "name": p.name, "language": p.language, "greeting": p.greeting,
-             "tools": list(book.tool_names(p)), "default": p.key == book.default}
-            for p in book.all()
-        ])
-
-    async def _greet(self, request: web.Request) -> web.Response:
-        body = await self._json_body(request, "greet") if (await request.read()).strip() else {}
-        key = request.match_info["key"]
-        self._persona(key)  # 404 for an unknown persona
-        return web.json_response(result_json(self._agent.greet(key, body.get("conversation_id"))))
-
-    def _persona(self, key: str | None) -> Any:
-        try:
-            return self._agent.personas.get(key)
-        except UnknownPersona as err:
-            raise ClientError(404, "unknown_persona", f"{err}; GET /api/personas lists them.") from None
-
-    async def _run_tool(self, request: web.Request) -> web.Response:
-        """One direct call through the agent: the persona's tools, policy and validation apply."""
-        name = request.match_info["name"]
-        if self._hub.registry.get(name) is None:
-            raise ClientError(404, "unknown_tool",
-                              f"No tool named {name!r}; GET /api/tools lists them.")
-        body = await self._json_body(request, "tool")
-        call = DirectCall(name, body.get("arguments", {}), persona=body.get("persona"),
-                          conversation_id=body.get("conversation_id"), language=body.get("language"))
-        started = time.monotonic()
-        try:
-            result = await run_call(self._agent, call, "rest", self._options.language)
-        except CallError as err:
-            raise ClientError(404, err.code, f"{err}; GET /api/personas lists them.") from None
-        self.metrics.record_tool(name, result.ok, time.monotonic() - started, "rest")
-        error = result.data.get("error") if not result.ok else None
-        if error == "invalid_arguments":
-            raise ClientError(400, "invalid_arguments", _argument_message(result.data))
-        if error == "tool_not_allowed":
-            raise ClientError(403, "tool_not_allowed", str(result.data.get("message")))
-        return web.json_response(direct_tools.result_json(name, None, result))
-
-    async def _conversation(self, request: web.Request) -> web.Response:
-        conversation_id = request.match_info["conversation_id"]
-        conversation = self._agent.conversations.get(conversation_id)
-        if conversation is None:
-            raise ClientError(404, "unknown_conversation",
-                              f"No conversation {conversation_id!r} (it may have expired).")
-        return web.json_response({
-            "conversation_id": conversation.id, "language": conversation.language,
-            "persona": conversation.persona,
-            "messages": [
-                {"role": m.role, "content": m.content, "name": m.name,
-                 "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]}
-                for m in conversation.messages
-            ],
-        })
+    # --- settings -----------------------------------------------------------------------------
 
     async def _get_settings(self, request: web.Request) -> web.Response:
         return web.json_response(self._hub.settings.as_dict())
@@ -439,11 +346,6 @@ def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reaso
     if isinstance(value, str):
         return Reasoning(ReasoningMode(value), default_budget)
     return Reasoning(ReasoningMode(value["mode"]), value.get("budget", default_budget))
-
-
-def _argument_message(data: dict[str, Any]) -> str:
-    where = data.get("path")
-    return f"arguments/{where}: {data.get('message')}" if where else f"arguments: {data.get('message')}"
 
 
 def _reject_constant(name: str) -> None:

@@ -1,0 +1,45 @@
+"""An entity's state as the model gets it back (`state_data`) and as a sentence in the user's
+language (`spoken_state`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.home.context import key_attributes
+from hub.home.entities import Entity
+from hub.locales import format_number, phrase
+from hub.locales.states import StateWord, state_word
+
+_UNIT_PHRASES = {"°C": "unit.celsius", "°F": "unit.fahrenheit", "%": "unit.percent",
+                 "km/h": "unit.kmh", "kWh": "unit.kwh", "W": "unit.watt"}
+
+
+def state_data(entity: Entity) -> dict[str, Any]:
+    """What the model gets back about an entity: id, name, state and key attributes."""
+    return {"entity_id": entity.entity_id, "name": entity.name, "state": entity.state,
+            **key_attributes(entity)}
+
+
+def spoken_state(entity: Entity, language: str) -> str:
+    """"Kitchen light is on." / "Robot vacuum: cleaning." / "Outside temperature is 12,5 degrees
+    Celsius." in `language`."""
+    attrs = entity.attributes
+    word = state_word(language, entity.domain, entity.state, entity.device_class)
+    if entity.domain == "climate" and attrs.get("current_temperature") is not None:
+        word = StateWord(phrase(language, "unit.degrees",
+                                value=format_number(attrs["current_temperature"], language)), True)
+    elif word is None and _is_number(entity.state):
+        number = format_number(float(entity.state), language)
+        unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))
+        word = StateWord(phrase(language, unit_key, value=number) if unit_key else number, True)
+    elif word is None:  # a custom state ("washing"): the device's own word, as a label
+        word = StateWord(entity.state, False)
+    return word.sentence(language, entity.name)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
