@@ -27,7 +27,7 @@ def namesakes(entity: Entity, others: Iterable[Entity]) -> list[Entity]:
             and not keys.isdisjoint(_keys((other.name, *other.aliases)))]
 
 
-class NameIndex:
+class NamesakeIndex:
     """Entities by the names they answer to, kept as they come and go: who may be a namesake of
     a new device, without comparing it with the whole home (a flood of thousands of discovered
     devices)."""

@@ -46,7 +46,7 @@ from hub.backends.mqtt.states import StateHandler, availability_handler, state_h
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import SOURCE, TrackedEntity, availability_entries
 from hub.home.entities import Entity, EntityStore
-from hub.home.namesakes import NameIndex, namesakes
+from hub.home.namesakes import NamesakeIndex, namesakes
 from hub.home.policy import SENSITIVE_COVER_CLASSES, SENSITIVE_DOMAINS
 from hub.transport.mqtt_client import MqttClient
 from hub.transport.mqtt_subscriptions import MqttMessage
@@ -97,7 +97,7 @@ class MqttDevices:
         self._by_entity_id: dict[str, TrackedEntity] = {}
         self._on_command_topic: dict[str, set[tuple[str, str]]] = {}  # topic → the keys publishing there
         self._others: _OtherEntities | None = None  # the other sources' entities, by what makes them the same
-        self._names: NameIndex | None = None  # every entity by its names, for namesakes
+        self._names: NamesakeIndex | None = None  # every entity by its names, for namesakes
         self._device_keys: dict[str, set[tuple[str, str]]] = {}  # device topic → component keys
         self._unsubscribes: list[Callable[[], None]] = []
         self._remove_listener: Callable[[], None] | None = None
@@ -186,7 +186,7 @@ class MqttDevices:
 
     def _warn_of_namesakes(self, entity: Entity) -> None:
         if self._names is None:  # built once per change of the other sources, then kept
-            self._names = NameIndex(self.store.all())
+            self._names = NamesakeIndex(self.store.all())
         found = (self.store.get(i) for i in self._names.candidates(entity))
         others = sorted(namesakes(entity, (e for e in found if e is not None)), key=lambda e: e.entity_id)
         self._names.add(entity)
