@@ -5,7 +5,7 @@ hub says about them; and the history fitted to the model's context.
 Text that starts like JSON is held back: a call written without its format's markers
 (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. Every call
 goes through `ToolRegistry.call` under the turn's allowed tools. The model's words about an
-action are checked against what its calls did (`speakable`, `said_for_actions`).
+action are checked against what its calls did (`agent.tool_round`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import AgentOptions, HomeView
 from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import TurnState, not_found
-from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnRequest, TurnResult
-from hub.agent.utterances import claims_action, is_question, repeats_itself
-from hub.core.speech import CONFIRMATION_REQUIRED, looks_like_code, speech_of
-from hub.core.tools import ToolRegistry, ToolResult
+from hub.agent.tool_round import as_reading, run_tools, said_for_actions, speakable
+from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
+from hub.agent.utterances import is_question, repeats_itself
+from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
+from hub.core.tools import ToolRegistry
 from hub.home.entities import Entity
 from hub.home.resolve import Match
 from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
@@ -45,11 +46,9 @@ from hub.llm.types import (
     ToolConstraint,
     ToolSpec,
 )
-from hub.locales import phrase
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
-READ_STATE = "get_state"  # the home tool a question's mistaken action call is turned into
 
 
 @dataclass
@@ -332,74 +331,6 @@ async def generate(
             return "", [*calls, *written], stop_reason
         reply.add_text(text)  # not a call: the sentence filter keeps JSON from being spoken
     return text, calls, stop_reason
-
-
-async def run_tools(
-    registry: ToolRegistry, calls: list[ToolCall], state: TurnState, turn_messages: list[Message],
-    allowed: Sequence[str],
-) -> list[ToolResult]:
-    results = []
-    for call in calls:
-        state.emit(ToolStarted(call))
-        started = time.monotonic()
-        if call.name == "invalid_tool_call":
-            result = ToolResult(ok=False, data={
-                "error": "malformed_call",
-                "message": f"Your tool call could not be read ({call.arguments.get('error')}). "
-                           "Write one valid call."})
-        else:
-            result = await registry.call(call, state.ctx, allowed=allowed)
-        seconds = time.monotonic() - started
-        state.timings.tools_s += seconds
-        finished = ToolFinished(call, result.ok, result.data, seconds)
-        state.finished_calls.append(finished)
-        state.emit(finished)
-        _LOGGER.info("tool %s(%s) in %s from %s: %s", call.name, json.dumps(call.arguments),
-                     state.conversation.id, state.ctx.source, "ok" if result.ok else result.data.get("error"))
-        turn_messages.append(Message("tool", json.dumps(result.data, ensure_ascii=False),
-                                     name=call.name, tool_call_id=call.id or None))
-        results.append(result)
-    return results
-
-
-def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list[str],
-                     actions: frozenset[str]) -> str:
-    """What the hub adds after the model's words: the calls' outcomes when a device action
-    ran or the last calls failed, else what really happened when the model's words claimed an
-    action (or were all refused), else nothing."""
-    acted = [f for f in state.finished_calls if f.call.name in actions]
-    failed_last = spoken_results and any(not f.ok for f in state.finished_calls[-len(spoken_results):])
-    if acted or failed_last:
-        return " ".join(dict.fromkeys(s for s in spoken_results if s))
-    if state.persona.home and any(claims_action(d, state.language, also="en") for d in reply.dropped):
-        return phrase(state.language, "action.nothing_done")
-    if not reply.text:
-        return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
-    return ""
-
-
-def speakable(registry: ToolRegistry, state: TurnState, question: bool, sentence: str) -> bool:
-    """Whether a sentence of the model may be spoken: never JSON or a call written as text,
-    and, for the home, no claim of an action unless one succeeded in this turn — and not a
-    device action, which the hub tells from its results (the model may claim more)."""
-    if looks_like_code(sentence):
-        return False
-    if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
-        done = [f.call.name for f in state.finished_calls if f.ok and not _reads_only(registry, f.call.name)]
-        return bool(done) and not set(done) & registry.device_actions()
-    return True
-
-
-def _reads_only(registry: ToolRegistry, tool_name: str) -> bool:
-    return getattr(registry.get(tool_name), "changes_home", None) is False
-
-
-def as_reading(call: ToolCall, actions: frozenset[str], allowed: Sequence[str]) -> ToolCall:
-    """A device action the model called for a question, as a look at that device's state."""
-    entity_id = call.arguments.get("entity_id")
-    if call.name in actions and isinstance(entity_id, str) and READ_STATE in allowed:
-        return ToolCall(READ_STATE, {"entity_id": entity_id}, id=call.id)
-    return call
 
 
 def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:

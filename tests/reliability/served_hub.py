@@ -130,6 +130,9 @@ async def wyoming_turn(port: int, text: str, kind: str, satellite: str, timeout:
                 return Answer(kind, "wyoming", "lost", "", time.monotonic() - started)
             if event.type == "handled":
                 return Answer(kind, "wyoming", "handled", event.data.get("text", ""), time.monotonic() - started)
+            if event.type == "error":  # refused (the port's caps): told, not lost
+                return Answer(kind, "wyoming", f"error:{event.data.get('code')}", event.data.get("text", ""),
+                              time.monotonic() - started)
             if event.type == "not-handled":
                 code = (event.data.get("context") or {}).get("error")
                 outcome = "busy" if code == "busy" else f"not-handled:{code}"
