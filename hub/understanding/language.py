@@ -35,7 +35,7 @@ language add to its confidence, each word shared among the languages that have i
 (`_KNOWN_WORD_WEIGHT`), and each known word a language lacks divides its confidence
 (`_MISSING_WORD`): a word only one language has counts most. The known words are the hub's
 phrases, its device and room words, and every word the language's sentence templates may say
-(`hub.understanding.recognition.template_words`; one letter is a word: Slovenian "v"). Identification
+(`hub.understanding.template_words`; one letter is a word: Slovenian "v"). Identification
 is ready once py3langid and the hub's own words are in (under a second); the templates' words
 follow in the same thread (2 s of CPU for the 35 languages; 37,000 words, 5 MiB) and count from
 then on, so a request just after a start is not left without its language meanwhile.
@@ -57,7 +57,8 @@ import threading
 import unicodedata
 from typing import Callable
 
-from hub.understanding.recognition import intents_language, template_words
+from hub.understanding.recognition import intents_language
+from hub.understanding.template_words import template_words
 from hub.home.vocabulary import all_words
 from hub.locales import SUPPORTED_LANGUAGES, normalize_language, own_phrases
 

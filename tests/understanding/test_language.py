@@ -11,7 +11,7 @@ import pytest
 from hub.options import hub_options
 from hub.agent.types import TurnRequest
 from hub.understanding import language
-from hub.understanding.recognition import template_words
+from hub.understanding.template_words import template_words
 from hub.locales import phrase
 from tests.understanding.harness import (
     MAIN_LANGUAGES,
