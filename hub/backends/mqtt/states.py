@@ -28,73 +28,49 @@ def _number(text: str) -> float:
 def state_handlers(tracked: TrackedEntity) -> list[tuple[str, StateHandler]]:
     """(topic, handler) for each state topic of the config; sets the attributes the config fixes."""
     c = tracked.config
-    kind = tracked.component
-    handlers: list[tuple[str, StateHandler]] = []
+    _set_fixed_attributes(tracked)
+    topics = _JSON_LIGHT_TOPICS if tracked.component == "light" and c.get("schema") == "json" \
+        else _STATE_TOPICS.get(tracked.component, ())
+    return [(c[key], handler_for(c)) for key, handler_for in topics if key in c]
 
-    def on_off(template_key: str, on: str, off: str) -> StateHandler:
-        def handle(t: TrackedEntity, text: str) -> None:
-            value = _render(c.get(template_key), text)
-            if value == on:
-                t.state = "on"
-            elif value == off:
-                t.state = "off"
-            elif value in ("", "None"):
-                t.state = "unknown"
-            else:
-                raise ValueError(f"unexpected state {value[:40]!r}")
 
-        return handle
-
-    if kind == "light":
+def _set_fixed_attributes(tracked: TrackedEntity) -> None:
+    c = tracked.config
+    if tracked.component == "light":
         tracked.attributes["supported_color_modes"] = _color_modes(c)
-    if kind == "light" and c.get("schema") == "json":
-        if "state_topic" in c:
-            handlers.append((c["state_topic"], _json_light_state))
-        return handlers
-    if kind == "light":
-        if "state_topic" in c:
-            handlers.append((c["state_topic"], on_off("state_value_template", c["payload_on"], c["payload_off"])))
-        if "brightness_state_topic" in c:
-            handlers.append((c["brightness_state_topic"], _light_brightness))
-        if "rgb_state_topic" in c:
-            handlers.append((c["rgb_state_topic"], _light_rgb))
-    elif kind in ("switch", "binary_sensor"):
-        on = c.get("state_on", c["payload_on"])
-        off = c.get("state_off", c["payload_off"])
-        if "state_topic" in c:
-            handlers.append((c["state_topic"], on_off("value_template", on, off)))
-    elif kind == "fan":
-        if "state_topic" in c:
-            handlers.append((c["state_topic"], on_off("state_value_template", c["payload_on"], c["payload_off"])))
-        if "percentage_state_topic" in c:
-            handlers.append((c["percentage_state_topic"], _fan_percentage))
-    elif kind == "cover":
-        if "state_topic" in c:
-            handlers.append((c["state_topic"], _cover_state))
-        if "position_topic" in c:
-            handlers.append((c["position_topic"], _cover_position))
-    elif kind == "lock":
-        if "state_topic" in c:
-            handlers.append((c["state_topic"], _lock_state))
-    elif kind == "climate":
+    elif tracked.component == "climate":
         tracked.attributes.update(
             hvac_modes=list(c["modes"]), min_temp=c["min_temp"], max_temp=c["max_temp"], target_temp_step=c["temp_step"]
         )
-        if "mode_state_topic" in c:
-            handlers.append((c["mode_state_topic"], _climate_mode))
-        for topic_key, template_key, attribute in (
-            ("temperature_state_topic", "temperature_state_template", "temperature"),
-            ("current_temperature_topic", "current_temperature_template", "current_temperature"),
-        ):
-            if topic_key in c:
-                handlers.append((c[topic_key], _number_attribute(template_key, attribute)))
-        if "action_topic" in c:
-            handlers.append((c["action_topic"], _climate_action))
-    elif kind == "sensor":
-        if c.get("unit_of_measurement"):
-            tracked.attributes["unit_of_measurement"] = c["unit_of_measurement"]
-        handlers.append((c["state_topic"], _sensor_state))
-    return handlers
+    elif tracked.component == "sensor" and c.get("unit_of_measurement"):
+        tracked.attributes["unit_of_measurement"] = c["unit_of_measurement"]
+
+
+def _on_off(c: dict[str, Any], template_key: str, on: str, off: str) -> StateHandler:
+    def handle(t: TrackedEntity, text: str) -> None:
+        value = _render(c.get(template_key), text)
+        if value == on:
+            t.state = "on"
+        elif value == off:
+            t.state = "off"
+        elif value in ("", "None"):
+            t.state = "unknown"
+        else:
+            raise ValueError(f"unexpected state {value[:40]!r}")
+
+    return handle
+
+
+def _switch_state(c: dict[str, Any]) -> StateHandler:
+    return _on_off(c, "value_template", c.get("state_on", c["payload_on"]), c.get("state_off", c["payload_off"]))
+
+
+def _power_state(c: dict[str, Any]) -> StateHandler:
+    return _on_off(c, "state_value_template", c["payload_on"], c["payload_off"])
+
+
+def _fixed(handler: StateHandler) -> Callable[[dict[str, Any]], StateHandler]:
+    return lambda _config: handler
 
 
 def _color_modes(c: dict[str, Any]) -> list[str]:
@@ -244,3 +220,23 @@ def availability_handler(index: int, entry: dict[str, Any]) -> StateHandler:
         t.last_availability = available
 
     return handle
+
+
+# per component: (config key of a state topic, the handler for it), in subscription order
+_StateTopics = tuple[tuple[str, Callable[[dict[str, Any]], StateHandler]], ...]
+_JSON_LIGHT_TOPICS: _StateTopics = (("state_topic", _fixed(_json_light_state)),)
+_STATE_TOPICS: dict[str, _StateTopics] = {
+    "light": (("state_topic", _power_state), ("brightness_state_topic", _fixed(_light_brightness)),
+              ("rgb_state_topic", _fixed(_light_rgb))),
+    "switch": (("state_topic", _switch_state),),
+    "binary_sensor": (("state_topic", _switch_state),),
+    "fan": (("state_topic", _power_state), ("percentage_state_topic", _fixed(_fan_percentage))),
+    "cover": (("state_topic", _fixed(_cover_state)), ("position_topic", _fixed(_cover_position))),
+    "lock": (("state_topic", _fixed(_lock_state)),),
+    "climate": (("mode_state_topic", _fixed(_climate_mode)),
+                ("temperature_state_topic", _fixed(_number_attribute("temperature_state_template", "temperature"))),
+                ("current_temperature_topic",
+                 _fixed(_number_attribute("current_temperature_template", "current_temperature"))),
+                ("action_topic", _fixed(_climate_action))),
+    "sensor": (("state_topic", _fixed(_sensor_state)),),
+}
