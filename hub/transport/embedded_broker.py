@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 from hub.transport.broker_log import limit_broker_log
 from hub.transport.mqtt_broker import BrokerSettings
+from hub.transport.mqtt_subscriptions import has_wildcard
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -89,10 +90,6 @@ class EmbeddedBroker:
             _LOGGER.exception("embedded MQTT broker did not shut down cleanly")
 
 
-def _has_wildcard(topic_filter: str) -> bool:
-    return "+" in topic_filter or "#" in topic_filter
-
-
 class _SubscriptionTable(dict[str, Any]):
     """amqtt's table of topic filter → subscribers, iterated over a snapshot of its keys (so a
     coroutine may await inside the loop), that names the filters a topic can match without
@@ -100,14 +97,14 @@ class _SubscriptionTable(dict[str, Any]):
 
     def __init__(self, table: dict[str, Any]) -> None:
         super().__init__(table)
-        self._wildcards = {f for f in table if _has_wildcard(f)}
+        self._wildcards = {f for f in table if has_wildcard(f)}
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(super().keys()))
 
     def __setitem__(self, topic_filter: str, subscribers: Any) -> None:
         super().__setitem__(topic_filter, subscribers)
-        if _has_wildcard(topic_filter):
+        if has_wildcard(topic_filter):
             self._wildcards.add(topic_filter)
 
     def __delitem__(self, topic_filter: str) -> None:
@@ -154,7 +151,7 @@ def _patched_broker_class(broker_class: Any) -> Any:
             subscribers = self._subscriptions.get(topic_filter, [])
             if not any(s.client_id == session.client_id for s, _ in subscribers):
                 return
-            if _has_wildcard(topic_filter):
+            if has_wildcard(topic_filter):
                 await super()._publish_retained_messages_for_subscription(subscription, session)
                 return
             retained = self._retained_messages.get(topic_filter)

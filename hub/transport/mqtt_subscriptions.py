@@ -87,7 +87,7 @@ class Subscription:
                 _LOGGER.exception("MQTT handler for %s failed on %s", self.topic_filter, message.topic)
 
 
-def _has_wildcard(topic_filter: str) -> bool:
+def has_wildcard(topic_filter: str) -> bool:
     return "+" in topic_filter or "#" in topic_filter
 
 
@@ -99,14 +99,14 @@ class Subscriptions:
         self._wildcard: list[Subscription] = []
 
     def add(self, sub: Subscription) -> None:
-        if _has_wildcard(sub.topic_filter):
+        if has_wildcard(sub.topic_filter):
             self._wildcard.append(sub)
         else:
             self._exact.setdefault(sub.topic_filter, []).append(sub)
 
     def remove(self, sub: Subscription) -> bool:
         """Remove `sub`; whether it was there."""
-        if _has_wildcard(sub.topic_filter):
+        if has_wildcard(sub.topic_filter):
             if sub not in self._wildcard:
                 return False
             self._wildcard.remove(sub)
@@ -120,7 +120,7 @@ class Subscriptions:
         return True
 
     def uses(self, topic_filter: str) -> bool:
-        if _has_wildcard(topic_filter):
+        if has_wildcard(topic_filter):
             return any(s.topic_filter == topic_filter for s in self._wildcard)
         return topic_filter in self._exact
 
