@@ -194,10 +194,11 @@ class MqttAsker:
         self.client.disconnect()
 
 
-async def poll_describe(port: int, stop: asyncio.Event, gaps: list[float], limit_s: float = 1.0) -> None:
+async def poll_describe(port: int, stop: asyncio.Event, gaps: list[float], limit_s: float = 5.0) -> None:
     """Describe after describe on fresh connections; each answer's wait goes into `gaps`.
 
-    The next poll is sent only after the answer arrived (or `limit_s` passed: recorded as inf)."""
+    The next poll is sent only after the answer arrived, or after `limit_s` without one (or with
+    another event than `info`): recorded as inf."""
     while not stop.is_set():
         started = time.monotonic()
         try:

@@ -12,6 +12,11 @@ from reliability.served_hub import MqttAsker, ServedHub, run_load
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 RSS_GROWTH_LIMIT_KB = 150 * 1024  # generous: allocator noise and caches, not a leak per request
+# Home Assistant's Wyoming integration waits 1 s for a describe's info and tries 3 times
+# (homeassistant/components/wyoming/data.py: _INFO_TIMEOUT, _INFO_RETRIES): under load a describe
+# may now and then miss that second, never three in a row, and nearly all must make it.
+INFO_TIMEOUT_S, INFO_RETRIES = 1.0, 3
+SLOW_SHARE_LIMIT = 0.02
 
 
 @pytest.fixture
@@ -31,10 +36,13 @@ def check_round(load) -> None:
         assert answer.text.strip(), answer
     for conversation, order in load.conversation_orders.items():
         assert order == load.expected_orders[conversation], conversation
-    assert load.describe_gaps, "describe was never polled"
-    slow = [g for g in load.describe_gaps if g >= 1.0]
-    assert not slow, f"{len(slow)} of {len(load.describe_gaps)} describes took a second or more"
-    assert not any(math.isinf(g) for g in load.describe_gaps)
+    gaps = load.describe_gaps
+    assert gaps, "describe was never polled"
+    assert not any(math.isinf(g) for g in gaps), "a describe got no info"
+    slow = [g >= INFO_TIMEOUT_S for g in gaps]
+    assert sum(slow) <= SLOW_SHARE_LIMIT * len(gaps), f"{sum(slow)} of {len(gaps)} describes took a second or more"
+    in_a_row = max((len(run) for run in "".join("s" if s else "." for s in slow).split(".")), default=0)
+    assert in_a_row < INFO_RETRIES, f"{in_a_row} describes in a row took a second or more: Home Assistant gives up"
 
 
 async def test_forty_concurrent_turns_are_all_answered_in_order_and_describe_stays_quick(served: ServedHub) -> None:
