@@ -139,10 +139,11 @@ async def main() -> None:
                             answer = await response.json()
                         reply = answer.get("reply") or ""
                         paths[answer.get("path") or "?"] += 1
-                        for fault in judge.faults(reply, code):
+                        found = judge.faults(reply, code)
+                        for fault in found:
                             faults[fault] += 1
                             examples.setdefault(fault, []).append(f"[{code}] {text!r} → {reply!r}")
-                        faults["any"] += bool(judge.faults(reply, code))
+                        faults["any"] += bool(found)
                         faults["empty"] += not reply.strip()
         finally:
             hub.stop()
