@@ -65,14 +65,15 @@ class Agent:
         self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
-        self.model_acts = options.model_home_control or not stands_in(engine.info.is_stand_in, engine.info.n_params)
+        self.stand_in = stands_in(engine.info.is_stand_in, engine.info.n_params)
+        self.model_acts = options.model_home_control or not self.stand_in
         self._choices = Choices(options.confirm_seconds)  # commands asking "which one?"
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
         self._model = ModelTurn(engine=engine, registry=registry, settings=settings, options=options, home=home,
                                 choices=self._choices, personas=lambda: self.personas, model_acts=self.model_acts,
-                                clock_text=clock_text)
+                                stand_in=self.stand_in, clock_text=clock_text)
         self._routes: tuple[DirectRoute, ...] = (
             ChosenOption(self._choices, home, fast_path), Confirmation(confirmations),
             FastPath(fast_path, self._choices, options.fast_path))
@@ -186,7 +187,7 @@ class Agent:
         if not self.model_acts:
             _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
                          "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
-        elif stands_in(self._engine.info.is_stand_in, self._engine.info.n_params):
+        elif self.stand_in:
             _LOGGER.info("the model %s is a stand-in, allowed to control devices (model_home_control)",
                          self._engine.info.name)
         self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona),

@@ -22,15 +22,18 @@ from hub.agent import prompt
 from hub.agent.choices import Choices
 from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import AgentOptions, HomeView
+from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import ReplyBuilder
-from hub.agent.turn import TurnState, not_found
-from hub.agent.tool_round import as_reading, run_tools, said_for_actions, speakable
+from hub.agent.turn import TurnState, not_found, not_understood
+from hub.agent.tool_round import as_reading, run_tools, said_for_actions, withheld
 from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
 from hub.agent.utterances import is_question, repeats_itself
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolRegistry
 from hub.home.entities import Entity
 from hub.home.resolve import Match
+from hub.home.vocabulary import speaks_of_home
+from hub.llm.text_tools import text_tool_instructions
 from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
 from hub.llm.types import (
     Done,
@@ -49,6 +52,8 @@ from hub.llm.types import (
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
+_NAME_WORDS = 2  # "I couldn't find …" only for what may be a name, not for words the hub did not get
+_EXAMPLE_DOMAINS = ("light", "switch", "fan")  # devices "turn on <name>" works for, the likeliest first
 
 
 @dataclass
@@ -72,7 +77,7 @@ class ModelTurn:
 
     def __init__(self, *, engine: Engine, registry: ToolRegistry, settings: RuntimeSettings, options: AgentOptions,
                  home: HomeView | None, choices: Choices, personas: Callable[[], PersonaBook], model_acts: bool,
-                 clock_text: Callable[[], str]) -> None:
+                 stand_in: bool, clock_text: Callable[[], str]) -> None:
         self._engine = engine
         self._registry = registry
         self._settings = settings
@@ -81,6 +86,7 @@ class ModelTurn:
         self._choices = choices
         self._personas = personas  # the agent's book, as it is now
         self._model_acts = model_acts
+        self._stand_in = stand_in
         self._clock_text = clock_text
         self._constrained = engine.uses_constrained_tools
 
@@ -123,20 +129,25 @@ class ModelTurn:
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
-        elif (persona.home and not self._model_acts and not context.question and context.match.candidates
-              and targets is None):
-            # the model may not act: a command naming no device of the home is answered here
+        elif (persona.home and not self._model_acts and not context.question and targets is None
+              and (context.match.candidates or speaks_of_home(text, state.language))):
+            # the model may not act, so a command about the home the fast path did not carry out
+            # is answered here: "I couldn't find …", or what was not understood and what works
             fit = self._home.fit(text, state.language, context.match) if self._home is not None else None
-            if fit is not None and fit.missing:
+            if fit is not None and fit.missing and context.match.candidates and len(fit.missing.split()) <= _NAME_WORDS:
                 return not_found(state, text, fit.missing)
+            return not_understood(state, text, self._example_name(context.match))
         spoken_results = await self._rounds(state, context, constraint)
         context.reply.finish()
         said = said_for_actions(state, context.reply, spoken_results, context.actions)
         if said:
             context.reply.say(said)
         state.conversation.messages += context.messages
+        for reason, sentence in context.reply.withheld:
+            _LOGGER.debug("not spoken in %s (%s): %s", state.conversation.id, reason, sentence)
         return TurnResult(state.conversation.id, state.language, context.reply.text,
-                          tool_calls=state.finished_calls, timings=state.timings)
+                          tool_calls=state.finished_calls, timings=state.timings,
+                          withheld=[reason for reason, _ in context.reply.withheld])
 
     def _context(self, state: TurnState, text: str, targets: Sequence[Entity] | None) -> _Context:
         persona = state.persona
@@ -152,11 +163,25 @@ class ModelTurn:
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not match.candidates and not targets))]
-        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
-                             keep=functools.partial(speakable, self._registry, state, question))
+        system = self._system_message(persona, conversational)
         messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
-        return _Context(match, question, self._system_message(persona, conversational), tools, conversational,
-                        reasoning, actions, allowed, reply, messages)
+        echo = self._echo(persona, system, tools, messages[0].content, text)
+        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
+                             withhold=functools.partial(withheld, self._registry, state, question, echo,
+                                                        self._stand_in))
+        return _Context(match, question, system, tools, conversational, reasoning, actions, allowed, reply, messages)
+
+    def _echo(self, persona: Persona, system: Message, tools: list[ToolSpec], user_message: str,
+              text: str) -> PromptEcho:
+        """The check of reply sentences against this turn's prompt (`PromptEcho`): the user
+        message but its request, and the tools as the model reads them."""
+        declared = text_tool_instructions(tools)
+        instructions = [persona.instructions, prompt.CONVERSATIONAL_INSTRUCTIONS, prompt.WRITTEN_INSTRUCTIONS,
+                        declared, prompt.OVERVIEW_HEADING, prompt.STATES_HEADING, user_message.split("\n", 1)[0]]
+        home = self._home if persona.home else None
+        return PromptEcho(given=[system.content, declared, user_message.removesuffix(text)], instructions=instructions,
+                          request=text, tool_names=[t.name for t in tools],
+                          entity_ids=[e.entity_id for e in home.entities()] if home is not None else [])
 
     async def _rounds(self, state: TurnState, context: _Context, constraint: ToolConstraint | None) -> list[str]:
         """The model's rounds until it answers in words (or a limit, a question for a yes, an
@@ -230,6 +255,16 @@ class ModelTurn:
             actions = self._registry.device_actions({e.domain for e in targets})
             return ToolConstraint(tuple(n for n in constraint.tool_names if n in actions), entity_ids)
         return dataclasses.replace(constraint, entity_ids=entity_ids)
+
+    def _example_name(self, match: Match) -> str | None:
+        """A device of the home to say an example command with: one the request named when it
+        can be turned on, else the first light, switch or fan; None in a home without one."""
+        if self._home is None:
+            return None
+        named = [e for e in match.best if e.domain in _EXAMPLE_DOMAINS]
+        others = sorted((e for e in self._home.entities() if e.domain in _EXAMPLE_DOMAINS),
+                        key=lambda e: _EXAMPLE_DOMAINS.index(e.domain))
+        return next((e.name for e in (*named, *others) if e.name), None)
 
     def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Any]:
         """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""

@@ -25,6 +25,8 @@ CONVERSATIONAL_INSTRUCTIONS = (
     "with no lists, markdown, emoji or links."
 )
 WRITTEN_INSTRUCTIONS = "Your replies are read on a screen: be clear and concise."
+OVERVIEW_HEADING = "Home overview (entity id, \"name\", aliases), by area:"
+STATES_HEADING = "Current states:"
 
 LANGUAGE_NAMES = {
     "ar": "Arabic", "bg": "Bulgarian", "ca": "Catalan", "cs": "Czech", "da": "Danish",
@@ -51,7 +53,7 @@ def system_prompt(parts: PromptParts) -> str:
     style = CONVERSATIONAL_INSTRUCTIONS if parts.conversational else WRITTEN_INSTRUCTIONS
     sections = [parts.instructions, style]
     if parts.entity_overview:
-        sections.append("Home overview (entity id, \"name\", aliases), by area:\n" + parts.entity_overview)
+        sections.append(OVERVIEW_HEADING + "\n" + parts.entity_overview)
     return "\n\n".join(sections)
 
 
@@ -74,6 +76,6 @@ def user_message(text: str, language: str, live_context: str, clock_text: str) -
     """The current request with the volatile context in front of it (after its head)."""
     lines = [user_message_head(language, clock_text)]
     if live_context:
-        lines.append("Current states:\n" + live_context)
+        lines.append(STATES_HEADING + "\n" + live_context)
     lines.append(text)
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from hub.agent.speakable import SpeakableStream
@@ -9,26 +10,40 @@ from hub.agent.speakable import SpeakableStream
 # The first chunk may end at a clause mark after this many words: a spoken reply starts before
 # the model has written all of a long first sentence ("Once upon a time, …").
 FIRST_CLAUSE_WORDS = 4
+_WORD = re.compile(r"\w+")
+
+
+def loop_key(sentence: str) -> str:
+    """What two sentences of a loop have in common: their words, single letters and numbers
+    aside ("B: A: A joke." and "C: A: A joke." are one sentence said again)."""
+    said = _WORD.findall(sentence.casefold())
+    kept = [w for w in said if len(w) > 1 and not w.isdigit()]
+    return " ".join(kept or said)
 
 
 class ReplyBuilder:
     """Feed raw model text; each complete speakable sentence goes to `on_chunk` at once (the
     first one at its first clause when it has one after `FIRST_CLAUSE_WORDS` words).
 
-    Once the next sentence would pass `max_chars`, or a sentence comes again (a loop), the reply
-    is `capped` and the caller should stop generating: the reply always ends on a sentence
-    boundary. A sentence `keep` refuses is not spoken (`dropped` lists it).
+    Once the next sentence would pass `max_chars`, or a sentence comes again (a loop, by
+    `loop_key`), the reply is `capped` and the caller should stop generating: the reply always
+    ends on a sentence boundary. A sentence for which `withhold` gives a reason is not spoken
+    (`withheld` lists it with its reason).
     """
 
     def __init__(self, language: str, max_chars: int, on_chunk: Callable[[str], None],
-                 keep: Callable[[str], bool] = lambda sentence: True) -> None:
+                 withhold: Callable[[str], str | None] = lambda sentence: None) -> None:
         self._stream = SpeakableStream(language, max_chars=max_chars, first_clause_words=FIRST_CLAUSE_WORDS)
         self._on_chunk = on_chunk
-        self._keep = keep
+        self._withhold = withhold
         self._sentences: list[str] = []
         self._seen: set[str] = set()
         self._looped = False
-        self.dropped: list[str] = []
+        self.withheld: list[tuple[str, str]] = []  # (reason, sentence)
+
+    @property
+    def dropped(self) -> list[str]:
+        return [sentence for _, sentence in self.withheld]
 
     @property
     def capped(self) -> bool:
@@ -63,13 +78,14 @@ class ReplyBuilder:
         for sentence in sentences:
             if self._looped:
                 return
-            key = " ".join(sentence.casefold().split())
+            key = loop_key(sentence)
             if key in self._seen:
                 self._looped = True
                 return
             self._seen.add(key)
-            if not self._keep(sentence):
-                self.dropped.append(sentence)
+            reason = self._withhold(sentence)
+            if reason is not None:
+                self.withheld.append((reason, sentence))
                 continue
             before = self.text
             self._sentences.append(sentence)

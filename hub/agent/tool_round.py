@@ -11,10 +11,11 @@ import logging
 import time
 from typing import Sequence
 
+from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import TurnState
 from hub.agent.types import ToolFinished, ToolStarted
-from hub.agent.utterances import claims_action
+from hub.agent.utterances import claims_action, in_other_language
 from hub.core.speech import looks_like_code
 from hub.core.tools import ToolRegistry, ToolResult
 from hub.llm.types import Message, ToolCall
@@ -64,20 +65,30 @@ def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list
     if state.persona.home and any(claims_action(d, state.language, also="en") for d in reply.dropped):
         return phrase(state.language, "action.nothing_done")
     if not reply.text:
-        return " ".join(s for s in spoken_results if s) or phrase(state.language, "error.not_understood")
+        return " ".join(s for s in spoken_results if s) or phrase(
+            state.language, "reply.withheld" if reply.withheld else "error.not_understood")
     return ""
 
 
-def speakable(registry: ToolRegistry, state: TurnState, question: bool, sentence: str) -> bool:
-    """Whether a sentence of the model may be spoken: never JSON or a call written as text,
-    and, for the home, no claim of an action unless one succeeded in this turn — and not a
-    device action, which the hub tells from its results (the model may claim more)."""
+def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: PromptEcho, stand_in: bool,
+             sentence: str) -> str | None:
+    """Why a sentence of the model may not be spoken, or None: never JSON or a call written as
+    text ("code"), nothing of its prompt (`PromptEcho`), from a stand-in nothing plainly in another
+    language than the request's ("language"), and, for the home, no claim of an action unless one
+    succeeded in this turn — and not a device action, which the hub tells from its results
+    ("claim": the model may claim more)."""
     if looks_like_code(sentence):
-        return False
+        return "code"
+    echoed = echo.withheld_for(sentence)
+    if echoed is not None:
+        return echoed
+    if stand_in and in_other_language(sentence, state.language):
+        return "language"
     if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
         done = [f.call.name for f in state.finished_calls if f.ok and not _reads_only(registry, f.call.name)]
-        return bool(done) and not set(done) & registry.device_actions()
-    return True
+        if not done or set(done) & registry.device_actions():
+            return "claim"
+    return None
 
 
 def _reads_only(registry: ToolRegistry, tool_name: str) -> bool:

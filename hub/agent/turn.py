@@ -89,6 +89,17 @@ def not_found(state: TurnState, text: str, name: str) -> TurnResult:
     return answered_directly(state, text, answer, "resolution")
 
 
+def not_understood(state: TurnState, text: str, example_name: str | None) -> TurnResult:
+    """ "I didn't understand that command; you can say, for example, …" with a command that works
+    in this home (on `example_name`), or plainly "I couldn't work out how to do that"."""
+    if example_name is None:
+        reply = phrase(state.language, "error.not_understood")
+    else:
+        example = phrase(state.language, "command.example_turn_on", name=example_name)
+        reply = phrase(state.language, "command.not_understood", example=example)
+    return answered_directly(state, text, DirectAnswer(reply, "not_understood"), "resolution")
+
+
 def failure(conversation_id: str, language: str, code: str) -> TurnResult:
     return TurnResult(conversation_id, language, phrase(language, f"error.{code}"), ok=False, error=code)
 

@@ -111,6 +111,7 @@ class TurnResult:
     tool_calls: list[ToolFinished] = field(default_factory=list)
     timings: TurnTimings = field(default_factory=TurnTimings)
     path: str = "model"  # model | fast_path | confirmation | resolution ("which one?", "can't find")
+    withheld: list[str] = field(default_factory=list)  # why each sentence of the model was not spoken
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@
   agent lets it through only when a call in the same turn really did something.
 - `repeats_itself`: the text ends in the same stretch three times over (a decoding loop).
 - `ordinal_position`: which option an answer to "which one?" counts to ("the second one").
+- `in_other_language`: a reply sentence is plainly in another language than the request's.
 
 Languages written without spaces between words (and Korean, whose endings attach to words)
 are matched by substring; the others by whole words at the start or end of the text.
@@ -14,13 +15,20 @@ are matched by substring; the others by whole words at the start or end of the t
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from hub.locales import UNSPACED_LANGUAGES, normalize_language, word_list
+from hub.understanding import language as language_id
 
 _QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
 _LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
 _MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
+_SINGLE_LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
+_PLAINLY = 0.7  # the other language's share at least, and the request's at most (by length):
+_HARDLY, _HARDLY_SHORT, _SHORT = 0.1, 0.02, 4  # a sentence of under 4 words says less of its language
+# languages so close that a sentence of one is often taken for the other
+_CLOSE = ({"da", "nb", "sv"}, {"cs", "sk"}, {"hr", "sr", "sl"}, {"id", "ms"}, {"es", "ca"})
 
 
 def _words(text: str) -> str:
@@ -75,14 +83,31 @@ def claims_action(sentence: str, language: str | None, also: str | None = None) 
 
 
 def repeats_itself(text: str) -> bool:
-    """Whether `text` ends with one stretch (4–80 characters, case and spacing ignored) written
-    three times in a row: "Le Grand Garou, le Grand Garou, le Grand Garou,"."""
-    tail = " " + " ".join(text[-_LOOP_TAIL:].casefold().split())
+    """Whether `text` ends with one stretch (4–80 characters, case and spacing ignored, any
+    single letter as any other) written three times in a row: "Le Grand Garou, le Grand Garou,
+    le Grand Garou,", "A: A joke. B: A: A joke. C: A: A joke."."""
+    tail = " " + " ".join(_SINGLE_LETTER.sub("#", text[-_LOOP_TAIL:].casefold()).split())
     for size in range(_MIN_LOOP, min(_MAX_LOOP, len(tail) // 3) + 1):
         unit = tail[-size:]
         if unit.strip() and tail.endswith(unit * 3):
             return True
     return False
+
+
+def in_other_language(sentence: str, language: str) -> bool:
+    """Whether a sentence of two words or more is plainly in another language than `language`
+    (a close neighbour of it aside: Danish for Bokmål is not "another language" here)."""
+    language = normalize_language(language)
+    words = len(sentence.split())
+    if words < 2 and language_id.script_language(sentence) is None:
+        return False
+    scores = language_id.confidences(sentence)
+    if not scores:
+        return False
+    top = max(scores, key=scores.__getitem__)
+    if top == language or any({top, language} <= close for close in _CLOSE):
+        return False
+    return scores[top] >= _PLAINLY and scores.get(language, 0.0) < (_HARDLY if words >= _SHORT else _HARDLY_SHORT)
 
 
 def ordinal_position(answer: str, language: str | None) -> int | None:

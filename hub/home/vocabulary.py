@@ -95,3 +95,33 @@ def stop_words(language: str) -> frozenset[str]:
     words = {*_words(language).get("word.filler", ()), *_words("en").get("word.filler", ())}
     return frozenset(fold(word, language) for word in words)
 
+
+
+_STEM = 4  # letters of a device or room word an inflected or compound form must keep
+
+
+@lru_cache(maxsize=64)
+def _home_words(language: str) -> frozenset[str]:
+    """Folded device and room words of `language` and English."""
+    return frozenset(fold(word, language) for lang in ("en", language) for key, words in _words(lang).items()
+                     if key.startswith(("device.", "area.")) for word in words)
+
+
+def speaks_of_home(text: str, language: str) -> bool:
+    """Whether `text` names a kind of device or of room in `language` or English, inflected
+    ("lampę", "odkurzacza") or as the end of a compound ("Deckenlampe") too."""
+    folded = fold(text, language)
+    known = _home_words(language)
+    if language in UNSPACED_LANGUAGES:
+        return any(word in folded for word in known)
+    padded = f" {folded} "
+    tokens = folded.split()
+    for word in known:
+        if " " in word or len(word) < _STEM:
+            if f" {word} " in padded:
+                return True
+            continue
+        stem = word[:max(_STEM, len(word) - 2)]
+        if any(token.startswith(stem) or token.endswith(word) for token in tokens):
+            return True
+    return False

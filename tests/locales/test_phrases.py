@@ -68,6 +68,7 @@ PROMISED_KEYS = {
     "question.start_words": set(), "question.end_words": set(), "question.request_words": set(),
     "action.claim_words": set(), "action.nothing_done": set(), "error.unsupported": {"name"},
     "error.invalid_value": {"name"}, "error.not_understood": set(), "error.action_failed": set(),
+    "reply.withheld": set(), "command.not_understood": {"example"}, "command.example_turn_on": {"name"},
     "choice.ordinal_words": set(),
     "answer.yes": set(), "answer.no": set(), "answer.which": {"state", "items"},
     "answer.which_none": {"state"}, "answer.which_none_label": {"state"}, "answer.count": {"state", "count", "total"},

@@ -95,6 +95,10 @@ class HubMetrics:
             self.inc("bolt_hub_model_rounds_total", "Model generations run for turns.", t.model_rounds)
         for call in result.tool_calls:
             self.record_tool(call.call.name, call.ok, call.seconds, source)
+        for reason in result.withheld:
+            self.inc("bolt_hub_withheld_sentences_total",
+                     "Sentences of the model not spoken, by reason (prompt, entity_id, tool_name, markup, "
+                     "language, code, claim).", reason=reason)
 
     def record_tool(self, name: str, ok: bool, seconds: float, source: str) -> None:
         self.inc("bolt_hub_tool_calls_total", "Tool calls by tool and outcome.",

@@ -1,0 +1,84 @@
+"""What of the model's own input a reply sentence repeats: the prompt is never spoken.
+
+Small models often recite their instructions, the tool declarations or the state lines they
+were given ("You can call these tools…", "Current states: climate.thermostat: heat…"), and no
+model is immune. `PromptEcho` is built per turn from exactly what the model is given and says
+why a sentence is withheld:
+
+- "prompt": six or more words in a row from what the model was given (instructions, tool
+  declarations, home overview, state lines, the user message's head), or a sentence made up
+  mostly of the instructions' word triples (a paraphrase: "You can call the tool, answer with
+  only one line per call"); runs the user's own request says do not count;
+- "entity_id": an entity id (`light.desk_lamp`): users hear names, never ids;
+- "tool_name": the name of a tool (`get_state`);
+- "markup": role or tool markup (`<|im_start|>`, `<tool_call>`, `[INST]`, a leading "system:").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Collection, Iterable
+
+RUN = 6  # shared words in a row that make a sentence a recital
+_TRIPLE_SHARE = 0.4  # share of a sentence's word triples from the instructions that makes it a paraphrase
+_MIN_TRIPLES = 3
+_WORD = re.compile(r"\w+")
+_TAG = re.compile(r"<[^<>]*>")
+_ENTITY_ID = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\.([a-z0-9]+(?:_[a-z0-9]+)*)\b")
+_MARKUP = re.compile(
+    r"<\|?/?[A-Za-z_]+\|?>|<\|[^<>|]*\|>|\[/?(?:INST|TOOL_CALLS|SYS|AVAILABLE_TOOLS|TOOL_RESULTS)\]"
+    r"|^\s*(?:system|user|assistant|model|tool)\s*:", re.IGNORECASE)
+# domains whose ids a reply may write though the home has none of them
+_COMMON_DOMAINS = frozenset({
+    "light", "switch", "climate", "cover", "lock", "fan", "media_player", "scene", "script", "sensor",
+    "binary_sensor", "vacuum", "valve", "todo", "weather", "calendar", "timer", "input_boolean",
+    "input_number", "input_select", "automation", "camera", "alarm_control_panel", "humidifier",
+    "water_heater", "lawn_mower", "button", "number", "select", "siren", "person", "zone",
+})
+
+
+def words(text: str) -> list[str]:
+    """Folded words, tags left out and `_` read as a space (ids and tool names split up)."""
+    return _WORD.findall(_TAG.sub(" ", text).casefold().replace("_", " "))
+
+
+def _runs(said: list[str], size: int) -> set[tuple[str, ...]]:
+    return {tuple(said[i:i + size]) for i in range(len(said) - size + 1)}
+
+
+class PromptEcho:
+    """One turn's check of reply sentences against what the model was given.
+
+    `given`: every text of the model's input but the request (system message, tool declarations,
+    state lines, the user message's head); `instructions`: those of them that are instructions
+    (a paraphrase of them is withheld too; names and states are not, since replies say them);
+    `request`: the user's words, whose runs are theirs to hear back.
+    """
+
+    def __init__(self, *, given: Iterable[str], instructions: Iterable[str], request: str,
+                 tool_names: Collection[str], entity_ids: Collection[str]) -> None:
+        own = _runs(words(request), RUN)
+        self._given_runs = set().union(*(_runs(words(text), RUN) for text in given)) - own
+        self._instruction_triples = set().union(*(_runs(words(text), 3) for text in instructions)) - _runs(
+            words(request), 3)
+        self._tool_names = [re.compile(rf"\b{re.escape(name)}\b") for name in tool_names if "_" in name]
+        self._entity_ids = frozenset(entity_ids)
+        self._domains = _COMMON_DOMAINS | {entity_id.split(".", 1)[0] for entity_id in entity_ids}
+
+    def withheld_for(self, sentence: str) -> str | None:
+        """Why `sentence` may not be spoken, or None."""
+        if _MARKUP.search(sentence):
+            return "markup"
+        for match in _ENTITY_ID.finditer(sentence):
+            if match.group(0) in self._entity_ids or match.group(1) in self._domains:
+                return "entity_id"
+        if any(pattern.search(sentence) for pattern in self._tool_names):
+            return "tool_name"
+        said = words(sentence)
+        if _runs(said, RUN) & self._given_runs:
+            return "prompt"
+        triples = _runs(said, 3)
+        shared = triples & self._instruction_triples
+        if len(shared) >= _MIN_TRIPLES and len(shared) >= _TRIPLE_SHARE * len(triples):
+            return "prompt"
+        return None

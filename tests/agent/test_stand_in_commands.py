@@ -1,0 +1,111 @@
+"""Issue #28 point 2: a stand-in model is never handed a home command it cannot carry out. A
+command that names a device, a kind of device or a room, and that the fast path did not carry
+out, is answered by the hub in the request's language with an example that works in this home;
+chit-chat and other personas still go to the model, and a real model gets the command."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hub.agent import prompt
+from hub.agent.personas import Persona, PersonaBook, home_persona
+from hub.home.vocabulary import speaks_of_home
+from hub.locales import SUPPORTED_LANGUAGES, phrase
+
+from async_policy.async_helpers import TestHub
+from helpers.scripted_engine import ScriptedEngine, text
+
+pytestmark = pytest.mark.timeout(60)
+
+STAND_IN_PARAMS = 135_000_000
+
+
+def stand_in(rounds=()) -> ScriptedEngine:
+    """A scripted model sized like SmolLM2: it fails the test if asked more than `rounds`."""
+    engine = ScriptedEngine(list(rounds))
+    engine.info = dataclasses.replace(engine.info, n_params=STAND_IN_PARAMS)
+    return engine
+
+
+def told(language: str, name: str) -> str:
+    example = phrase(language, "command.example_turn_on", name=name)
+    return phrase(language, "command.not_understood", example=example)
+
+
+@pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
+async def test_each_languages_example_works_on_the_fast_path(tmp_path, language) -> None:
+    hub = TestHub(tmp_path, stand_in(), fast_path=True)
+    assert hub.state("light.kitchen") == "off"
+    result = await hub.ask(phrase(language, "command.example_turn_on", name="Kitchen light"), language=language)
+    assert result.path == "fast_path" and hub.state("light.kitchen") == "on", result.reply
+
+
+COMMANDS = [  # what the fast path leaves to the model, each naming a device, a kind or a room
+    ("en", "make the desk lamp a bit dimmer", "Desk lamp"), ("en", "it's way too dark in the kitchen", "Kitchen light"),
+    ("de", "Starte den Saugroboter", "Bedroom light"), ("pl", "niech odkurzacz posprząta sypialnię", "Bedroom light"),
+    ("fr", "mets l'aspirateur en marche", "Bedroom light"),
+    ("nl", "laat de stofzuiger het huis doen", "Bedroom light"), ("es", "pon la aspiradora", "Bedroom light"),
+]
+
+
+@pytest.mark.parametrize("language,command,example", COMMANDS)
+async def test_a_home_command_the_fast_path_missed_gets_an_honest_answer(tmp_path, language, command,
+                                                                         example) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    before = {e.entity_id: e.state for e in hub.store.all()}
+    result = await hub.ask(command, language=language)
+    assert engine.requests == [], "the stand-in is not handed the command"
+    assert result.reply == told(language, example) and result.path == "resolution"
+    assert {e.entity_id: e.state for e in hub.store.all()} == before and hub.backend.calls == []
+
+
+async def test_a_device_the_home_lacks_is_not_found(tmp_path) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask("start the robot vacuum")
+    assert engine.requests == [] and result.reply == phrase("en", "entity.not_found", name="robot vacuum")
+
+
+async def test_a_home_without_a_light_switch_or_fan_says_it_plainly(tmp_path) -> None:
+    hub = TestHub(tmp_path, stand_in(), fast_path=True)
+    for entity_id in [e.entity_id for e in hub.store.all() if e.domain in ("light", "switch", "fan")]:
+        hub.store.remove(entity_id)
+    result = await hub.ask("Starte den Saugroboter", language="de")
+    assert result.reply == phrase("de", "error.not_understood")
+
+
+@pytest.mark.parametrize("language,chat", [("en", "tell me a joke"), ("de", "Erzähl mir einen Witz"),
+                                           ("fr", "quelle est la capitale de l'Italie")])
+async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat) -> None:
+    engine = stand_in([text("Rome.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(chat, language=language)
+    assert len(engine.requests) == 1 and result.path == "model" and result.reply == "Rome."
+
+
+async def test_another_personas_words_go_to_the_stand_in(tmp_path) -> None:
+    engine = stand_in([text("Aye, the forge lamp burns bright.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    smith = Persona(key="smith", name="Brom", instructions="You are Brom, a gruff blacksmith.", tools=())
+    hub.agent.personas = PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS), [smith])
+    result = await hub.ask("light the lamp in the kitchen", persona="smith")
+    assert len(engine.requests) == 1 and result.reply == "Aye, the forge lamp burns bright."
+
+
+async def test_a_real_model_is_handed_the_command(tmp_path) -> None:
+    engine = ScriptedEngine([text("I can only switch it on or off.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask("make the desk lamp a bit dimmer")
+    assert len(engine.requests) == 1 and result.path == "model"
+
+
+@pytest.mark.parametrize("language,said,expected", [
+    ("en", "start the robot vacuum", True), ("en", "tell me a joke", False), ("de", "Schalte die Deckenlampe ein", True),
+    ("pl", "wyłącz lampę w sypialni", True), ("pl", "opowiedz mi dowcip", False), ("zh", "打开空调", True),
+    ("fr", "quelle heure est-il", False), ("nl", "doe de slaapkamerlamp uit", True),
+])
+def test_speaks_of_home(language, said, expected) -> None:
+    assert speaks_of_home(said, language) is expected
