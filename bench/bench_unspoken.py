@@ -9,7 +9,8 @@ on the embedded defaults but for the model. Counts the replies that
 - loop (a sentence said again, numbering and single letters aside) or run past the reply cap,
 - are not in the request's language (py3langid over the 8 languages, replies of 4+ words).
 
-It judges from its own copy of those texts, not from the hub's filter. Usage:
+It judges from its own copy of those texts (`tests/helpers/unspoken_judge.py`), not from the
+hub's filter. Usage:
   python bench/bench_unspoken.py [--model PATH] [--languages en,de] [--show N]
 (default model: Gemma 3 270M; `--model smollm2` for SmolLM2-135M-Instruct).
 """
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
 import tempfile
 import time
@@ -31,84 +31,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from helpers.unspoken_judge import Judge  # noqa: E402
 from reliability.served_hub import ServedHub  # noqa: E402
 
-from hub.agent import prompt  # noqa: E402
-from hub.backends.demo.home import load_demo_home  # noqa: E402
-from hub.core.tools import ToolRegistry  # noqa: E402
-from hub.home.catalogue import build_home_tools  # noqa: E402
-from hub.home.entities import EntityStore  # noqa: E402
-from hub.home.resolve import EntityResolver  # noqa: E402
-from hub.home.view import StoreHomeView  # noqa: E402
 from hub.llm.models import gemma3_270m_path, smollm2_path  # noqa: E402
-from hub.llm.text_tools import text_tool_instructions  # noqa: E402
 
 TOKEN = "bench-unspoken-token"
 REQUESTS = Path(__file__).parent / "data" / "off_template_requests.yaml"
-RUN = 6  # shared words in a row that count as reciting
-MAX_REPLY_CHARS = 400  # the hub's default reply cap
-_WORD = re.compile(r"\w+")
-_ENTITY_ID = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*\.[a-z0-9]+(?:_[a-z0-9]+)*\b")
-_MARKUP = re.compile(r"<\|?/?[A-Za-z_]+\|?>|\[/?(?:INST|TOOL_CALLS|SYS)\]|^\s*(?:system|user|assistant|model|tool)\s*:",
-                     re.IGNORECASE | re.MULTILINE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(re.sub(r"<[^<>]*>", " ", text).casefold().replace("_", " "))
-
-
-def _runs(words: list[str]) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + RUN]) for i in range(len(words) - RUN + 1)}
-
-
-class Judge:
-    """What the model is given in the demo home, and the checks of a reply against it."""
-
-    def __init__(self) -> None:
-        store = EntityStore()
-        load_demo_home(store)
-        resolver = EntityResolver(store)
-        registry = ToolRegistry()
-        for tool in build_home_tools(store, resolver):
-            registry.register(tool)
-        home = StoreHomeView(store, resolver)
-        specs = registry.specs()
-        given = [prompt.stable_system_message(home, True).content, prompt.stable_system_message(home, False).content,
-                 text_tool_instructions(specs), home.live_states(list(store.all())),
-                 *(prompt.user_message_head(code, "Monday 2026-11-30 08:00") for code in prompt.LANGUAGE_NAMES)]
-        self.given_runs = set().union(*(_runs(_words(text)) for text in given))
-        self.tool_names = {s.name for s in specs if "_" in s.name}
-        self.entity_ids = {e.entity_id for e in store.all()}
-        self.domains = {e.domain for e in store.all()} | {"sensor", "binary_sensor", "switch", "vacuum", "todo",
-                                                           "weather", "calendar", "timer", "input_boolean"}
-
-    def faults(self, reply: str, language: str) -> list[str]:
-        found = []
-        if _runs(_words(reply)) & self.given_runs:
-            found.append("prompt")
-        ids = [m for m in _ENTITY_ID.findall(reply) if m in self.entity_ids or m.split(".")[0] in self.domains]
-        if ids:
-            found.append("entity_id")
-        if any(re.search(rf"\b{re.escape(name)}\b", reply) for name in self.tool_names):
-            found.append("tool_name")
-        if _MARKUP.search(reply):
-            found.append("markup")
-        if _loops(reply) or len(reply) > MAX_REPLY_CHARS:
-            found.append("loop")
-        if len(_words(reply)) >= 4 and py3langid.classify(reply)[0] != language:
-            found.append("language")
-        return found
-
-
-def _loops(reply: str) -> bool:
-    seen = set()
-    for sentence in _SENTENCE_END.split(reply):
-        key = tuple(w for w in _words(sentence) if len(w) > 1 and not w.isdigit())
-        if key and key in seen:
-            return True
-        seen.add(key)
-    return False
 
 
 async def main() -> None:

@@ -41,6 +41,7 @@ from hub.locales import SUPPORTED_LANGUAGES, normalize_language
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
+_TOO_SHORT_TO_TELL = 4  # words: fewer, and the model speaks the language the client named
 
 
 class Agent:
@@ -249,6 +250,11 @@ class Agent:
                 return await self._model.answer(state, answer.text, answer.targets)
             if answer is not None:
                 return answered_directly(state, state.text, answer, route.path)
+        named = normalize_language(state.request.language, default="") if state.request.language else ""
+        if named and named != state.language and len(state.text.split()) < _TOO_SHORT_TO_TELL:
+            # no template took it in any language, and a few words ("blorp zibble wat") say too
+            # little to overrule the language the client named: the model answers in that one
+            state.speaking(named)
         return await self._model.answer(state, state.text)
 
     async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:

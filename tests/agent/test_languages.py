@@ -83,3 +83,19 @@ async def test_spoken_errors_follow_the_language_for_every_supported_language() 
         result = await hub.agent.ask(TurnRequest("   ", language=language))  # an empty request
         assert not result.ok and result.error == "empty" and result.language == language
         assert result.reply == phrase(language, "error.empty")
+
+
+async def test_a_few_words_no_template_takes_keep_the_named_language(tmp_path) -> None:
+    """Issue #28 point 6: nonsense with one Dutch-looking word, named English, is answered in
+    English by the model; a whole Dutch sentence named English is still answered in Dutch."""
+    from hub.understanding import language as language_id
+
+    from async_policy.async_helpers import TestHub
+    from helpers.scripted_engine import ScriptedEngine, text
+
+    assert await language_id.prepare()
+    hub = TestHub(tmp_path, ScriptedEngine([text("Hm?"), text("Goed.")]))
+    assert language_id.candidates("blorp zibble wat", "en", "en")[0] == "nl"
+    assert (await hub.ask("blorp zibble wat", language="en")).language == "en"
+    result = await hub.ask("wat is de hoofdstad van Frankrijk eigenlijk", conversation_id="c2", language="en")
+    assert result.language == "nl"

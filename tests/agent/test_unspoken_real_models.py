@@ -1,0 +1,49 @@
+"""Issue #28 point 1 with the real stand-ins (SmolLM2-135M-Instruct, base Gemma 3 270M): requests
+outside every template in 8 languages (a sample of `bench/data/off_template_requests.yaml`; the
+bench runs all 320) through the agent on the demo home. An independent judge
+(`helpers.unspoken_judge`) finds no prompt text, entity id, tool name, markup or loop in any
+reply, and every reply in the request's language."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import py3langid
+import pytest
+import yaml
+
+from hub.llm.llama_engine import LlamaEngine
+from hub.understanding import language as language_id
+
+from async_policy.async_helpers import TestHub
+from helpers.unspoken_judge import Judge
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+REQUESTS = Path(__file__).resolve().parents[2] / "bench" / "data" / "off_template_requests.yaml"
+SAMPLE = range(0, 40, 8)  # 5 of each language's 40: out of scope, missing devices, questions, chat, nonsense
+
+
+@pytest.fixture(scope="module", params=["smollm", "gemma"])
+def engine(request, smollm_path: Path, gemma_path: Path) -> LlamaEngine:
+    path = smollm_path if request.param == "smollm" else gemma_path
+    engine = LlamaEngine(path, n_ctx=4096, seed=11)
+    yield engine
+    asyncio.run(engine.close())
+
+
+async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path, engine: LlamaEngine) -> None:
+    requests: dict[str, list[str]] = yaml.safe_load(REQUESTS.read_text(encoding="utf-8"))
+    py3langid.set_languages(list(requests))
+    assert await language_id.prepare()
+    judge = Judge()
+    hub = TestHub(tmp_path, engine, fast_path=True, max_tokens=96)
+    faults = []
+    for code, texts in requests.items():
+        for i in SAMPLE:
+            result = await hub.ask(texts[i], conversation_id=f"{code}-{i}", language=code)
+            found = judge.faults(result.reply, code)
+            if found:
+                faults.append((code, texts[i], result.reply, found))
+    assert faults == []
