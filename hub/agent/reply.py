@@ -11,6 +11,7 @@ from hub.agent.speakable import SpeakableStream
 # the model has written all of a long first sentence ("Once upon a time, …").
 FIRST_CLAUSE_WORDS = 4
 _WORD = re.compile(r"\w+")
+_LOOP_WORDS = 4  # a sentence this long that repeats words said before in a row is a loop
 
 
 def loop_key(sentence: str) -> str:
@@ -38,6 +39,7 @@ class ReplyBuilder:
         self._withhold = withhold
         self._sentences: list[str] = []
         self._seen: set[str] = set()
+        self._said = " "  # the loop keys of every sentence so far, in order
         self._looped = False
         self.withheld: list[tuple[str, str]] = []  # (reason, sentence)
 
@@ -79,10 +81,11 @@ class ReplyBuilder:
             if self._looped:
                 return
             key = loop_key(sentence)
-            if key in self._seen:
-                self._looped = True
+            if key in self._seen or (len(key.split()) >= _LOOP_WORDS and f" {key} " in self._said):
+                self._looped = True  # said again (also when it first came out as a clause and the rest)
                 return
             self._seen.add(key)
+            self._said += f"{key} "
             reason = self._withhold(sentence)
             if reason is not None:
                 self.withheld.append((reason, sentence))

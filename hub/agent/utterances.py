@@ -25,7 +25,7 @@ _QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
 _LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
 _MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
 _SINGLE_LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
-_PLAINLY = 0.7  # the other language's share at least, and the request's at most (by length):
+_PLAINLY = 0.5  # the other language's share at least, and the request's at most (by length):
 _HARDLY, _HARDLY_SHORT, _SHORT = 0.1, 0.02, 4  # a sentence of under 4 words says less of its language
 # languages so close that a sentence of one is often taken for the other
 _CLOSE = ({"da", "nb", "sv"}, {"cs", "sk"}, {"hr", "sr", "sl"}, {"id", "ms"}, {"es", "ca"})

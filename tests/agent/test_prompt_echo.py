@@ -132,3 +132,10 @@ async def test_a_call_and_a_recital_in_one_round(tmp_path) -> None:
     result = await hub.ask("Turn on the kitchen light")
     assert result.reply == phrase("en", "action.turned_on", name="Kitchen light") and hub.state("light.kitchen") == "on"
 
+
+
+async def test_a_sentence_said_again_after_its_first_clause_came_alone_is_a_loop(tmp_path) -> None:
+    said = "Ich kann eine Ei, die ich auf der E-Mail anzeigen, auf der Browser erhalten. "
+    hub = TestHub(tmp_path, ScriptedEngine([text(said * 3)]))
+    result = await hub.ask("wie koche ich ein Ei", language="de")
+    assert result.reply.count("Browser") == 1, result.reply
