@@ -25,8 +25,8 @@ _QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
 _LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
 _MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
 _SINGLE_LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
-_PLAINLY = 0.5  # the other language's share at least, and the request's at most (by length):
-_HARDLY, _HARDLY_SHORT, _SHORT = 0.1, 0.02, 4  # a sentence of under 4 words says less of its language
+_PLAINLY = 0.5  # the other language's share at least; the request's at most a quarter of it, or
+_HARDLY_RATIO, _HARDLY_SHORT, _SHORT = 0.25, 0.02, 4  # 0.02 for under 4 words (they say less of their language)
 # languages so close that a sentence of one is often taken for the other
 _CLOSE = ({"da", "nb", "sv"}, {"cs", "sk"}, {"hr", "sr", "sl"}, {"id", "ms"}, {"es", "ca"})
 
@@ -107,7 +107,8 @@ def in_other_language(sentence: str, language: str) -> bool:
     top = max(scores, key=scores.__getitem__)
     if top == language or any({top, language} <= close for close in _CLOSE):
         return False
-    return scores[top] >= _PLAINLY and scores.get(language, 0.0) < (_HARDLY if words >= _SHORT else _HARDLY_SHORT)
+    hardly = _HARDLY_RATIO * scores[top] if words >= _SHORT else _HARDLY_SHORT
+    return scores[top] >= _PLAINLY and scores.get(language, 0.0) < hardly
 
 
 def ordinal_position(answer: str, language: str | None) -> int | None:

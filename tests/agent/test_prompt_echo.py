@@ -139,3 +139,16 @@ async def test_a_sentence_said_again_after_its_first_clause_came_alone_is_a_loop
     hub = TestHub(tmp_path, ScriptedEngine([text(said * 3)]))
     result = await hub.ask("wie koche ich ein Ei", language="de")
     assert result.reply.count("Browser") == 1, result.reply
+
+
+@pytest.mark.parametrize("sentence,language,other", [
+    ("The robot vacuum is currently running.", "de", True), ("grazie for the help.", "it", True),
+    ("Dios aprendió algo aprendió algo.", "pt", True), ("I think.", "de", True), ("Sure thing.", "pl", True),
+    ("Desk lamp ist jetzt an.", "de", False), ("Die Living room lights sind an.", "de", False),
+    ("Jeg kan ikke gøre det.", "nb", False), ("Desk lamp.", "de", False), ("Bonne nuit !", "fr", False),
+])
+async def test_in_other_language(sentence, language, other) -> None:
+    from hub.agent.utterances import in_other_language
+
+    assert await language_id.prepare()
+    assert in_other_language(sentence, language) is other
