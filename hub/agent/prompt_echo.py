@@ -17,6 +17,7 @@ why a sentence is withheld:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Collection, Iterable
 
 RUN = 6  # shared words in a row that make a sentence a recital
@@ -46,6 +47,12 @@ def _runs(said: list[str], size: int) -> set[tuple[str, ...]]:
     return {tuple(said[i:i + size]) for i in range(len(said) - size + 1)}
 
 
+@lru_cache(maxsize=64)
+def _text_runs(text: str, size: int) -> frozenset[tuple[str, ...]]:
+    """A given text's runs, once: the system prompt and tool declarations are the same every turn."""
+    return frozenset(_runs(words(text), size))
+
+
 class PromptEcho:
     """One turn's check of reply sentences against what the model was given.
 
@@ -57,10 +64,10 @@ class PromptEcho:
 
     def __init__(self, *, given: Iterable[str], instructions: Iterable[str], request: str,
                  tool_names: Collection[str], entity_ids: Collection[str]) -> None:
-        own = _runs(words(request), RUN)
-        self._given_runs = set().union(*(_runs(words(text), RUN) for text in given)) - own
-        self._instruction_triples = set().union(*(_runs(words(text), 3) for text in instructions)) - _runs(
-            words(request), 3)
+        said = words(request)
+        self._own_runs, self._own_triples = _runs(said, RUN), _runs(said, 3)
+        self._given_runs = [_text_runs(text, RUN) for text in given]
+        self._instruction_triples = [_text_runs(text, 3) for text in instructions]
         self._tool_names = [re.compile(rf"\b{re.escape(name)}\b") for name in tool_names if "_" in name]
         self._entity_ids = frozenset(entity_ids)
         self._domains = _COMMON_DOMAINS | {entity_id.split(".", 1)[0] for entity_id in entity_ids}
@@ -75,10 +82,14 @@ class PromptEcho:
         if any(pattern.search(sentence) for pattern in self._tool_names):
             return "tool_name"
         said = words(sentence)
-        if _runs(said, RUN) & self._given_runs:
+        if _shared(_runs(said, RUN) - self._own_runs, self._given_runs):
             return "prompt"
         triples = _runs(said, 3)
-        shared = triples & self._instruction_triples
+        shared = _shared(triples - self._own_triples, self._instruction_triples)
         if len(shared) >= _MIN_TRIPLES and len(shared) >= _TRIPLE_SHARE * len(triples):
             return "prompt"
         return None
+
+
+def _shared(runs: set[tuple[str, ...]], texts: list[frozenset[tuple[str, ...]]]) -> set[tuple[str, ...]]:
+    return {run for run in runs if any(run in text for text in texts)}

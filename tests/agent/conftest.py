@@ -1,11 +1,25 @@
-"""Language identification is process-wide once loaded: a test that loads it here unloads it after,
-so the tests after it meet the agent as before (named languages, no identification)."""
+"""The agent tests' shared fixtures: the real stand-in models, and language identification
+unloaded after each test (it is process-wide once loaded: the tests after one that loads it meet
+the agent as before, with named languages and no identification)."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Iterator
+
 import pytest
 
+from hub.llm.llama_engine import LlamaEngine
 from hub.understanding import language as language_id
+
+
+@pytest.fixture(scope="module", params=["smollm", "gemma"])
+def real_stand_in(request: pytest.FixtureRequest, smollm_path: Path, gemma_path: Path) -> Iterator[LlamaEngine]:
+    """Each real stand-in in turn (SmolLM2-135M-Instruct, base Gemma 3 270M), loaded once a module."""
+    engine = LlamaEngine(smollm_path if request.param == "smollm" else gemma_path, n_ctx=4096, seed=11)
+    yield engine
+    asyncio.run(engine.close())
 
 
 @pytest.fixture(autouse=True)

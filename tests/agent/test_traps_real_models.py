@@ -8,7 +8,6 @@ the hub's localized sentence, and the answer to "which one?" finishes the comman
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
@@ -77,19 +76,12 @@ def not_found_name(language: str, reply: str) -> str | None:
     return found.group(1) if found else None
 
 
-@pytest.fixture(scope="module", params=["smollm", "gemma"])
-def engine(request, smollm_path: Path, gemma_path: Path) -> LlamaEngine:
-    engine = LlamaEngine(smollm_path if request.param == "smollm" else gemma_path, n_ctx=4096, seed=11)
-    yield engine
-    asyncio.run(engine.close())
-
-
 @pytest.mark.parametrize("model_acts", [False, True], ids=["stand_in_default", "model_home_control"])
-async def test_twenty_traps_act_on_no_wrong_device(tmp_path, engine: LlamaEngine, model_acts: bool) -> None:
+async def test_twenty_traps_act_on_no_wrong_device(tmp_path, real_stand_in: LlamaEngine, model_acts: bool) -> None:
     assert len(NOT_FOUND) + len(WHICH_ONE) == 20
     tally = {"not found": 0, "which one": 0, "finished": 0}
     for n, (language, command, named) in enumerate(NOT_FOUND):
-        hub = home(tmp_path / f"nf{n}", engine, model_acts)
+        hub = home(tmp_path / f"nf{n}", real_stand_in, model_acts)
         assert hub.agent.model_acts is model_acts
         before = {e.entity_id: e.state for e in hub.store.all()}
         result = await hub.ask(command, conversation_id=f"nf{n}", language=language)
@@ -99,7 +91,7 @@ async def test_twenty_traps_act_on_no_wrong_device(tmp_path, engine: LlamaEngine
         assert name is not None and named in name, (command, result.reply)
         tally["not found"] += 1
     for n, (language, command, options, answer, chosen) in enumerate(WHICH_ONE):
-        hub = home(tmp_path / f"w{n}", engine, model_acts)
+        hub = home(tmp_path / f"w{n}", real_stand_in, model_acts)
         asked = await hub.ask(command, conversation_id=f"w{n}", language=language)
         assert asked.reply == phrase(language, "entity.ambiguous", options=join_list(options, language)), command
         assert hub.backend.calls == [], "nothing acts before the answer"
@@ -109,6 +101,6 @@ async def test_twenty_traps_act_on_no_wrong_device(tmp_path, engine: LlamaEngine
         assert hub.state(chosen) == "on" and done.ok
         assert done.reply == phrase(language, "action.turned_on", name=hub.store.get(chosen).name), done.reply
         tally["finished"] += 1
-    print(f"{engine.info.name} ({'model acts' if model_acts else 'stand-in default'}): "
+    print(f"{real_stand_in.info.name} ({'model acts' if model_acts else 'stand-in default'}): "
           f"{tally['not found']}/16 'can't find', {tally['which one']}/4 'which one', "
           f"{tally['finished']}/4 finished by the answer, 0 wrong-device actions")

@@ -4,8 +4,6 @@ home, allowed to act (`model_home_control`) so that the question guard is what k
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -36,17 +34,9 @@ QUESTIONS = {
 }
 
 
-@pytest.fixture(scope="module", params=["smollm", "gemma"])
-def engine(request, smollm_path: Path, gemma_path: Path) -> LlamaEngine:
-    path = smollm_path if request.param == "smollm" else gemma_path
-    engine = LlamaEngine(path, n_ctx=4096, seed=11)
-    yield engine
-    asyncio.run(engine.close())
-
-
-async def test_forty_state_questions_in_eight_languages_act_on_nothing(tmp_path, engine: LlamaEngine) -> None:
+async def test_forty_state_questions_in_eight_languages_act_on_nothing(tmp_path, real_stand_in: LlamaEngine) -> None:
     assert sum(map(len, QUESTIONS.values())) == 40
-    hub = TestHub(tmp_path, engine, model_home_control=True, max_tokens=24)
+    hub = TestHub(tmp_path, real_stand_in, model_home_control=True, max_tokens=24)
     assert hub.agent.model_acts
     before = {e.entity_id: e.state for e in hub.store.all()}
     actions = hub.registry.device_actions()
@@ -60,4 +50,4 @@ async def test_forty_state_questions_in_eight_languages_act_on_nothing(tmp_path,
             assert not any(f.ok for f in result.tool_calls if f.call.name in actions), question
     assert hub.backend.calls == []
     assert {e.entity_id: e.state for e in hub.store.all()} == before
-    print(f"{engine.info.name}: 40 questions, {len(attempted)} action calls attempted and refused")
+    print(f"{real_stand_in.info.name}: 40 questions, {len(attempted)} action calls attempted and refused")

@@ -6,7 +6,6 @@ reply, and every reply in the request's language."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import py3langid
@@ -25,20 +24,12 @@ REQUESTS = Path(__file__).resolve().parents[2] / "bench" / "data" / "off_templat
 SAMPLE = range(0, 40, 8)  # 5 of each language's 40: out of scope, missing devices, questions, chat, nonsense
 
 
-@pytest.fixture(scope="module", params=["smollm", "gemma"])
-def engine(request, smollm_path: Path, gemma_path: Path) -> LlamaEngine:
-    path = smollm_path if request.param == "smollm" else gemma_path
-    engine = LlamaEngine(path, n_ctx=4096, seed=11)
-    yield engine
-    asyncio.run(engine.close())
-
-
-async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path, engine: LlamaEngine) -> None:
+async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path, real_stand_in: LlamaEngine) -> None:
     requests: dict[str, list[str]] = yaml.safe_load(REQUESTS.read_text(encoding="utf-8"))
     py3langid.set_languages(list(requests))
     assert await language_id.prepare()
     judge = Judge()
-    hub = TestHub(tmp_path, engine, fast_path=True, max_tokens=96)
+    hub = TestHub(tmp_path, real_stand_in, fast_path=True, max_tokens=96)
     faults = []
     for code, texts in requests.items():
         for i in SAMPLE:
