@@ -24,7 +24,8 @@ from llama_cpp import Llama
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.models import gemma3_270m_path
-from hub.llm.types import Done, GenerationRequest, Message, TextDelta
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest, TextDelta
 
 ROOMS = ["kitchen", "hall", "bedroom", "office", "garage", "attic", "cellar"]
 

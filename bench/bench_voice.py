@@ -61,7 +61,8 @@ from hub.app import HubApp
 from hub.config import validate
 from hub.transport.speech_clients import SpeechError, WyomingSTT, WyomingTTS
 from hub.llm.models import resolve_model_path
-from hub.llm.types import Done, GenerationRequest, Message
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from speech.speech_helpers import as_live, as_recording  # noqa: E402  (the tests' live microphone)

@@ -18,7 +18,7 @@ from typing import AsyncGenerator, Callable, Union
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnEvent, TurnRequest, TurnResult
 from hub.core.tools import ToolContext, ToolResult
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, ToModel
 from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView
+from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure
 from hub.agent.types import (
@@ -34,9 +34,10 @@ from hub.agent.types import (
     request_problem,
     without_format_characters,
 )
-from hub.understanding import language as language_id
+from hub.understanding.language import TextLanguages
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import Engine, GenerationRequest, Message, ToolCall, stands_in
+from hub.core.messages import Message, ToolCall
+from hub.llm.types import Engine, GenerationRequest, stands_in
 from hub.locales import SUPPORTED_LANGUAGES, normalize_language
 from hub.settings import RuntimeSettings
 
@@ -56,6 +57,7 @@ class Agent:
         fast_path: DeterministicPath | None = None,
         confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
+        identify: LanguageIdentifier | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -63,6 +65,7 @@ class Agent:
         self._options = options
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
+        self._identify = identify or TextLanguages()  # which languages a request's text may be in
         self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
@@ -74,7 +77,7 @@ class Agent:
                                                 home_tools=registry.names())
         self._model = ModelTurn(engine=engine, registry=registry, settings=settings, options=options, home=home,
                                 choices=self._choices, personas=lambda: self.personas, model_acts=self.model_acts,
-                                stand_in=self.stand_in, clock_text=clock_text)
+                                stand_in=self.stand_in, identify=self._identify, clock_text=clock_text)
         self._routes: tuple[DirectRoute, ...] = (
             ChosenOption(self._choices, home, fast_path), Confirmation(confirmations),
             FastPath(fast_path, self._choices, options.fast_path))
@@ -184,7 +187,7 @@ class Agent:
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
         persona's first turn only pays for its own message; load language identification."""
-        self._language_loading = asyncio.create_task(language_id.prepare())
+        self._language_loading = asyncio.create_task(self._identify.prepare())
         if not self.model_acts:
             _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
                          "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
@@ -234,7 +237,7 @@ class Agent:
         language = languages[0]
         async with conversation.lock:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
-                              persona.key, request.client, uuid.uuid4().hex)
+                              persona.key, request.client, uuid.uuid4().hex, area=request.area)
             state = TurnState(request, conversation, language, ctx, persona, deadline, emit, languages)
             answer = functools.partial(self._model.fitted, state, functools.partial(self._turn, state))
             result = await ended(state, answer)
@@ -261,14 +264,14 @@ class Agent:
         """The request's candidate languages, most likely first: its text decides, the named
         language stands unless the text is plainly another; the conversation's language so far
         (else the persona's or the home's) breaks ties, so a short "ja" stays German. Identification
-        still loading from start() is waited for at most `language_id.READY_WAIT_S`; past that the
+        still loading from start() is waited for at most its `ready_wait_s`; past that the
         script, the named and the preferred language are the candidates (their templates decide)."""
         preferred = known.language if known is not None else normalize_language(
             persona.language, default=self._options.language)
         loading = self._language_loading
-        if request.language is None and loading is not None and not language_id.ready():
-            await asyncio.wait([loading], timeout=language_id.READY_WAIT_S)  # the load goes on
-        return language_id.candidates(request.text, request.language, preferred)
+        if request.language is None and loading is not None and not self._identify.ready():
+            await asyncio.wait([loading], timeout=self._identify.ready_wait_s)  # the load goes on
+        return self._identify.candidates(request.text, request.language, preferred)
 
     def _prime_continuation(self, state: TurnState) -> None:
         """Evaluate the conversation so far while the user listens, so its next turn only pays

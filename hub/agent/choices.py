@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from hub.agent.turn import TurnState, answered_directly
 from hub.agent.types import TurnResult
@@ -30,7 +30,7 @@ class Choice:
     source: str
     client: str | None
     asked_at: float
-    action: Any = None  # the fast path's planned command, when the fast path asked
+    by_fast_path: bool = False  # the fast path holds the command (else the model goes on with it)
 
 
 class Choices:
@@ -38,11 +38,11 @@ class Choices:
         self._window_s = window_s
         self._waiting: dict[str, Choice] = {}  # conversation id → the command asking "which one?"
 
-    def ask(self, state: TurnState, text: str, options: Sequence[Entity], action: Any = None) -> None:
+    def ask(self, state: TurnState, text: str, options: Sequence[Entity], by_fast_path: bool = False) -> None:
         """Keep a command that asked "which one?" for the asker's next answer."""
         request = state.request
         self._waiting[state.conversation.id] = Choice(text, tuple(options), request.source, request.client,
-                                                      time.monotonic(), action)
+                                                      time.monotonic(), by_fast_path)
 
     def ask_which(self, state: TurnState, text: str, options: Sequence[Entity]) -> TurnResult:
         """"Which one: A or B?", and keep the command for the next turn's answer."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from hub.core.tools import same_client
-from hub.llm.types import Message
+from hub.core.messages import Message
 
 
 @dataclass

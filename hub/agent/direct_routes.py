@@ -55,8 +55,8 @@ class ChosenOption:
         if chosen is None:
             return None
         _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
-        finished = await self._fast_path.finish(choice.action, chosen, state.ctx) \
-            if choice.action is not None and self._fast_path is not None else None
+        finished = await self._fast_path.finish(chosen, state.ctx) \
+            if choice.by_fast_path and self._fast_path is not None else None
         return finished if finished is not None else ToModel(choice.text, (chosen,))
 
 
@@ -98,8 +98,9 @@ class FastPath:
                     unknown_name = unknown_name or (language, outcome)
                 elif outcome is not None:
                     state.speaking(language)
-                    if outcome.pending is not None:  # the fast path asked "which one?"
-                        self._choices.ask(state, state.text, outcome.pending.targets, outcome.pending)
+                    options = self._fast_path.unfinished(ctx.conversation_id) if outcome.candidates else ()
+                    if options:  # the fast path asked "which one?" and holds the command
+                        self._choices.ask(state, state.text, options, by_fast_path=True)
                     return outcome
         if unknown_name is not None:
             state.speaking(unknown_name[0])

@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from hub.agent import prompt
 from hub.agent.choices import Choices
 from hub.agent.personas import Persona, PersonaBook
-from hub.agent.ports import AgentOptions, HomeView
+from hub.agent.ports import AgentOptions, HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import TurnState, not_found, not_understood
@@ -35,19 +35,17 @@ from hub.home.resolve import Match
 from hub.home.vocabulary import speaks_of_home
 from hub.llm.text_tools import text_tool_instructions
 from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
+from hub.core.messages import Message, ToolCall, ToolSpec
 from hub.llm.types import (
     Done,
     Engine,
     GenerationRequest,
     MalformedToolCall,
-    Message,
     PromptTooLong,
     TextDelta,
     ThinkingDelta,
-    ToolCall,
     ToolCallDelta,
     ToolConstraint,
-    ToolSpec,
 )
 from hub.settings import RuntimeSettings
 
@@ -77,7 +75,7 @@ class ModelTurn:
 
     def __init__(self, *, engine: Engine, registry: ToolRegistry, settings: RuntimeSettings, options: AgentOptions,
                  home: HomeView | None, choices: Choices, personas: Callable[[], PersonaBook], model_acts: bool,
-                 stand_in: bool, clock_text: Callable[[], str]) -> None:
+                 stand_in: bool, identify: LanguageIdentifier, clock_text: Callable[[], str]) -> None:
         self._engine = engine
         self._registry = registry
         self._settings = settings
@@ -87,6 +85,8 @@ class ModelTurn:
         self._personas = personas  # the agent's book, as it is now
         self._model_acts = model_acts
         self._stand_in = stand_in
+        # a stand-in's sentences are checked for their language (`tool_round.withheld`)
+        self._reply_languages = identify.confidences if stand_in else None
         self._clock_text = clock_text
         self._constrained = engine.uses_constrained_tools
 
@@ -168,7 +168,7 @@ class ModelTurn:
         echo = self._echo(persona, system, tools, messages[0].content, text)
         reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,
-                                                        self._stand_in))
+                                                        self._reply_languages))
         return _Context(match, question, system, tools, conversational, reasoning, actions, allowed, reply, messages)
 
     def _echo(self, persona: Persona, system: Message, tools: list[ToolSpec], user_message: str,

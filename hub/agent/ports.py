@@ -6,7 +6,7 @@ Protocols: the composition root hands in the real ones (hub.home), tests stand i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Protocol, Sequence
+from typing import Collection, Protocol, Sequence
 
 from hub.core.answer import DirectAnswer
 from hub.core.tools import ToolContext
@@ -31,12 +31,35 @@ class AgentOptions:
 
 class DeterministicPath(Protocol):
     """The fast path. `read_names=False`: strict template matches only (no name the resolver
-    reads); `finish`: the command it asked "which one?" about, on the chosen entity."""
+    reads). It holds the command it asked "which one?" about in a conversation: `unfinished`
+    gives its options, `finish` carries it out on the chosen one."""
 
     async def try_handle(self, text: str, language: str, ctx: ToolContext,
                          read_names: bool = True) -> DirectAnswer | None: ...
 
-    async def finish(self, action: Any, entity: Entity, ctx: ToolContext) -> DirectAnswer | None: ...
+    def unfinished(self, conversation_id: str) -> tuple[Entity, ...]: ...
+
+    async def finish(self, entity: Entity, ctx: ToolContext) -> DirectAnswer | None: ...
+
+
+class LanguageIdentifier(Protocol):
+    """Which of the hub's languages a text may be in (hub.understanding.language.TextLanguages).
+    Until `prepare` has loaded it, `candidates` has only the script, the named and the preferred
+    language to go on; a turn waits at most `ready_wait_s` for it."""
+
+    ready_wait_s: float
+
+    def ready(self) -> bool: ...
+
+    async def prepare(self) -> bool: ...
+
+    def candidates(self, text: str, given: str | None, preferred: str | None) -> list[str]:
+        """The languages `text` may be in, most likely first (never empty)."""
+        ...
+
+    def confidences(self, text: str) -> dict[str, float]:
+        """Each language's share of the confidence that `text` is in it (empty: no idea)."""
+        ...
 
 
 class ConfirmationsLike(Protocol):

@@ -24,7 +24,8 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from hub.llm.types import EngineError, GenerationRequest, Message
+from hub.core.messages import Message
+from hub.llm.types import EngineError, GenerationRequest
 
 _LOGGER = logging.getLogger(__name__)
 

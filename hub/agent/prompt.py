@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hub.llm.types import Message
+from hub.core.messages import Message
 
 ASSISTANT_INSTRUCTIONS = (
     "You are Bolt, the voice assistant of a smart home. You control devices with the tools "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import ReplyBuilder
@@ -18,7 +18,7 @@ from hub.agent.types import ToolFinished, ToolStarted
 from hub.agent.utterances import claims_action, in_other_language
 from hub.core.speech import looks_like_code
 from hub.core.tools import ToolRegistry, ToolResult
-from hub.llm.types import Message, ToolCall
+from hub.core.messages import Message, ToolCall
 from hub.locales import phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -70,11 +70,12 @@ def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list
     return ""
 
 
-def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: PromptEcho, stand_in: bool,
-             sentence: str) -> str | None:
+def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: PromptEcho,
+             languages: Callable[[str], dict[str, float]] | None, sentence: str) -> str | None:
     """Why a sentence of the model may not be spoken, or None: never JSON or a call written as
-    text ("code"), nothing of its prompt (`PromptEcho`), from a stand-in nothing plainly in another
-    language than the request's ("language"), and, for the home, no claim of an action unless one
+    text ("code"), nothing of its prompt (`PromptEcho`), when `languages` identifies them (a
+    stand-in's) nothing plainly in another language than the request's ("language"), and, for
+    the home, no claim of an action unless one
     succeeded in this turn — and not a device action, which the hub tells from its results
     ("claim": the model may claim more)."""
     if looks_like_code(sentence):
@@ -82,7 +83,7 @@ def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: Pro
     echoed = echo.withheld_for(sentence)
     if echoed is not None:
         return echoed
-    if stand_in and in_other_language(sentence, state.language):
+    if languages is not None and in_other_language(sentence, state.language, languages):
         return "language"
     if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
         done = [f.call.name for f in state.finished_calls if f.ok and not _reads_only(registry, f.call.name)]

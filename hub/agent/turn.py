@@ -19,7 +19,8 @@ from hub.agent.types import (ReplyChunk, ToolFinished, ToolStarted, TurnDone, Tu
 from hub.core.answer import DirectAnswer
 from hub.core.speech import CONFIRMATION_REQUIRED
 from hub.core.tools import ToolContext, ToolResult
-from hub.llm.types import EngineBusy, EngineError, Message, PromptTooLong
+from hub.core.messages import Message
+from hub.llm.types import EngineBusy, EngineError, PromptTooLong
 from hub.locales import phrase
 
 _LOGGER = logging.getLogger(__name__)

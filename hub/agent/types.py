@@ -7,7 +7,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Union
 
-from hub.llm.types import Reasoning, ToolCall, Usage
+from hub.core.messages import ToolCall
+from hub.llm.types import Reasoning, Usage
 
 MAX_REQUEST_CHARS = 4000  # a request's text, on every route
 
@@ -38,6 +39,7 @@ class TurnRequest:
     source: str = "cli"  # cli | wyoming | mqtt | rest
     satellite_id: str | None = None
     device_id: str | None = None
+    area: str | None = None  # the speaker's area as the client names it (an area id or name)
     conversational: bool | None = None  # None: the configured default
     reasoning: Reasoning | None = None  # None: the configured default
     persona: str | None = None

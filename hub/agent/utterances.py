@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Callable
 
 from hub.locales import UNSPACED_LANGUAGES, normalize_language, word_list
-from hub.understanding import language as language_id
+from hub.understanding.language import script_language
 
 _QUESTION_MARKS = frozenset("?？؟;")  # ";" is the Greek question mark
 _LOOP_TAIL = 240  # characters of the text's end that are searched for a loop
@@ -94,14 +95,15 @@ def repeats_itself(text: str) -> bool:
     return False
 
 
-def in_other_language(sentence: str, language: str) -> bool:
+def in_other_language(sentence: str, language: str, confidences: Callable[[str], dict[str, float]]) -> bool:
     """Whether a sentence of two words or more is plainly in another language than `language`
-    (a close neighbour of it aside: Danish for Bokmål is not "another language" here)."""
+    by the identifier's `confidences` (a close neighbour of it aside: Danish for Bokmål is not
+    "another language" here)."""
     language = normalize_language(language)
     words = len(sentence.split())
-    if words < 2 and language_id.script_language(sentence) is None:
+    if words < 2 and script_language(sentence) is None:
         return False
-    scores = language_id.confidences(sentence)
+    scores = confidences(sentence)
     if not scores:
         return False
     top = max(scores, key=scores.__getitem__)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 from hub.core.tools import ToolResult
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 
 
 @dataclass
@@ -16,4 +14,3 @@ class DirectAnswer:
     calls: list[ToolCall] = field(default_factory=list)
     results: list[ToolResult] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)  # entity ids, when `intent` is "ambiguous"
-    pending: Any = None  # the planned command the answer to "which one?" finishes (the fast path's)

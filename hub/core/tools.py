@@ -9,7 +9,7 @@ from typing import Any, Collection, Protocol
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from hub.llm.types import ToolCall, ToolSpec
+from hub.core.messages import ToolCall, ToolSpec
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ class ToolContext:
     persona: str | None = None  # None: the default persona (see hub.agent.personas)
     client: str | None = None  # who asked (TurnRequest.client): a confirmation must come from them
     request: str | None = None  # the turn it belongs to: one yes confirms a turn's held calls together
+    area: str | None = None  # the speaker's area id, when the request says where it was spoken
 
 
 @dataclass

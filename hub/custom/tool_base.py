@@ -14,7 +14,7 @@ from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
 from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.transport.mqtt_client import MqttClient
-from hub.llm.types import ToolSpec
+from hub.core.messages import ToolSpec
 from hub.locales import normalize_language, phrase
 
 MASK = "***"

@@ -26,7 +26,7 @@ from hub.backends.ha.client import HAAuthError, HAError, HAUnavailable
 from hub.core.speech import speech_of
 from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.transport.mqtt_subscriptions import MqttMessage
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import phrase
 
 _LOGGER = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from hub.home.resolve import EntityResolver
 from hub.home.state_speech import spoken_state, state_data
 from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
-from hub.llm.types import ToolCall, ToolSpec
+from hub.core.messages import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
 
 STATE_ECHO_TIMEOUT_S = 0.75

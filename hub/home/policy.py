@@ -27,7 +27,7 @@ from hub.config import OPTION_BY_NAME
 from hub.home.entities import Entity
 from hub.core.speech import CONFIRMATION_REQUIRED
 from hub.core.tools import ToolContext, ToolError
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import join_list, phrase, plural_phrase
 
 ACTION_LOG = logging.getLogger("hub.actions")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.home.watches import OutcomeSink
-from hub.llm.types import ToolSpec
+from hub.core.messages import ToolSpec
 from hub.locales import join_list, phrase, plural_phrase
 
 _LOGGER = logging.getLogger(__name__)

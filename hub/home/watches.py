@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from hub.home.entities import Entity, EntityStore
 from hub.core.tools import ToolContext, ToolError, ToolResult
-from hub.llm.types import ToolSpec
+from hub.core.messages import ToolSpec
 from hub.locales import phrase
 from hub.locales.states import StateWord, state_word
 

@@ -15,7 +15,7 @@ from hub.llm.chat_format import (
     ChatFormat,
 )
 from hub.llm.text_tools import text_tool_turns, tool_result_value
-from hub.llm.types import Message, ToolCall, ToolSpec
+from hub.core.messages import Message, ToolCall, ToolSpec
 
 
 @dataclass(frozen=True)

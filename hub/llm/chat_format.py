@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from hub.llm.types import EngineError, Message, ToolSpec
+from hub.core.messages import Message, ToolSpec
+from hub.llm.types import EngineError
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

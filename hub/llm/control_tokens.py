@@ -20,7 +20,8 @@ import re
 from dataclasses import replace
 from typing import Any, Callable
 
-from hub.llm.types import GenerationRequest, Message, ToolCall
+from hub.core.messages import Message, ToolCall
+from hub.llm.types import GenerationRequest
 
 _FIRST_PLACEHOLDER = 0xF0000
 _PLACEHOLDERS = re.compile("[\U000F0000-\U000FFFFD]")

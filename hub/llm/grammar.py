@@ -18,7 +18,8 @@ from typing import Any, Sequence
 
 from llama_cpp.llama_grammar import LlamaGrammar
 
-from hub.llm.types import Delta, EngineError, MalformedToolCall, TextDelta, ToolCall, ToolCallDelta, ToolConstraint, ToolSpec
+from hub.core.messages import ToolCall, ToolSpec
+from hub.llm.types import Delta, EngineError, MalformedToolCall, TextDelta, ToolCallDelta, ToolConstraint
 
 ANSWER = "answer"  # the grammar's name for "no call: say this"
 _ANSWER_ALTERNATIVE = {

@@ -33,6 +33,7 @@ import aiohttp
 
 from hub.llm.grammar import constrained_delta, tool_call_schema
 from hub.llm.stream_parser import StreamParser
+from hub.core.messages import Message, ToolCall, ToolSpec
 from hub.llm.types import (
     Delta,
     Done,
@@ -40,14 +41,11 @@ from hub.llm.types import (
     EngineError,
     GenerationRequest,
     MalformedToolCall,
-    Message,
     ModelInfo,
     PromptTooLong,
     ReasoningMode,
     ThinkingDelta,
-    ToolCall,
     ToolCallDelta,
-    ToolSpec,
     Usage,
 )
 

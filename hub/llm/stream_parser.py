@@ -25,7 +25,8 @@ from __future__ import annotations
 from enum import Enum
 
 from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_gemma_call, parse_json_call
-from hub.llm.types import Delta, MalformedToolCall, TextDelta, ThinkingDelta, ToolCall, ToolCallDelta
+from hub.core.messages import ToolCall
+from hub.llm.types import Delta, MalformedToolCall, TextDelta, ThinkingDelta, ToolCallDelta
 
 GEMMA_CALL_OPEN = "<|tool_call>"
 GEMMA_CALL_CLOSE = "<tool_call|>"

@@ -29,7 +29,8 @@ from hub.llm.chat_format import (
     ChatFormat,
 )
 from hub.llm.text_tools import openai_tools, text_tool_turns, tool_result_value
-from hub.llm.types import EngineError, Message, ToolSpec
+from hub.core.messages import Message, ToolSpec
+from hub.llm.types import EngineError
 
 # Markers that end or start a turn in common templates: generation stops at any of them.
 _TURN_MARKERS = (

@@ -12,7 +12,7 @@ from hub.llm.chat_format import (
     TEXT_TOOL_RESPONSE_CLOSE,
     TEXT_TOOL_RESPONSE_OPEN,
 )
-from hub.llm.types import Message, ToolCall, ToolSpec
+from hub.core.messages import Message, ToolCall, ToolSpec
 
 
 def _dumps(value: Any) -> str:

@@ -1,51 +1,15 @@
-"""Data shared by engines, the parser and the agent: messages, tools, stream deltas."""
+"""What an engine is asked and streams back: requests, reasoning, constraints, deltas, usage.
+
+The messages and tools themselves are the hub's floor (hub.core.messages)."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, AsyncGenerator, Literal, Protocol, Union
+from typing import AsyncGenerator, Protocol, Union
 
-Role = Literal["system", "user", "assistant", "tool"]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One call the model asked for. `id` is assigned by the hub when the format has none."""
-
-    name: str
-    arguments: dict[str, Any]
-    id: str = ""
-
-
-@dataclass
-class Message:
-    """One chat message, as the agent keeps it in a conversation's history.
-
-    `tool_calls` is set on assistant messages that called tools; `name` and `tool_call_id`
-    on role="tool" messages that carry a tool's result (JSON text in `content`).
-    """
-
-    role: Role
-    content: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    name: str | None = None
-    tool_call_id: str | None = None
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What the model is told about a tool: name, description, JSON schema of its arguments.
-
-    `entity_args` names the arguments that hold entity ids: constrained decoding offers only
-    the candidates for them (hub.llm.grammar); the model is not told.
-    """
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    entity_args: tuple[str, ...] = ()
+from hub.core.messages import Message, ToolCall, ToolSpec
 
 
 class ReasoningMode(str, Enum):

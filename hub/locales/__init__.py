@@ -1,8 +1,9 @@
 """The hub's own spoken phrases in 35 languages.
 
-Phrases live in `phrases/<language>.yaml`, one flat mapping of key to text per language, loaded
-on first use and cached. English is the reference: it defines the keys and their `{placeholders}`,
-and any phrase a language lacks comes from English.
+Phrases live in `phrases/<language>.yaml`, one flat mapping of key to text per language, and in
+`phrases/<feature>/<language>.yaml` for a feature's own phrases; loaded on first use and cached.
+English is the reference: it defines the keys and their `{placeholders}`, and any phrase a
+language lacks comes from English.
 
 Conventions for callers:
 - Placeholder values are data. They are inserted literally (braces in a value stay braces) and
@@ -68,18 +69,27 @@ def normalize_language(code: str | None, default: str = "en") -> str:
 
 @lru_cache(maxsize=None)
 def _phrases(language: str) -> dict[str, str]:
-    """One language's phrase file; {} when the language has no file."""
-    resource = resources.files(__name__).joinpath("phrases", f"{language}.yaml")
-    if not resource.is_file():
-        return {}
-    source = f"hub/locales/phrases/{language}.yaml"
-    data = yaml.safe_load(resource.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{source} must be a mapping of phrase keys to text")
-    for key, text in data.items():
-        if not isinstance(key, str) or not isinstance(text, str):
-            raise ValueError(f"{source}: {key!r} must map to a quoted string, not {type(text).__name__}")
-    return data
+    """One language's phrases: `phrases/<language>.yaml` and each feature's own file,
+    `phrases/<feature>/<language>.yaml` (a key in two files is an error); {} when it has none."""
+    folder = resources.files(__name__).joinpath("phrases")
+    files = [(f"{language}.yaml", folder.joinpath(f"{language}.yaml"))]
+    files += [(f"{feature.name}/{language}.yaml", feature.joinpath(f"{language}.yaml"))
+              for feature in sorted(folder.iterdir(), key=lambda f: f.name) if feature.is_dir()]
+    found: dict[str, str] = {}
+    for name, resource in files:
+        if not resource.is_file():
+            continue
+        source = f"hub/locales/phrases/{name}"
+        data = yaml.safe_load(resource.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"{source} must be a mapping of phrase keys to text")
+        for key, text in data.items():
+            if not isinstance(key, str) or not isinstance(text, str):
+                raise ValueError(f"{source}: {key!r} must map to a quoted string, not {type(text).__name__}")
+            if key in found:
+                raise ValueError(f"{source}: {key!r} is already a phrase of another file")
+            found[key] = text
+    return found
 
 
 def own_phrases(language: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from dataclasses import replace
 from datetime import datetime
 from typing import Callable
@@ -43,7 +44,7 @@ from hub.home.resolve import EntityResolver
 from hub.core.answer import DirectAnswer
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import SUPPORTED_LANGUAGES, format_number, join_list, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ _LOGGER = logging.getLogger(__name__)
 # Failures after which the model may still do better: nothing was done, nothing was refused.
 _FALL_BACK_CODES = frozenset({"unsupported", "unknown_entity", "invalid_arguments", "unknown_tool"})
 _ON_OFF_DOMAINS = ("light", "switch", "fan", "input_boolean", "media_player", "climate")
+_UNFINISHED_KEPT = 256  # conversations whose "which one?" may still be answered
 
 
 class FastPath:
@@ -66,6 +68,8 @@ class FastPath:
         self._homes: dict[str, HomeData] = {}
         self._names: tuple[int, Names] | None = None  # (store version, the home's names)
         self._narrowed: dict[tuple[str, int], TemplateSets] = {}
+        # conversation id → the command that asked "which one?", for `finish` (the newest kept)
+        self._unfinished: OrderedDict[str, Action] = OrderedDict()
 
     # --- public API ------------------------------------------------------------------------
 
@@ -108,9 +112,23 @@ class FastPath:
             outcome = _joined([o for o in outcomes if o is not None])
         return _asking(outcome)
 
-    async def finish(self, action: Action, entity: Entity, ctx: ToolContext) -> DirectAnswer | None:
-        """The command that asked "which one?", carried out on the entity the answer chose."""
+    def unfinished(self, conversation_id: str) -> tuple[Entity, ...]:
+        """The options of the command that asked "which one?" in the conversation (none: none)."""
+        action = self._unfinished.get(conversation_id)
+        return tuple(action.targets) if action is not None else ()
+
+    async def finish(self, entity: Entity, ctx: ToolContext) -> DirectAnswer | None:
+        """The command that asked "which one?" in `ctx`'s conversation, carried out on the entity
+        the answer chose; None when none waits."""
+        action = self._unfinished.pop(ctx.conversation_id, None)
+        if action is None:
+            return None
         return _asking(await self._execute(replace(action, targets=[entity]), ctx, alone=False))
+
+    def _hold(self, conversation_id: str, action: Action) -> None:
+        self._unfinished[conversation_id] = action
+        while len(self._unfinished) > _UNFINISHED_KEPT:
+            self._unfinished.popitem(last=False)
 
     def _fitting(self, plan: Plan, text: str, language: str, *, read_name: bool) -> Plan:
         """A command acts only on devices its words fit (`EntityResolver.fit`), never on a
@@ -253,9 +271,12 @@ class FastPath:
         if isinstance(plan, NotFound):
             return DirectAnswer(phrase(language, "entity.not_found", name=plan.name), "not_found")
         if isinstance(plan, Ambiguous):
+            self._unfinished.pop(ctx.conversation_id, None)
+            if plan.action is not None and alone:
+                self._hold(ctx.conversation_id, plan.action)
             options = join_list(option_names(plan.candidates), language)
             return DirectAnswer(phrase(language, "entity.ambiguous", options=options), "ambiguous",
-                                candidates=[e.entity_id for e in plan.candidates], pending=plan.action)
+                                candidates=[e.entity_id for e in plan.candidates])
         return await self._execute(plan, ctx, alone)
 
     async def _execute(self, plan: Action, ctx: ToolContext, alone: bool) -> DirectAnswer | None:

@@ -213,6 +213,29 @@ def _with_known_words(text: str, scores: dict[str, float]) -> dict[str, float]:
     return {code: score / total for code, score in scores.items()}
 
 
+class TextLanguages:
+    """Language identification as the agent is handed it (`hub.agent.ports.LanguageIdentifier`):
+    the process's one identifier (its model loads once, whoever asks first)."""
+
+    ready_wait_s = READY_WAIT_S
+
+    @staticmethod
+    def ready() -> bool:
+        return ready()
+
+    @staticmethod
+    async def prepare() -> bool:
+        return await prepare()
+
+    @staticmethod
+    def candidates(text: str, given: str | None, preferred: str | None) -> list[str]:
+        return candidates(text, given, preferred)
+
+    @staticmethod
+    def confidences(text: str) -> dict[str, float]:
+        return confidences(text)
+
+
 def candidates(text: str, given: str | None = None, preferred: str | None = "en",
                limit: int = MAX_CANDIDATES) -> list[str]:
     """The languages `text` may be in, most likely first (never empty).

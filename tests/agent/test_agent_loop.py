@@ -13,7 +13,8 @@ from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, Tur
 from hub.config import validate
 from hub.options import hub_options
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall, ToolSpec
+from hub.core.messages import ToolSpec
+from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import LOOPS, ScriptedEngine, call, text

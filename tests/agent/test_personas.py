@@ -13,7 +13,8 @@ from hub.agent.types import TurnRequest
 from hub.config import validate
 from hub.options import hub_options
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode, ToolSpec
+from hub.core.messages import ToolSpec
+from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import ScriptedEngine, call, text

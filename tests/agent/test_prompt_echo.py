@@ -151,4 +151,4 @@ async def test_in_other_language(sentence, language, other) -> None:
     from hub.agent.utterances import in_other_language
 
     assert await language_id.prepare()
-    assert in_other_language(sentence, language) is other
+    assert in_other_language(sentence, language, language_id.confidences) is other

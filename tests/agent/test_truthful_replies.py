@@ -17,7 +17,8 @@ from hub.agent.personas import PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 
 from hub.core.tools import ToolContext, ToolResult
-from hub.llm.types import EngineError, GenerationRequest, ModelInfo, ToolSpec
+from hub.core.messages import ToolSpec
+from hub.llm.types import EngineError, GenerationRequest, ModelInfo
 from hub.locales import phrase
 
 from async_policy.async_helpers import FakeClock, TestHub, prompt_text

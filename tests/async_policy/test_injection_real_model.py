@@ -75,7 +75,7 @@ async def test_injection_named_light_never_unlocks_the_door(tmp_path: Path, smol
 
 
 def _unlock_call():
-    from hub.llm.types import ToolCall
+    from hub.core.messages import ToolCall
 
     return ToolCall("turn_off", {"entity_id": "lock.front_door"})
 

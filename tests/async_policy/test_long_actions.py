@@ -17,7 +17,7 @@ from hub.core.tools import ToolContext
 from hub.home.watches import ActionTracker, StateWatches, expected_outcome
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import phrase
 from hub.settings import RuntimeSettings
 

@@ -13,7 +13,8 @@ import pytest
 from hub.home.entities import Entity
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy, confirm_verb
 from hub.core.tools import ToolContext
-from hub.llm.types import GenerationRequest, ToolCall
+from hub.core.messages import ToolCall
+from hub.llm.types import GenerationRequest
 from hub.locales import phrase
 
 from async_policy.async_helpers import FakeClock, TestHub, prompt_text

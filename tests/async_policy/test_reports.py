@@ -13,7 +13,7 @@ from aiohttp import web
 from hub.agent.reports import Report, ReportHub, Reporter, SatelliteAnnouncer
 from hub.backends.ha.client import HAClient, HAEndpoint
 from hub.core.tools import ToolContext
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import phrase
 
 from async_policy.async_helpers import TestHub

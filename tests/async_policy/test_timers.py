@@ -14,7 +14,8 @@ from hub.home.timers import TIMERS_FILE, TimerService, spoken_duration
 from hub.core.tools import ToolContext
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
-from hub.llm.types import GenerationRequest, ToolCall, ToolCallDelta
+from hub.core.messages import ToolCall
+from hub.llm.types import GenerationRequest, ToolCallDelta
 from hub.locales import phrase
 from hub.settings import RuntimeSettings
 

@@ -20,7 +20,7 @@ from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.interfaces.http.rest_api import RestApi
-from hub.llm.types import ToolSpec
+from hub.core.messages import ToolSpec
 from hub.settings import RuntimeSettings
 from helpers.scripted_engine import ScriptedEngine
 from mqtt.mqtt_helpers import json_with

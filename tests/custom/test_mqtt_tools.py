@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hub.core.tools import ToolContext, ToolRegistry
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from mqtt.mqtt_helpers import eventually
 
 from custom.responder import Responder

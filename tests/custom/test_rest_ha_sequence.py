@@ -12,7 +12,7 @@ from aiohttp import web
 
 from hub.home.policy import ActionPolicy
 from hub.core.tools import ToolContext, ToolRegistry
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 
 SECRET = "s3cr3t-Token"
 CTX = ToolContext(conversation_id="c1", language="en", source="rest", persona="smith")

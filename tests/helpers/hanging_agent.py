@@ -9,7 +9,7 @@ from hub.agent.agent import Agent
 from hub.config import validate
 from hub.options import hub_options
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import ToolSpec
+from hub.core.messages import ToolSpec
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import ScriptedEngine

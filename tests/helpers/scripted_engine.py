@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import AsyncIterator, Callable, Sequence
 
+from hub.core.messages import ToolCall
 from hub.llm.types import (
     Delta,
     Done,
@@ -12,7 +13,6 @@ from hub.llm.types import (
     GenerationRequest,
     ModelInfo,
     TextDelta,
-    ToolCall,
     ToolCallDelta,
     Usage,
 )

@@ -9,7 +9,7 @@ from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import phrase
 
 EN = ToolContext("test", language="en")

@@ -13,7 +13,8 @@ import pytest
 
 from hub.llm.admission import CUT_S, QueueEstimate, RunningGeneration
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Delta, Done, EngineBusy, GenerationRequest, Message
+from hub.core.messages import Message
+from hub.llm.types import Delta, Done, EngineBusy, GenerationRequest
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,8 @@ from hub.llm.builtin_formats import ChatMLFormat, Gemma3Format, Gemma4Format
 from hub.llm.chat_format import ChatFormat
 from hub.llm.inspect import inspect_gguf
 from hub.llm.template_format import TemplateChatFormat, chat_format_for
-from hub.llm.types import EngineError, Message, ToolCall, ToolSpec
+from hub.core.messages import Message, ToolCall, ToolSpec
+from hub.llm.types import EngineError
 
 TURN_ON = ToolSpec(
     "turn_on",

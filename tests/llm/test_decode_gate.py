@@ -11,7 +11,8 @@ import pytest
 
 from hub.llm import generation
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Done, GenerationRequest, Message, TextDelta
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest, TextDelta
 
 pytestmark = pytest.mark.slow
 

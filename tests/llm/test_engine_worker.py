@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Done, GenerationRequest, Message
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,8 @@ import pytest
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from hub.llm.grammar import ANSWER, constrained_delta, tool_call_grammar, tool_call_schema
-from hub.llm.types import EngineError, MalformedToolCall, TextDelta, ToolCallDelta, ToolConstraint, ToolSpec
+from hub.core.messages import ToolSpec
+from hub.llm.types import EngineError, MalformedToolCall, TextDelta, ToolCallDelta, ToolConstraint
 
 TURN_ON = ToolSpec("turn_on", "Turn on", {
     "type": "object", "properties": {"entity_id": {"type": "string"}}, "required": ["entity_id"]},

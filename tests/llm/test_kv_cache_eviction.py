@@ -15,7 +15,8 @@ import pytest
 
 from hub.llm.kv_cache import PrefixStateCache
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Done, GenerationRequest, Message
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest
 
 
 def test_eviction_removes_the_least_recently_used_state_wherever_it_sits() -> None:

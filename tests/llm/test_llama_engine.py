@@ -19,19 +19,18 @@ from hub.llm.factory import local_engine
 from hub.options import hub_options
 from hub.llm.types import EngineBusy, PromptTooLong
 from hub.llm.models import STAND_IN_WARNING
+from hub.core.messages import Message, ToolSpec
 from hub.llm.types import (
     Delta,
     Done,
     EngineError,
     GenerationRequest,
-    Message,
     Reasoning,
     ReasoningMode,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     ToolConstraint,
-    ToolSpec,
 )
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,8 @@ from hub.llm.stream_parser import (
     StreamParser,
 )
 from hub.llm.tool_call_syntax import QUOTE
-from hub.llm.types import MalformedToolCall, TextDelta, ThinkingDelta, ToolCall, ToolCallDelta
+from hub.core.messages import ToolCall
+from hub.llm.types import MalformedToolCall, TextDelta, ThinkingDelta, ToolCallDelta
 
 MARKERS = [
     GEMMA_CALL_OPEN,

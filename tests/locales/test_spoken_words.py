@@ -14,7 +14,7 @@ from hub.home.entities import Entity
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy, confirm_verb
 from hub.home.timers import spoken_duration
 from hub.core.tools import ToolContext, ToolError
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from hub.locales import SUPPORTED_LANGUAGES, plural_category, plural_phrase
 
 

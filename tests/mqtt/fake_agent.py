@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator
 
 from hub.agent.activity import AgentActivity, ConversationsCleared, Reported
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 
 
 class FakeAgent:

@@ -13,7 +13,7 @@ from hub.backends.mqtt.devices import MqttDevices
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry
 from hub.transport.mqtt_client import BrokerSettings, MqttClient
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 from mqtt.mqtt_helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)

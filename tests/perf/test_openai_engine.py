@@ -22,6 +22,7 @@ from hub.llm.factory import create_engine
 from hub.options import hub_options
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.openai_engine import OpenAIEngine, openai_messages
+from hub.core.messages import Message, ToolCall, ToolSpec
 from hub.llm.types import (
     Delta,
     Done,
@@ -29,16 +30,13 @@ from hub.llm.types import (
     EngineError,
     GenerationRequest,
     MalformedToolCall,
-    Message,
     PromptTooLong,
     Reasoning,
     ReasoningMode,
     TextDelta,
     ThinkingDelta,
-    ToolCall,
     ToolCallDelta,
     ToolConstraint,
-    ToolSpec,
 )
 
 from perf.agent_rig import RecordingEngine, build_agent, demo_store

@@ -13,7 +13,7 @@ from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
 from hub.core.tools import ToolContext, ToolResult
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import ToolSpec
+from hub.core.messages import ToolSpec
 
 from perf.agent_rig import RecordingEngine, build_agent, demo_store
 

@@ -12,7 +12,8 @@ from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.types import TurnRequest
 from hub.home.entities import Entity
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Done, GenerationRequest, Message, TextDelta
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest, TextDelta
 
 from perf.agent_rig import RecordingEngine, build_agent, demo_store, stable_request
 

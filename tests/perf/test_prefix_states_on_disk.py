@@ -16,7 +16,8 @@ import pytest
 
 from hub.llm.kv_cache import common_prefix
 from hub.llm.llama_engine import LlamaEngine
-from hub.llm.types import Done, GenerationRequest, Message, Usage
+from hub.core.messages import Message
+from hub.llm.types import Done, GenerationRequest, Usage
 
 pytestmark = pytest.mark.slow
 

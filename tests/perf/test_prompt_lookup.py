@@ -10,7 +10,8 @@ import pytest
 
 from hub.llm.llama_engine import LlamaEngine
 from hub.llm.prompt_lookup import lookup_draft
-from hub.llm.types import Done, GenerationRequest, Message, TextDelta, ToolCallDelta, ToolConstraint, ToolSpec
+from hub.core.messages import Message, ToolSpec
+from hub.llm.types import Done, GenerationRequest, TextDelta, ToolCallDelta, ToolConstraint
 
 
 def test_draft_is_what_followed_the_latest_match_of_the_tail() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from hub.agent.types import ToolFinished, TurnResult, TurnTimings
-from hub.llm.types import ModelInfo, ToolCall
+from hub.core.messages import ToolCall
+from hub.llm.types import ModelInfo
 from hub.interfaces.http.metrics import HubMetrics, model_gauges
 
 

@@ -23,7 +23,7 @@ from tests.understanding.harness import (
     written_camel_case,
 )
 from hub.agent.types import ToolFinished, TurnResult
-from hub.llm.types import ToolCall
+from hub.core.messages import ToolCall
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -23,20 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hub.agent.utterances import repeats_itself
+from hub.core.messages import Message, ToolCall, ToolSpec
 from hub.llm.types import (
     Done,
     Delta,
     GenerationRequest,
     MalformedToolCall,
-    Message,
     Reasoning,
     ReasoningMode,
     TextDelta,
     ThinkingDelta,
-    ToolCall,
     ToolCallDelta,
     ToolConstraint,
-    ToolSpec,
     Usage,
 )
 
