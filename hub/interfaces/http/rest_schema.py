@@ -227,6 +227,17 @@ CONVERSATION = {
                            "tool_calls": {"type": "array", "items": {"type": "object"}}}}},
     },
 }
+DOWNLOAD = {
+    "type": ["object", "null"], "description": "The configured model's download (model_repo), while the stand-in serves.",
+    "properties": {"repo": {"type": "string"}, "file": {"type": "string"},
+                   "state": {"enum": ["pending", "checking", "downloading", "verifying", "loading", "priming", "done",
+                                      "failed"]},
+                   "bytes": {"type": "integer"}, "total_bytes": {"type": ["integer", "null"]},
+                   "rate_bps": {"type": "integer"}, "eta_s": {"type": ["integer", "null"]},
+                   "reason": {"type": ["string", "null"], "description": "Why it failed: offline, unauthorized, "
+                              "forbidden, not_found, disk_full, bad_checksum, bad_file, interrupted, load_failed."},
+                   "message": {"type": ["string", "null"], "description": "What went wrong and what to do."}},
+}
 SETTINGS = {"type": "object", "required": list(RUNTIME_TYPES),
             "properties": {name: _json_schema_for(kind) for name, kind in RUNTIME_TYPES.items()}}
 STATUS = {
@@ -239,6 +250,6 @@ STATUS = {
                                     "description": "Where the entities come from (demo, ha, mqtt)."},
                    "namesakes": {"type": "array", "items": {"type": "object"}, "description":
                                  "Names several devices answer to: a command naming one asks which."},
-                   "speech": {"type": "object"}},
+                   "speech": {"type": "object"}, "download": DOWNLOAD},
 }
 

@@ -1,0 +1,130 @@
+"""A hub configured with `model_repo` serves with the stand-in from the start (the fast path, `/health`)
+while the file downloads through `HF_ENDPOINT` (tests/helpers/hf_mirror.py), shows the progress,
+then switches to the downloaded model without a restart; a failed download says why and what to
+do, in `/health` and the log, and the stand-in keeps serving."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+import requests
+
+from helpers.hf_mirror import HfMirror, Served
+from helpers.live_hub import TOKEN, LiveHub
+from reliability.served_hub import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+REPO, FILE = "nvidia/bolt-test-GGUF", "bolt-Q4_K_M.gguf"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
+    served = HfMirror().start()
+    monkeypatch.setenv("HF_ENDPOINT", served.url)
+    yield served
+    served.stop()
+
+
+def health(hub: LiveHub) -> dict[str, Any]:
+    answer: dict[str, Any] = requests.get(f"{hub.url}/health", timeout=10).json()
+    return answer
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.2)
+    raise TimeoutError("not reached")
+
+
+def fast_path_works(hub: LiveHub) -> None:
+    answer = requests.post(f"{hub.url}/api/ask", json={"text": "turn on the kitchen light"}, headers=AUTH,
+                           timeout=60).json()
+    assert answer["ok"] and answer["path"] == "fast_path", answer
+    assert any(c["name"] == "turn_on" for c in answer["tool_calls"]), answer
+
+
+def test_the_stand_in_serves_while_the_model_downloads_then_the_hub_switches_to_it(
+        tmp_path: Path, mirror: HfMirror, smollm_path: Path) -> None:
+    # the connection is cut once (resumed with a Range), then the body waits until released
+    mirror.serve(REPO, FILE, Served(smollm_path, cut_after=30_000_000, hold_after=50_000_000))
+    hub = LiveHub(tmp_path, model_repo=REPO, model_file=FILE).start()
+    try:
+        status = requests.get(f"{hub.url}/api/status", headers=AUTH, timeout=10).json()
+        assert status["model"]["stand_in"] and status["model"]["path"] == str(smollm_path)
+        state = wait_for(lambda: (h := health(hub))["startup"]["stage"] == "downloading"
+                         and h["startup"]["download"]["bytes"] >= 40_000_000 and h)
+        assert state["status"] == "ok"  # serving: the stand-in answers meanwhile
+        download = state["startup"]["download"]
+        assert download["state"] == "downloading" and download["total_bytes"] == smollm_path.stat().st_size
+        assert download["rate_bps"] > 0 and download["eta_s"] is not None and download["repo"] == REPO
+        fast_path_works(hub)
+        mirror.release()
+        done = wait_for(lambda: (h := health(hub))["startup"]["stage"] == "ready" and h)
+        assert done["status"] == "ok" and done["startup"]["download"]["state"] == "done"
+        downloaded = tmp_path / "models" / "nvidia--bolt-test-GGUF" / FILE
+        status = requests.get(f"{hub.url}/api/status", headers=AUTH, timeout=10).json()
+        assert status["model"]["path"] == str(downloaded) and not status["model"]["stand_in"]
+        assert downloaded.read_bytes() == smollm_path.read_bytes()
+        ranges = [r[2] for r in mirror.gets()]
+        # each later GET resumed (the cut, and a read timeout while the body was held)
+        assert ranges[0] is None and len(ranges) >= 2 and all(r and r.startswith("bytes=") for r in ranges[1:])
+        fast_path_works(hub)
+        answer = requests.post(f"{hub.url}/api/ask", json={"text": "what is the capital of france"},
+                               headers=AUTH, timeout=240).json()
+        assert answer["ok"] and answer["path"] == "model", answer  # the downloaded model answers
+    finally:
+        hub.stop()
+    # the next start finds the checked file and asks no server
+    mirror.stop()
+    again = LiveHub(tmp_path, model_repo=REPO, model_file=FILE).start()
+    try:
+        assert health(again)["startup"].get("download") is None
+        status = requests.get(f"{again.url}/api/status", headers=AUTH, timeout=10).json()
+        assert status["model"]["path"] == str(downloaded)
+    finally:
+        again.stop()
+
+
+FAILURES = {
+    "unauthorized": ({"token": "hf_secret"}, "hf_token"),
+    "not_found": ({"file": "other.gguf"}, "model_file"),
+    "bad_checksum": ({"wrong_sha256": True}, "sha256"),
+    "disk_full": ({"announced_size": 1 << 60}, "Not enough disk space"),
+    "offline": ({"offline": True}, "network"),
+}
+
+
+@pytest.mark.parametrize("reason", list(FAILURES))
+def test_a_failed_download_says_why_and_the_stand_in_keeps_serving(
+        reason: str, tmp_path: Path, mirror: HfMirror, smollm_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    fault, words = FAILURES[reason]
+    if fault.get("offline"):
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
+    served_as = str(fault.get("file", FILE))
+    mirror.serve(REPO, served_as, Served(smollm_path, token=fault.get("token"),
+                                         wrong_sha256=bool(fault.get("wrong_sha256")),
+                                         announced_size=fault.get("announced_size")))
+    caplog.set_level(logging.INFO)
+    hub = LiveHub(tmp_path, model_repo=REPO, model_file=FILE).start()
+    try:
+        failed = wait_for(lambda: (h := health(hub))["startup"].get("download", {}).get("state") == "failed"
+                          and h["startup"]["stage"] == "ready" and h)
+        download = failed["startup"]["download"]
+        assert failed["status"] == "ok" and download["reason"] == reason and words in download["message"]
+        assert any(r.levelno == logging.ERROR and reason in r.getMessage() and words in r.getMessage()
+                   for r in caplog.records)
+        fast_path_works(hub)
+        status = requests.get(f"{hub.url}/api/status", headers=AUTH, timeout=10).json()
+        assert status["model"]["stand_in"] and status["download"]["reason"] == reason
+        assert not (tmp_path / "models" / "nvidia--bolt-test-GGUF" / FILE).exists()
+    finally:
+        hub.stop()
