@@ -275,7 +275,7 @@ def _check(args: argparse.Namespace, config: HubConfig) -> int:
     problems = asyncio.run(_setup_problems(config))
     options = config.options_for(CliOptions)
     problems += (asyncio.run(_remote_problems(config)) if options.engine == "openai"
-                 else _model_problems(options))
+                 else _model_problems(options, config))
     for problem in problems:
         print(f"Problem: {problem}")
     print(f"{len(problems)} problem(s): `bolt-hub serve` would not start" if problems else "Ready to serve")
@@ -315,14 +315,24 @@ async def _remote_problems(config: HubConfig) -> list[str]:
         await remote.close()
 
 
-def _model_problems(options: CliOptions) -> list[str]:
+def _model_problems(options: CliOptions, config: HubConfig) -> list[str]:
+    from hub.llm.download import download_plan, verified_file
+    from hub.llm.factory import download_source
     from hub.llm.inspect import inspect_gguf
     from hub.llm.models import STAND_IN_WARNING, resolve_model_path
-    from hub.llm.types import stands_in
+    from hub.llm.types import EngineError, stands_in
+    from hub.options import hub_options
 
-    path, stand_in = resolve_model_path(options.model_path)
+    try:
+        source = download_source(hub_options(config).llm)
+    except EngineError as err:
+        return [str(err)]
+    downloaded = verified_file(source) if source is not None else None
+    if source is not None and downloaded is None:
+        print("\n".join(download_plan(source)))
+    path, stand_in = (downloaded, False) if downloaded is not None else resolve_model_path(options.model_path)
     print(f"Model file: {path}")
-    if stand_in:
+    if stand_in and source is None:
         print(f"  note: {STAND_IN_WARNING}")
     report = inspect_gguf(path, n_ctx=options.n_ctx, kv_cache_type=options.kv_cache_type)
     for line in report.describe():

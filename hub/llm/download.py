@@ -173,6 +173,20 @@ def check_space(source: ModelSource, size: int | None) -> None:
             "larger disk), then restart the hub."))
 
 
+def download_plan(source: ModelSource) -> list[str]:
+    """What `bolt-hub check` says of a download still to come: the file, its size, the disk's room."""
+    lines = [f"Model download: {source.label} into {source.path.parent} (the stand-in serves until it is "
+             "downloaded and checked)"]
+    try:
+        remote = remote_file(source)
+        lines.append(f"  size {_size(remote.size)}, {_size(free_bytes(source.folder))} free there")
+        check_space(source, remote.size)
+        lines.append("  the disk has room")
+    except DownloadFailed as err:
+        lines.append(f"  download problem ({err.reason}): {err}")
+    return lines
+
+
 def fetch(source: ModelSource, progress: DownloadProgress) -> Path:
     """Download (or find) the file and check it; blocking: run it in a thread."""
     from huggingface_hub import hf_hub_download
@@ -287,7 +301,7 @@ def _bar(progress: DownloadProgress) -> type:
         def __enter__(self) -> "Bar":
             return self
 
-        def __exit__(self, *exc: object) -> None:
+        def __exit__(self, *_: object) -> None:
             return None
 
     return Bar

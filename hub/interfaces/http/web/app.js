@@ -445,6 +445,57 @@ async function waitUntilWarm() {
   }
 }
 
+// The configured model downloading while the stand-in serves (/health's startup.download):
+// bytes, rate and time left; what went wrong and what to do; then the switch to it.
+async function watchDownload() {
+  for (;;) {
+    const health = await fetch("health", { cache: "no-store" }).then((r) => r.json()).catch(() => null);
+    const download = health && health.startup.download;
+    if (!download) {
+      $("download").hidden = true;
+      return;
+    }
+    showDownload(download);
+    if (download.state === "done") refreshStatus();
+    if (download.state === "done" || (download.state === "failed" && !download.reason.match(/offline|interrupted/))) return;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+function showDownload(d) {
+  const box = $("download");
+  box.hidden = false;
+  box.dataset.state = d.state;
+  const bar = $("download-progress");
+  bar.hidden = d.state === "failed" || d.state === "done";
+  bar.value = d.total_bytes ? d.bytes / d.total_bytes : 0;
+  const name = `${d.repo}/${d.file}`;
+  let text;
+  if (d.state === "failed") {
+    text = `Model download failed: ${d.message} The stand-in keeps serving.`;
+  } else if (d.state === "done") {
+    text = `Switched to the downloaded model ${name}.`;
+  } else if (d.state === "downloading" || d.state === "verifying") {
+    const left = d.eta_s == null ? "" : `, about ${duration(d.eta_s)} left`;
+    const verb = d.state === "verifying" ? "Checking" : "Downloading";
+    text = `${verb} ${name}: ${megabytes(d.bytes)} of ${megabytes(d.total_bytes)}, ${megabytes(d.rate_bps)}/s${left}` +
+      " — the stand-in answers meanwhile.";
+  } else {
+    text = `${d.state === "pending" || d.state === "checking" ? "Preparing" : "Loading"} ${name}…`;
+  }
+  $("download-label").textContent = text;
+  $("download-label").className = d.state === "failed" ? "error" : "";
+}
+
+function duration(total) {
+  const m = Math.floor(total / 60);
+  return m ? `${m} min ${Math.round(total % 60)} s` : `${Math.round(total)} s`;
+}
+
+function megabytes(bytes) {
+  return bytes == null ? "?" : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
 async function refreshStatus() {
   try {
     const status = await apiJson("api/status");
@@ -526,7 +577,7 @@ function start() {
   $("new-conversation").addEventListener("click", newConversation);
   $("persona").addEventListener("change", switchPersona);
   takeTokenFromLink();
-  waitUntilWarm().then(refreshStatus).then(refreshEntities).then(loadPersonas);
+  waitUntilWarm().then(refreshStatus).then(refreshEntities).then(loadPersonas).then(watchDownload);
   setInterval(refreshStatus, 30000);
 }
 
