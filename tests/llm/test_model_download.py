@@ -5,6 +5,8 @@ offline — each failure a `DownloadFailed` with its reason and a sentence sayin
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -138,9 +140,6 @@ except DownloadFailed as err:
 
 def test_a_disk_that_fills_up_mid_file_says_so_and_leaves_no_partial_file(
         tmp_path: Path, mirror: HfMirror, small_gguf: Path) -> None:
-    import subprocess
-    import sys
-
     mirror.serve(REPO, FILE, Served(small_gguf))
     folder = tmp_path / "data" / "models"
     run = subprocess.run([sys.executable, "-c", FETCH_UNDER_A_1_MIB_LIMIT, REPO, FILE, str(folder)],
