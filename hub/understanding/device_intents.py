@@ -60,7 +60,9 @@ def device_tool(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[st
 def light_temperature(slots: dict[str, Any]) -> dict[str, Any]:
     """HassLightSet's colour temperature (kelvin) as `set_light`'s argument, if said."""
     kelvin = slots.get("temperature")
-    return {"color_temp": int(round(kelvin))} if _number(kelvin) and 1000 <= kelvin <= 10000 else {}
+    if not isinstance(kelvin, (int, float)) or isinstance(kelvin, bool) or not 1000 <= kelvin <= 10000:
+        return {}
+    return {"color_temp": int(round(kelvin))}
 
 
 def anywhere(intent: str, slots: dict[str, Any]) -> bool:

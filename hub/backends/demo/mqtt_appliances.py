@@ -45,7 +45,8 @@ class Vacuum(DemoDevice):
     def __init__(self, home: DemoHost, key: str, name: str, area: str) -> None:
         super().__init__(home)
         self.key, self.name, self.area = key, name, area
-        self.state, self.cleaning_area = "docked", None
+        self.state: str = "docked"
+        self.cleaning_area: str | None = None
         self._return: asyncio.Task[None] | None = None
 
     def discovery(self) -> list[tuple[str, dict[str, Any]]]:
