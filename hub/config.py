@@ -83,8 +83,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("include_entities", "str?"),  # comma-separated entity ids or globs
     Option("exclude_entities", "str?"),
     # safety policy for actions, and reports of outcomes that arrive later
-    Option("allowed_domains", "str", "light,switch,fan,cover,valve,climate,humidifier,media_player,"
-                                     "vacuum,lock,scene,script,button,input_button,input_boolean"),
+    Option("allowed_domains", "str", "light,switch,fan,cover,valve,climate,humidifier,water_heater,"
+                                     "media_player,vacuum,lawn_mower,lock,scene,script,button,input_button,"
+                                     "input_boolean"),
     Option("allowed_services", "str?"),  # comma-separated domain.service globs; empty: any
     Option("read_only_entities", "str?"),  # ids/globs the hub may read but never control
     Option("confirm_entities", "str?"),  # ids/globs whose actions need a spoken yes

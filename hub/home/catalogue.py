@@ -2,156 +2,47 @@
 
 Every tool checks the entity exists and that its domain supports the action, then makes the
 Home Assistant service call through the entity's backend and answers with the new state and a
-short localized sentence. Every service call passes the safety policy (`hub.home.policy`) first;
-without one, locks and alarm panels are refused outright. With an action tracker, a call whose
-completion is a later state change (covers, valves, vacuums, locks, scripts) is acknowledged at
-once and its outcome reported when the state arrives (`hub.home.watches`).
+short localized sentence (`hub.home.entity_tool`). Every service call passes the safety policy
+(`hub.home.policy`) first; without one, locks and alarm panels are refused outright. With an
+action tracker, a call whose completion is a later state change (covers, valves, vacuums, locks,
+scripts) is acknowledged at once and its outcome reported when the state arrives
+(`hub.home.watches`). The tools of the other kinds of devices (fans' speed, media volume and
+muting, vacuums' areas, humidifiers, water heaters) are in `hub.home.device_tools`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 from typing import Any
 
 from hub.home.colors import COLOR_MODES, COLORS, color_key
-from hub.home.entities import BackendError, Entity, EntityStore
-from hub.home.outcomes import already_so
+from hub.home.device_tools import DEVICE_TOOLS
+from hub.home.entities import Entity, EntityStore
+from hub.home.entity_tool import ENTITY, PERCENT, EntityTool, entity_schema
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.home.state_speech import spoken_state, state_data
 from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
-from hub.core.messages import ToolCall, ToolSpec
 from hub.locales import format_number, phrase
 
-STATE_ECHO_TIMEOUT_S = 0.75
-_BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
-REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})  # only when there is no policy
 _ON_OFF = ("light", "switch", "fan", "input_boolean", "media_player", "climate", "humidifier",
-           "automation", "siren")
+           "water_heater", "automation", "siren")
 TURN_ON_SERVICES = {**{d: "turn_on" for d in _ON_OFF}, "cover": "open_cover",
                     "valve": "open_valve", "scene": "turn_on", "script": "turn_on",
                     "button": "press", "input_button": "press", "lock": "lock",
-                    "vacuum": "start"}
+                    "vacuum": "start", "lawn_mower": "start_mowing"}
 TURN_OFF_SERVICES = {**{d: "turn_off" for d in _ON_OFF}, "cover": "close_cover",
                      "valve": "close_valve", "script": "turn_off", "lock": "unlock",
-                     "vacuum": "return_to_base"}
+                     "vacuum": "return_to_base", "lawn_mower": "dock"}
 MEDIA_SERVICES = {"pause": "media_pause", "resume": "media_play", "next": "media_next_track",
                   "previous": "media_previous_track"}
-_ENTITY = {"type": "string"}
-_PERCENT = {"type": "integer", "minimum": 0, "maximum": 100}
+KELVIN = {"type": "integer", "minimum": 1000, "maximum": 10000,
+          "description": "color temperature in kelvin: 2700 warm white, 4000 cool white, 6500 daylight"}
 
 
-def _schema(required: tuple[str, ...] = ("entity_id",), **properties: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": {"entity_id": _ENTITY, **properties},
-            "required": list(required), "additionalProperties": False}
-
-
-class _EntityTool:
-    """Shared checks and service calls; subclasses say what they do in `act`."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any] = _schema()
-    domains: frozenset[str] | None = None  # None: whatever `act` accepts
-    changes_home = True  # a device action (see Tool.changes_home)
-
-    def __init__(self, store: EntityStore, resolver: EntityResolver,
-                 policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> None:
-        self._store = store
-        self._resolver = resolver
-        self._policy = policy
-        self._tracker = tracker
-        self.spec = ToolSpec(self.name, self.description, self.parameters, entity_args=("entity_id",))
-
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        entity = self._entity(args["entity_id"], ctx)
-        if self.domains is not None and entity.domain not in self.domains:
-            raise self._unsupported(entity, ctx.language)
-        return await self.act(entity, args, ctx)
-
-    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        raise NotImplementedError
-
-    # --- helpers ---------------------------------------------------------------------------
-
-    def _entity(self, entity_id: str, ctx: ToolContext) -> Entity:
-        entity = self._store.get(entity_id)
-        if entity is None:
-            suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
-            spoken = entity_id.split(".", 1)[-1].replace("_", " ")  # "light.desk_lamp" → "desk lamp"
-            raise ToolError(phrase(ctx.language, "entity.not_found", name=spoken),
-                            code="unknown_entity", suggestions=suggestions)
-        if self._policy is None and entity.domain in REFUSED_DOMAINS:
-            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
-                            code="not_allowed", entity_id=entity.entity_id)
-        return entity
-
-    def _unsupported(self, entity: Entity, language: str, what: str | None = None) -> ToolError:
-        """"Living room light can't do that." for the user; `detail` says what, for the model."""
-        return ToolError(
-            phrase(language, "error.unsupported", name=entity.name), code="unsupported",
-            entity_id=entity.entity_id,
-            detail=f"{self.name} cannot {what or 'control'} {entity.entity_id} ({entity.domain}).")
-
-    @staticmethod
-    def _invalid(entity: Entity | None, language: str, detail: str) -> ToolError:
-        """Arguments the device cannot take: a sentence for the user, `detail` for the model."""
-        spoken = (phrase(language, "error.invalid_value", name=entity.name) if entity is not None
-                  else phrase(language, "error.not_understood"))
-        ids = {"entity_id": entity.entity_id} if entity is not None else {}
-        return ToolError(spoken, code="invalid_arguments", detail=detail, **ids)
-
-    async def _call(self, entity: Entity, service: str, data: dict[str, Any],
-                    ctx: ToolContext, args: dict[str, Any]) -> Entity:
-        """Make the service call if the policy lets it; the entity as the store has it afterwards.
-
-        `args` are the tool's own arguments: a call held for confirmation is re-run with them.
-        """
-        if self._policy is not None:
-            self._policy.check(entity, service, ToolCall(self.name, dict(args)), ctx)
-        try:
-            unchanged = already_so(entity, service, data)
-            with self._store.next_change(entity.entity_id) as changed:
-                await self._store.backend_for(entity).call_service(entity, service, data)
-                # HA and MQTT devices report their new state a moment later: answer with it
-                if not unchanged:
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(changed.wait(), STATE_ECHO_TIMEOUT_S)
-        except BackendError as err:
-            self._record(entity, service, data, ctx, f"failed: {err}")
-            # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)
-            code = getattr(err, "code", None)
-            spoken = (phrase(ctx.language, f"error.{code}") if code in _BACKEND_PHRASES
-                      else phrase(ctx.language, "error.action_failed"))
-            raise ToolError(spoken, code="backend_unavailable", entity_id=entity.entity_id,
-                            detail=str(err)) from err
-        self._record(entity, service, data, ctx, "ok")
-        return self._store.get(entity.entity_id) or entity
-
-    def _record(self, entity: Entity, service: str, data: dict[str, Any], ctx: ToolContext,
-                outcome: str) -> None:
-        if self._policy is not None:
-            self._policy.record(entity, service, data, ctx, outcome)
-
-    def _acknowledged(self, entity: Entity, service: str, data: dict[str, Any],
-                      ctx: ToolContext) -> ToolResult | None:
-        """A pending result when the call completes later (a cover on its way), else None."""
-        if self._tracker is None:
-            return None
-        return self._tracker.acknowledge(entity, service, data, ctx)
-
-    @staticmethod
-    def _done(entity: Entity, speech: str) -> ToolResult:
-        return ToolResult(ok=True, data=state_data(entity), speech=speech,
-                          changed_entities=(entity.entity_id,))
-
-
-class TurnOn(_EntityTool):
+class TurnOn(EntityTool):
     name = "turn_on"
-    description = "Turn on a device, open a cover, lock a lock; also activates a scene, starts a script."
+    description = "Turn on; also opens covers and valves, locks, runs scenes and scripts, presses, starts vacuums."
     services = TURN_ON_SERVICES
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -170,33 +61,36 @@ class TurnOn(_EntityTool):
             return phrase(language, "action.acknowledged", name=entity.name)
         if entity.domain in ("scene", "script", "button", "input_button"):
             return phrase(language, "action.done")
+        if entity.domain in ("vacuum", "lawn_mower"):  # HA: "Started", "Returning"
+            key = "action.started" if self.services is TURN_ON_SERVICES else "action.docking"
+            return phrase(language, key, name=entity.name)
         return phrase(language, "action.turned_on", name=entity.name)
 
 
 class TurnOff(TurnOn):
     name = "turn_off"
-    description = "Turn off a device, close a cover, unlock a lock; also stops a script, docks a vacuum."
+    description = "Turn off; also closes covers and valves, unlocks, stops scripts, docks vacuums and mowers."
     services = TURN_OFF_SERVICES
 
     def _speech(self, entity: Entity, language: str) -> str:
-        if entity.domain in ("light", "switch", "fan", "input_boolean", "media_player", "climate",
-                             "humidifier", "automation", "siren"):
+        if entity.domain in _ON_OFF:
             return phrase(language, "action.turned_off", name=entity.name)
         return super()._speech(entity, language)
 
 
-class SetLight(_EntityTool):
+class SetLight(EntityTool):
     name = "set_light"
-    description = "Set a light's brightness (percent, 0 turns it off) and/or color."
-    parameters = _schema(
-        brightness=_PERCENT,
+    description = "Set a light's brightness (percent, 0 turns it off), color and/or color temperature."
+    parameters = entity_schema(
+        brightness=PERCENT,
         color={"type": "string", "description": "name like red or blue, or #RRGGBB"},
+        color_temp=KELVIN,
     )
     domains = frozenset({"light"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if not any(k in args for k in ("brightness", "color")):
-            raise self._invalid(entity, ctx.language, "Give brightness or color.")
+        if not any(k in args for k in ("brightness", "color", "color_temp")):
+            raise self._invalid(entity, ctx.language, "Give brightness, color or color_temp.")
         modes = set(entity.attributes.get("supported_color_modes") or ())
         data: dict[str, Any] = {}
         if "brightness" in args:
@@ -210,20 +104,20 @@ class SetLight(_EntityTool):
                 data.update(_color_data(args["color"]))
             except ValueError as err:
                 raise self._invalid(entity, ctx.language, str(err)) from None
+        if "color_temp" in args:
+            # HA shows a color temperature on a light of colors too (it converts it)
+            if modes and not modes & (COLOR_MODES | {"color_temp"}):
+                raise self._unsupported(entity, ctx.language, "set the color temperature of")
+            data["color_temp_kelvin"] = args["color_temp"]
         after = await self._call(entity, "turn_on", data, ctx, args)
-        if "brightness" in args:
-            value = phrase(ctx.language, "unit.percent", value=format_number(args["brightness"], ctx.language))
-            speech = phrase(ctx.language, "action.set_brightness", name=entity.name, value=value)
-        else:
-            speech = phrase(ctx.language, "action.done")
-        return self._done(after, speech)
+        return self._done(after, _light_speech(entity, args, ctx.language))
 
 
-class SetTemperature(_EntityTool):
+class SetTemperature(EntityTool):
     name = "set_temperature"
-    description = "Set a thermostat's target temperature."
-    parameters = _schema(("entity_id", "temperature"), temperature={"type": "number"})
-    domains = frozenset({"climate"})
+    description = "Set a thermostat's or a water heater's target temperature."
+    parameters = entity_schema(("entity_id", "temperature"), temperature={"type": "number"})
+    domains = frozenset({"climate", "water_heater"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         value = float(args["temperature"])
@@ -236,10 +130,10 @@ class SetTemperature(_EntityTool):
                                         value=spoken))
 
 
-class SetPosition(_EntityTool):
+class SetPosition(EntityTool):
     name = "set_position"
     description = "Move a cover to a position: 0 closed, 100 fully open."
-    parameters = _schema(("entity_id", "position"), position=_PERCENT)
+    parameters = entity_schema(("entity_id", "position"), position=PERCENT)
     domains = frozenset({"cover", "valve"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -254,10 +148,10 @@ class SetPosition(_EntityTool):
                                         value=spoken))
 
 
-class MediaControl(_EntityTool):
+class MediaControl(EntityTool):
     name = "media_control"
     description = "Pause, resume, skip to the next or back to the previous track on a media player."
-    parameters = _schema(("entity_id", "action"), action={"enum": list(MEDIA_SERVICES)})
+    parameters = entity_schema(("entity_id", "action"), action={"enum": list(MEDIA_SERVICES)})
     domains = frozenset({"media_player"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -265,10 +159,10 @@ class MediaControl(_EntityTool):
         return self._done(after, phrase(ctx.language, "action.done"))
 
 
-class SetVolume(_EntityTool):
+class SetVolume(EntityTool):
     name = "set_volume"
     description = "Set a media player's volume in percent."
-    parameters = _schema(("entity_id", "volume"), volume=_PERCENT)
+    parameters = entity_schema(("entity_id", "volume"), volume=PERCENT)
     domains = frozenset({"media_player"})
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -276,7 +170,7 @@ class SetVolume(_EntityTool):
         return self._done(after, phrase(ctx.language, "action.done"))
 
 
-class ActivateScene(_EntityTool):
+class ActivateScene(EntityTool):
     name = "activate_scene"
     description = "Activate a scene."
     domains = frozenset({"scene"})
@@ -286,7 +180,7 @@ class ActivateScene(_EntityTool):
         return self._done(after, phrase(ctx.language, "action.done"))
 
 
-class RunScript(_EntityTool):
+class RunScript(EntityTool):
     name = "run_script"
     description = "Run a script."
     domains = frozenset({"script"})
@@ -297,12 +191,12 @@ class RunScript(_EntityTool):
                 or self._done(after, phrase(ctx.language, "action.done")))
 
 
-class GetState(_EntityTool):
+class GetState(EntityTool):
     name = "get_state"
     changes_home = False
     description = "Current state of one entity, or of every entity in an area."
     parameters = {"type": "object", "additionalProperties": False,
-                  "properties": {"entity_id": _ENTITY, "area": {"type": "string"}}}
+                  "properties": {"entity_id": ENTITY, "area": {"type": "string"}}}
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if "entity_id" in args:
@@ -325,6 +219,16 @@ class GetState(_EntityTool):
                           speech=speech)
 
 
+def _light_speech(entity: Entity, args: dict[str, Any], language: str) -> str:
+    if "brightness" in args:
+        value = phrase(language, "unit.percent", value=format_number(args["brightness"], language))
+        return phrase(language, "action.set_brightness", name=entity.name, value=value)
+    if "color_temp" in args:
+        value = phrase(language, "unit.kelvin", value=format_number(args["color_temp"], language))
+        return phrase(language, "action.set_color_temp", name=entity.name, value=value)
+    return phrase(language, "action.done")
+
+
 def _color_data(color: str) -> dict[str, Any]:
     """HA service data for a colour name ("Red" → color_name) or "#RRGGBB" (→ rgb_color);
     ValueError for anything else."""
@@ -345,5 +249,5 @@ def build_home_tools(store: EntityStore, resolver: EntityResolver,
     """The home tools; `policy` guards every call, `tracker` acknowledges slow ones."""
     return [tool(store, resolver, policy, tracker) for tool in (
         TurnOn, TurnOff, SetLight, SetTemperature, SetPosition, MediaControl, SetVolume,
-        ActivateScene, RunScript, GetState)]
+        *DEVICE_TOOLS, ActivateScene, RunScript, GetState)]
 

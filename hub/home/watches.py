@@ -136,6 +136,8 @@ def expected_outcome(domain: str, service: str, data: dict[str, Any]) -> tuple[s
                                              and e.state not in ("opening", "closing"))
     if domain == "vacuum":
         return {"start": state_is("cleaning"), "return_to_base": state_is("docked", "idle")}.get(service)
+    if domain == "lawn_mower":
+        return {"start_mowing": state_is("mowing"), "dock": state_is("docked")}.get(service)
     if domain == "lock":
         return {"lock": state_is("locked"), "unlock": state_is("unlocked", "open"),
                 "open": state_is("open", "unlocked")}.get(service)

@@ -24,6 +24,16 @@ from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.colors import COLOR_MODES
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
+from hub.understanding.device_intents import (
+    DEVICE_INTENTS,
+    IMPLIED_DOMAINS,
+    NOT_A_PLACE,
+    TOOL_DOMAINS,
+    anywhere,
+    device_tool,
+    light_temperature,
+    preferred,
+)
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 from hub.home.resolve import EntityResolver
 from hub.home.vocabulary import domain_words, stop_words
@@ -36,16 +46,15 @@ _TOOL_DOMAINS = {
     "turn_on": set(TURN_ON_SERVICES) | {"lock"},  # the tool itself refuses locks, and says so
     "turn_off": set(TURN_OFF_SERVICES) | {"lock"},
     "set_light": {"light"},
-    "set_temperature": {"climate"},
+    "set_temperature": {"climate", "water_heater"},
     "set_position": {"cover", "valve"},
     "media_control": {"media_player"},
     "set_volume": {"media_player"},
+    **TOOL_DOMAINS,
 }
 # The kind of device an intent means when the sentence does not say ("set the temperature").
 _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climate",
-                   "HassClimateGetTemperature": "climate", "HassSetVolume": "media_player",
-                   "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",
-                   **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
+                   "HassClimateGetTemperature": "climate", **IMPLIED_DOMAINS}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
 _MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
@@ -162,7 +171,9 @@ class Planner:
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
                  name_text: str | None = None, text: str | None = None) -> Plan | None:
         """`name_text`: a name the resolver reads (no slot value), said in `text` (the sentence)."""
-        slots = {key: entity.value for key, entity in result.entities.items()}
+        # an area "" is the speaker's, asked for by a template and unknown (recognition's `ANY_AREA`)
+        slots = {key: entity.value for key, entity in result.entities.items()
+                 if not (key == "area" and entity.value == "")}
         intent = result.intent.name
         if intent == "HassNevermind":
             return Nevermind()
@@ -174,7 +185,8 @@ class Planner:
         if tool is None and intent not in QUESTION_INTENTS:
             return None
         required = result.intent_data.requires_context.get("domain") if result.intent_data else None
-        found = self._targets(intent, slots, home, language, name_text)
+        placing = {k: v for k, v in slots.items() if k != NOT_A_PLACE.get(intent)}
+        found = self._targets(intent, placing, home, language, name_text)
         if found is not None and required:  # "[scene] {name}": a bare name is a scene's
             allowed = {required} if isinstance(required, str) else set(required)
             found = [e for e in found[0] if e.domain in allowed], found[1]
@@ -199,6 +211,11 @@ class Planner:
             targets = _supporting(tool, args, targets)
             if len(targets) > 1:
                 return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
+        if not named:
+            chosen = preferred(intent, targets, name_text is None and anywhere(intent, placing))
+            if chosen is None:
+                return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
+            targets = chosen
         return Action(intent, tool, args, targets, named) if targets else None
 
     def _targets(self, intent: str, slots: dict[str, Any], home: HomeData, language: str,
@@ -218,7 +235,8 @@ class Planner:
         elif isinstance(slots.get("area"), str) or isinstance(slots.get("floor"), str) \
                 or "domain" in slots or slots.get("device_class"):
             pool = self._store.all()
-        elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet"):
+        elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet") \
+                or anywhere(intent, slots):
             # "what is the temperature", "set the temperature to 21", "all lights blue": every
             # device of the intent's kind, as HA's handlers do when no satellite area is known
             pool = self._store.all()
@@ -335,6 +353,7 @@ def _tool_for(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[str,
             args["brightness"] = int(round(slots["brightness"]))
         if isinstance(slots.get("color"), str):
             args["color"] = slots["color"]
+        args.update(light_temperature(slots))
         return ("set_light", args) if args else (None, {})
     if intent == "HassClimateSetTemperature" and isinstance(slots.get("temperature"), (int, float)):
         return "set_temperature", {"temperature": float(slots["temperature"])}
@@ -345,7 +364,7 @@ def _tool_for(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[str,
     volume = slots.get("volume_level", slots.get("volume"))
     if intent == "HassSetVolume" and isinstance(volume, (int, float)):
         return "set_volume", {"volume": int(round(volume))}
-    return None, {}
+    return device_tool(intent, slots) if intent in DEVICE_INTENTS else (None, {})
 
 
 def _named_domain_first(results: list[RecognizeResult], text: str, language: str) -> list[RecognizeResult]:

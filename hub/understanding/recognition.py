@@ -41,6 +41,7 @@ from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
 
 from hub.home.entities import Entity, Floor
+from hub.understanding.device_intents import DEVICE_INTENTS, SAID_ANYWHERE
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
 
@@ -49,13 +50,14 @@ ACTION_INTENTS = frozenset({
     "HassTurnOn", "HassTurnOff", "HassLightSet", "HassClimateSetTemperature", "HassSetPosition",
     "HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume",
     "HassVacuumStart", "HassVacuumReturnToBase",
-    *TIMER_INTENTS,
+    *TIMER_INTENTS, *DEVICE_INTENTS,
 })
 QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "HassGetCurrentTime",
                               "HassGetCurrentDate"})
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
+_SAID_ANYWHERE_DOMAINS = frozenset({"media_player", "fan"})
 _KINDS = ("domain", "device_class")
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
@@ -102,6 +104,7 @@ class LanguageIntents:
     intents: TemplateSets  # handled intents only
     climate_only: TemplateSets  # HassClimateSetTemperature alone, for the single-thermostat case
     timers: tuple[Intents | None, ...]  # per set: the timer intents alone, where one asks for the satellite's area
+    anywhere: tuple[Intents | None, ...]  # per set: the media and fan intents alone, where one asks for it
 
 
 def intents_language(language: str) -> str | None:
@@ -205,7 +208,8 @@ def load_intents(code: str) -> LanguageIntents | None:
     _matches("warm up", intents, empty, code)
     return LanguageIntents(intents,
                            tuple(filter_intents(i, intent_names={"HassClimateSetTemperature"}) for i in intents),
-                           tuple(_timers_asking_area(i) for i in intents))
+                           tuple(_asking_area(i, TIMER_INTENTS) for i in intents),
+                           tuple(_asking_area(i, SAID_ANYWHERE) for i in intents))
 
 
 def _kinds_as_slots(intents: Intents) -> Intents:
@@ -227,12 +231,13 @@ def _kinds_as_slots(intents: Intents) -> Intents:
     return intents
 
 
-def _timers_asking_area(intents: Intents) -> Intents | None:
-    """The timer intents alone if a template of theirs asks for the satellite's area (da, nb):
-    the hub keeps timers itself and needs none."""
-    timers = filter_intents(intents, intent_names=TIMER_INTENTS)
-    asks = any("area" in block.requires_context for intent in timers.intents.values() for block in intent.data)
-    return timers if asks else None
+def _asking_area(intents: Intents, names: frozenset[str]) -> Intents | None:
+    """The intents `names` alone if a template of theirs asks for the satellite's area: timers
+    (da, nb: the hub keeps timers itself and needs none), and media and fan commands that name
+    no device ("mute", "turn the volume up": the planner takes the home's one device of the kind)."""
+    chosen = filter_intents(intents, intent_names=names)
+    asks = any("area" in block.requires_context for intent in chosen.intents.values() for block in intent.data)
+    return chosen if asks else None
 
 
 def narrow(loaded: LanguageIntents, home: HomeData) -> TemplateSets:
@@ -256,12 +261,14 @@ def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: H
     in that thermostat's area."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
     results = []
-    for narrowed, climate_only, timers in zip(intents, loaded.climate_only, loaded.timers):
+    for narrowed, climate_only, timers, anywhere in zip(intents, loaded.climate_only, loaded.timers,
+                                                        loaded.anywhere):
         found = _matches(text, (narrowed,), slot_lists, language)
         if not found and home.climate_context is not None:
             found = _matches(text, (climate_only,), slot_lists, language, intent_context=home.climate_context)
-        if not found and timers is not None:
-            found = _matches(text, (timers,), slot_lists, language, intent_context=_ANY_AREA)
+        for asking in (timers, anywhere if home.domains & _SAID_ANYWHERE_DOMAINS else None):
+            if not found and asking is not None:
+                found = _matches(text, (asking,), slot_lists, language, intent_context=_ANY_AREA)
         results += found
     literal = [r for r in results if not _wildcard(r)]
     return sorted(literal or results, key=_best_first)

@@ -27,7 +27,8 @@ from helpers.scripted_engine import ScriptedEngine, call, text
 pytestmark = pytest.mark.timeout(60)
 
 ACTIONS = {"turn_on", "turn_off", "set_light", "set_temperature", "set_position", "media_control",
-           "set_volume", "activate_scene", "run_script"}
+           "set_volume", "activate_scene", "run_script", "set_fan_speed", "change_volume", "mute",
+           "clean_area", "set_humidity", "set_mode"}
 JSON_SHAPED = re.compile(r'[{}\[\]]|"\w+"\s*:')
 
 

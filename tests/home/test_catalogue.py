@@ -42,7 +42,8 @@ def home() -> Home:
 def test_catalogue_names_and_entity_args(home: Home) -> None:
     assert home.registry.names() == [
         "turn_on", "turn_off", "set_light", "set_temperature", "set_position", "media_control",
-        "set_volume", "activate_scene", "run_script", "get_state"]
+        "set_volume", "set_fan_speed", "change_volume", "mute", "clean_area", "set_humidity", "set_mode",
+        "activate_scene", "run_script", "get_state"]
     for name in home.registry.names():
         tool = home.registry.get(name)
         assert tool.spec.entity_args == ("entity_id",)
@@ -281,9 +282,9 @@ CHANGING = [
 @pytest.fixture
 def silent(home: Home, monkeypatch) -> SilentBackend:
     """The demo home's devices, silent: a tool that waits for their report would wait 60 s."""
-    import hub.home.catalogue as catalogue
+    import hub.home.entity_tool as entity_tool
 
-    monkeypatch.setattr(catalogue, "STATE_ECHO_TIMEOUT_S", 60.0)  # a wait would be unmissable
+    monkeypatch.setattr(entity_tool, "STATE_ECHO_TIMEOUT_S", 60.0)  # a wait would be unmissable
     backend = SilentBackend()
     home.store.register_backend("demo", backend)
     return backend

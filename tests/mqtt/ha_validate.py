@@ -24,6 +24,8 @@ PLATFORM_MODULES = {
     "binary_sensor": "binary_sensor", "button": "button", "climate": "climate", "cover": "cover",
     "event": "event", "fan": "fan", "light": "light", "lock": "lock", "number": "number",
     "select": "select", "sensor": "sensor", "switch": "switch", "text": "text",
+    "humidifier": "humidifier", "lawn_mower": "lawn_mower", "scene": "scene", "vacuum": "vacuum",
+    "valve": "valve", "water_heater": "water_heater",
 }
 
 

@@ -39,7 +39,7 @@ async def test_bare_hub_serves_mqtt_and_drives_the_demo_home_end_to_end(tmp_path
     try:
         assert stack.embedded is not None and stack.demo is not None and stack.client.connected
         await eventually(lambda: (e := store.get("light.desk_lamp")) and e.state == "off")
-        assert len([e for e in store.all() if e.source == "mqtt"]) == 12
+        assert len([e for e in store.all() if e.source == "mqtt"]) == 14
 
         # the broker runs on this loop: the (blocking, threaded) test client must not block it
         sniffer = await asyncio.to_thread(Sniffer, port, ["bolt_hub/bolt_hub/#"])

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-import hub.home.catalogue as catalogue
+import hub.home.entity_tool as entity_tool
 
 from hub.agent.agent import Agent
 from hub.agent.pending import ConfirmationHook
@@ -162,7 +162,7 @@ async def test_a_command_that_changes_nothing_is_answered_without_waiting_for_a_
     thermostat's own target, the blinds where they are) is still sent, but no report comes for
     it and the agent does not wait for one (here a wait would last 60 s)."""
     store, _, demo = mqtt_home
-    monkeypatch.setattr(catalogue, "STATE_ECHO_TIMEOUT_S", 60.0)
+    monkeypatch.setattr(entity_tool, "STATE_ECHO_TIMEOUT_S", 60.0)
     agent = policed_agent(store, tmp_path)
     sniffer = sniffer_factory(["bolt_demo/#"])
     await eventually(lambda: all(store.get(i) is not None for i in ("light.kitchen_light", "cover.bedroom_blinds")))

@@ -84,7 +84,7 @@ def test_discovery_payloads_and_blueprints_pass_home_assistants_schemas(tmp_path
     checked = result["checked"]
     hub_components = discovery_payload(HubTopics("b/t", "n"), "x")["cmps"]
     assert len([c for c in checked if "bolt_hub_test_hub" in c]) == len(hub_components)
-    assert len([c for c in checked if "bolt_demo" in c]) == 12
+    assert len([c for c in checked if "bolt_demo" in c]) == 14
     assert sorted(Path(c).name for c in checked if c.endswith(".yaml")) == sorted(BLUEPRINT_INPUTS)
 
 

@@ -115,7 +115,7 @@ class JsonLight(DemoDevice):
     def __init__(self, home: DemoHost, key: str, name: str, area: str) -> None:
         super().__init__(home)
         self.key, self.name, self.area = key, name, area
-        self.on, self.brightness, self.rgb = False, 255, [255, 255, 255]
+        self.on, self.brightness, self.rgb, self.mireds = False, 255, [255, 255, 255], 370
 
     def discovery(self) -> list[tuple[str, dict[str, Any]]]:
         return [
@@ -127,7 +127,7 @@ class JsonLight(DemoDevice):
                     "uniq_id": f"{BASE}_{self.key}",
                     "cmd_t": f"{self.topic}/set",
                     "stat_t": f"{self.topic}/state",
-                    "sup_clrm": ["rgb"],
+                    "sup_clrm": ["rgb", "color_temp"],
                     "brightness": True,
                     "avty_t": AVAILABILITY,
                     "dev": _device(self.key, self.name, self.area, "Color bulb"),
@@ -146,12 +146,14 @@ class JsonLight(DemoDevice):
         color = command.get("color")
         if isinstance(color, dict):
             self.rgb = [max(0, min(255, int(color[k]))) for k in "rgb"]
+        self.mireds = max(100, min(1000, int(command.get("color_temp", self.mireds))))
         self.publish_state()
 
     def publish_state(self) -> None:
         self._publish(
             "state",
-            {"state": "ON" if self.on else "OFF", "brightness": self.brightness, "color_mode": "rgb", "color": dict(zip("rgb", self.rgb))},
+            {"state": "ON" if self.on else "OFF", "brightness": self.brightness, "color_mode": "rgb", "color": dict(zip("rgb", self.rgb)),
+             "color_temp": self.mireds},
         )
 
 

@@ -12,6 +12,7 @@ from typing import Awaitable, Callable
 
 import logging
 
+from hub.backends.demo.mqtt_appliances import Vacuum, Valve
 from hub.backends.demo.mqtt_devices import (
     AVAILABILITY,
     BasicLight,
@@ -51,6 +52,8 @@ class MqttDemoHome:
                 Lock(self, "front_door", "Front Door", "Hallway"),
                 Thermostat(self, "thermostat", "Thermostat", "Living Room"),
                 WeatherSensor(self, "weather", "Weather Station", "Garden"),
+                Valve(self, "irrigation_valve", "Irrigation Valve", "Garden"),
+                Vacuum(self, "robot_vacuum", "Robot Vacuum", "Hallway"),
             )
         }
         self._unsubscribes: list[Callable[[], None]] = []
@@ -82,7 +85,7 @@ class MqttDemoHome:
 
     async def stop(self) -> None:
         for device in self.devices.values():
-            if isinstance(device, Cover):
+            if isinstance(device, (Cover, Vacuum)):
                 device.stop()
         for unsubscribe in self._unsubscribes:
             unsubscribe()

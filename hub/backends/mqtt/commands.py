@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any, Awaitable, Callable, Protocol
 
+from hub.backends.mqtt.appliance_commands import APPLIANCE_SERVICES
+from hub.backends.mqtt.appliance_commands import bounded as _bounded_number
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import TrackedEntity
 from hub.home.colors import COLORS, color_key
@@ -51,6 +54,8 @@ class MqttBackend:
       cover: open_cover, close_cover, stop_cover, set_cover_position {position 0-100}
       lock: lock, unlock, open
       climate: set_temperature {temperature, hvac_mode?}, set_hvac_mode {hvac_mode}, turn_on, turn_off
+      the appliances (valve, vacuum, lawn_mower, scene, button, humidifier, water_heater):
+      see `appliance_commands`
     Commands are not queued while the broker is away: the call fails with BackendError instead,
     so a late light switch never surprises anyone.
     """
@@ -79,6 +84,7 @@ class MqttBackend:
             ("climate", "set_temperature"): self._climate_set_temperature,
             ("climate", "turn_on"): self._climate_turn_on,
             ("climate", "turn_off"): self._climate_turn_off,
+            **{key: functools.partial(service, self) for key, service in APPLIANCE_SERVICES.items()},
         }
 
     async def call_service(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
@@ -110,6 +116,17 @@ class MqttBackend:
         if not sent:
             raise BackendError("the MQTT broker is not connected")
 
+    def send(self, tracked: TrackedEntity, topic_key: str, value: Any, template_key: str | None = None,
+             **variables: Any) -> None:
+        """Publish `value`, rendered by the config's `template_key` template when it has one."""
+        self._publish(tracked, topic_key, self._command(tracked, template_key, value, **variables)
+                      if template_key else str(value))
+
+    def show(self, tracked: TrackedEntity, state_topic_key: str, state: str | None, **attributes: Any) -> None:
+        """The command's effect at once, when the device reports no state on that topic."""
+        if self._optimistic(tracked, state_topic_key):
+            self.devices.optimistic_update(tracked, state, **attributes)
+
     @staticmethod
     def _command(tracked: TrackedEntity, template_key: str, value: Any, **variables: Any) -> str:
         template = tracked.config.get(template_key)
@@ -126,6 +143,7 @@ class MqttBackend:
         c = t.config
         brightness = _requested_brightness(data)
         rgb = _requested_rgb(data)
+        kelvin = _requested_kelvin(t, data)  # a basic-schema light has no colour temperature here
         if c.get("schema") == "json":
             command: dict[str, Any] = {"state": "ON"}
             if brightness is not None:
@@ -133,6 +151,8 @@ class MqttBackend:
             if rgb is not None:
                 command["color"] = dict(zip("rgb", rgb))
                 command["color_mode"] = "rgb"
+            if kelvin is not None:  # HA's JSON schema: mireds unless the config says kelvin
+                command["color_temp"] = kelvin if c["color_temp_kelvin"] else round(1_000_000 / kelvin)
             self._publish(t, "command_topic", json.dumps(command))
             if self._optimistic(t, "state_topic"):
                 self._light_optimistic(t, brightness, rgb)
@@ -311,17 +331,13 @@ class MqttBackend:
         await self._climate_set_hvac_mode(t, {"hvac_mode": "off"})
 
 
-def _bounded_number(data: dict[str, Any], key: str, low: float, high: float) -> float:
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise BackendError(f"{key} must be a number")
-    try:
-        number = float(value)
-    except ValueError:
-        raise BackendError(f"{key} must be a number") from None
-    if not math.isfinite(number) or not low <= number <= high:
-        raise BackendError(f"{key} must be between {low:g} and {high:g}")
-    return number
+def _requested_kelvin(t: TrackedEntity, data: dict[str, Any]) -> int | None:
+    """The colour temperature asked for, if any; BackendError for a light that shows none."""
+    if data.get("color_temp_kelvin") is None:
+        return None
+    if "color_temp" not in t.config.get("supported_color_modes", ()):
+        raise BackendError(f"{t.entity_id} cannot change its color temperature")
+    return round(_bounded_number(data, "color_temp_kelvin", 1000, 10000))
 
 
 def _requested_brightness(data: dict[str, Any]) -> int | None:

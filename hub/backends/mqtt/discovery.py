@@ -4,7 +4,8 @@ Follows Home Assistant's MQTT discovery: topics `<prefix>/<component>/[<node_id>
 and device-based `<prefix>/device/<object_id>/config` (`dev`, `o`, `cmps`, shared options);
 abbreviated keys (`cmd_t`, `stat_t`, …) are expanded and `~` at the start or end of a `*_topic`
 value is replaced by the base topic. Only the components the hub can use are parsed:
-light (default/basic and JSON schema), switch, fan, cover, lock, climate, sensor, binary_sensor.
+light (default/basic and JSON schema), switch, fan, cover, lock, climate, sensor, binary_sensor,
+and the appliances valve, vacuum, lawn_mower, scene, humidifier, water_heater, button.
 Anything malformed raises DiscoveryError with a message fit for a warning log; what a component's
 config must hold is checked by `schemas`.
 """
@@ -19,7 +20,8 @@ from typing import Any
 from hub.backends.mqtt.schemas import DiscoveryError, validate_component
 from hub.transport.mqtt_topics import slugify
 
-SUPPORTED_COMPONENTS = ("binary_sensor", "climate", "cover", "fan", "light", "lock", "sensor", "switch")
+SUPPORTED_COMPONENTS = ("binary_sensor", "button", "climate", "cover", "fan", "humidifier", "lawn_mower",
+                        "light", "lock", "scene", "sensor", "switch", "vacuum", "valve", "water_heater")
 MAX_CONFIG_BYTES = 256 * 1024
 TOPIC_MATCHER = re.compile(
     r"^(?P<component>\w+)/(?:(?P<node_id>[a-zA-Z0-9_-]+)/)?(?P<object_id>[a-zA-Z0-9_-]+)/config$"
@@ -29,12 +31,24 @@ TOPIC_BASE = "~"
 # Abbreviations of the keys the hub reads (HA accepts more; unknown keys are ignored anyway).
 ABBREVIATIONS = {
     "act_t": "action_topic", "act_tpl": "action_template",
+    "act_stat_t": "activity_state_topic", "act_val_tpl": "activity_value_template",
+    "curr_hum_t": "current_humidity_topic", "curr_hum_tpl": "current_humidity_template",
+    "dock_cmd_t": "dock_command_topic", "dock_cmd_tpl": "dock_command_template",
+    "fanspd_lst": "fan_speed_list", "hum_cmd_t": "target_humidity_command_topic",
+    "hum_cmd_tpl": "target_humidity_command_template", "hum_stat_t": "target_humidity_state_topic",
+    "hum_state_tpl": "target_humidity_state_template", "max_hum": "max_humidity", "min_hum": "min_humidity",
+    "pause_cmd_t": "pause_command_topic", "pause_mw_cmd_tpl": "pause_command_template",
+    "pl_cln_sp": "payload_clean_spot", "pl_loc": "payload_locate", "pl_paus": "payload_pause",
+    "pl_prs": "payload_press", "pl_ret": "payload_return_to_base", "pl_strt": "payload_start",
+    "pos": "reports_position", "send_cmd_t": "send_command_topic", "set_fan_spd_t": "set_fan_speed_topic",
+    "strt_mw_cmd_t": "start_mowing_command_topic", "strt_mw_cmd_tpl": "start_mowing_command_template",
+    "sup_feat": "supported_features",
     "avty": "availability", "avty_mode": "availability_mode", "avty_t": "availability_topic",
     "avty_tpl": "availability_template",
     "bri_cmd_t": "brightness_command_topic", "bri_cmd_tpl": "brightness_command_template",
     "bri_scl": "brightness_scale", "bri_stat_t": "brightness_state_topic",
     "bri_val_tpl": "brightness_value_template",
-    "clrm": "color_mode", "cmd_t": "command_topic", "cmd_tpl": "command_template",
+    "clr_temp_k": "color_temp_kelvin", "clrm": "color_mode", "cmd_t": "command_topic", "cmd_tpl": "command_template",
     "cmps": "components",
     "curr_temp_t": "current_temperature_topic", "curr_temp_tpl": "current_temperature_template",
     "def_ent_id": "default_entity_id", "dev": "device", "dev_cla": "device_class",
@@ -85,7 +99,9 @@ SHARED_OPTIONS = (
 DEFAULT_NAMES = {
     "binary_sensor": "MQTT Binary sensor", "climate": "MQTT HVAC", "cover": "MQTT Cover",
     "fan": "MQTT Fan", "light": "MQTT Light", "lock": "MQTT Lock", "sensor": "MQTT Sensor",
-    "switch": "MQTT Switch",
+    "switch": "MQTT Switch", "button": "MQTT Button", "humidifier": "MQTT Humidifier",
+    "lawn_mower": "MQTT Lawn Mower", "scene": "MQTT Scene", "vacuum": "MQTT State Vacuum",
+    "valve": "MQTT Valve", "water_heater": "MQTT Water Heater",
 }
 
 

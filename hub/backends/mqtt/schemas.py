@@ -1,8 +1,8 @@
 """The component configs the hub accepts: one voluptuous schema per component (pure, no I/O).
 
-Discovered strings are capped (MAX_TEXT_CHARS for names and other text, MAX_PAYLOAD_CHARS for
-payloads): a config whose `name` is 200,000 characters long is refused, not let into every
-prompt. Topics are checked for what may be published or subscribed to; templates are compiled.
+What they share (topics, payloads, templates, capped strings, the device block) is in
+`schema_base`; the appliances (valve, vacuum, lawn mower, scene, humidifier, water heater,
+button) are in `appliance_schemas`.
 """
 
 from __future__ import annotations
@@ -11,119 +11,25 @@ from typing import Any, cast
 
 import voluptuous as vol
 
-from hub.backends.mqtt.templates import MqttTemplate, MqttTemplateError
+from hub.backends.mqtt.appliance_schemas import APPLIANCE_SCHEMAS, check_appliance
+from hub.backends.mqtt.schema_base import (
+    INT as _INT,
+    NUMBER as _NUMBER,
+    ON_OFF as _ON_OFF,
+    DiscoveryError,
+    component_schema as _schema,
+    ensure_list as _ensure_list,
+    payload as _payload,
+    publish_topic as _publish_topic,
+    string as _string,
+    subscribe_topic as _subscribe_topic,
+    template as _template,
+)
 
-MAX_TEXT_CHARS = 255  # names, areas, ids, classes, units, modes (Home Assistant's registry length)
-MAX_PAYLOAD_CHARS = 1024
 CLIMATE_MODES = ["auto", "off", "cool", "heat", "dry", "fan_only"]
+__all__ = ["DiscoveryError", "command_topics", "validate_component"]
 
 
-class DiscoveryError(ValueError):
-    """A discovery message the hub rejects (the message says why)."""
-
-
-def _publish_topic(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise vol.Invalid("a topic must be a non-empty string")
-    if len(value.encode("utf-8")) > 1024 or "\0" in value:
-        raise vol.Invalid("topic too long or contains NUL")
-    if "+" in value or "#" in value:
-        raise vol.Invalid("a command topic cannot contain wildcards")
-    return value
-
-
-def _subscribe_topic(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise vol.Invalid("a topic must be a non-empty string")
-    if len(value.encode("utf-8")) > 1024 or "\0" in value:
-        raise vol.Invalid("topic too long or contains NUL")
-    levels = value.split("/")
-    for i, level in enumerate(levels):
-        if "#" in level and (level != "#" or i != len(levels) - 1):
-            raise vol.Invalid("'#' must be a whole last level")
-        if "+" in level and level != "+":
-            raise vol.Invalid("'+' must be a whole level")
-    return value
-
-
-def _payload(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise vol.Invalid("a payload must be a string or a number")
-    if len(text := str(value)) > MAX_PAYLOAD_CHARS:
-        raise vol.Invalid(f"a payload of {len(text)} characters is longer than {MAX_PAYLOAD_CHARS}")
-    return text
-
-
-def _template(value: Any) -> MqttTemplate:
-    try:
-        return MqttTemplate(value)
-    except MqttTemplateError as err:
-        raise vol.Invalid(str(err)) from None
-
-
-def _string(value: Any) -> str:
-    if isinstance(value, (dict, list)) or value is None:
-        raise vol.Invalid("expected a string")
-    if len(text := str(value)) > MAX_TEXT_CHARS:
-        raise vol.Invalid(f"{len(text)} characters is longer than {MAX_TEXT_CHARS}")
-    return text
-
-
-def _ensure_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-_NUMBER = vol.All(vol.Coerce(float), vol.Range(min=-1e9, max=1e9))
-_INT = vol.All(vol.Coerce(int), vol.Range(min=-1_000_000_000, max=1_000_000_000))
-
-DEVICE_SCHEMA = vol.Schema(
-    {
-        vol.Optional("identifiers", default=list): vol.All(_ensure_list, [_string], vol.Length(max=32)),
-        vol.Optional("connections", default=list): vol.All(
-            _ensure_list, [vol.All([_string], vol.Length(min=2, max=2))], vol.Length(max=32)
-        ),
-        vol.Optional("name"): vol.Any(None, _string),
-        vol.Optional("suggested_area"): vol.Any(None, _string),
-    },
-    extra=vol.ALLOW_EXTRA,
-)
-_AVAILABILITY_ITEM = vol.Schema(
-    {
-        vol.Required("topic"): _subscribe_topic,
-        vol.Optional("payload_available", default="online"): _payload,
-        vol.Optional("payload_not_available", default="offline"): _payload,
-        vol.Optional("value_template"): _template,
-    },
-    extra=vol.ALLOW_EXTRA,
-)
-_BASE = {
-    vol.Optional("name"): vol.Any(None, _string),
-    vol.Optional("unique_id"): _string,
-    vol.Optional("object_id"): _string,
-    vol.Optional("default_entity_id"): _string,
-    vol.Optional("device"): DEVICE_SCHEMA,
-    vol.Optional("availability_topic"): _subscribe_topic,
-    vol.Optional("availability_template"): _template,
-    vol.Optional("payload_available", default="online"): _payload,
-    vol.Optional("payload_not_available", default="offline"): _payload,
-    vol.Optional("availability"): vol.All(_ensure_list, [_AVAILABILITY_ITEM], vol.Length(max=16)),
-    vol.Optional("availability_mode", default="latest"): vol.In(["all", "any", "latest"]),
-    vol.Optional("qos", default=0): vol.All(vol.Coerce(int), vol.In([0, 1, 2])),
-    vol.Optional("retain", default=False): vol.Boolean(),
-    vol.Optional("optimistic"): vol.Boolean(),
-    vol.Optional("device_class"): vol.Any(None, _string),
-    vol.Optional("enabled_by_default", default=True): vol.Boolean(),
-}
-
-
-def _schema(fields: dict[Any, Any]) -> vol.Schema:
-    return vol.Schema({**_BASE, **fields}, extra=vol.ALLOW_EXTRA)
-
-
-_ON_OFF = {
-    vol.Optional("payload_on", default="ON"): _payload,
-    vol.Optional("payload_off", default="OFF"): _payload,
-}
 LIGHT_BASIC = _schema(
     {
         vol.Optional("schema", default="basic"): vol.In(["basic", "default"]),
@@ -151,6 +57,7 @@ LIGHT_JSON = _schema(
         vol.Optional("brightness", default=False): vol.Boolean(),
         vol.Optional("brightness_scale", default=255): vol.All(vol.Coerce(int), vol.Range(min=1, max=1_000_000)),
         vol.Optional("supported_color_modes", default=list): vol.All(_ensure_list, [_string], vol.Length(max=16)),
+        vol.Optional("color_temp_kelvin", default=False): vol.Boolean(),
     }
 )
 SWITCH = _schema(
@@ -260,7 +167,7 @@ BINARY_SENSOR = _schema(
 
 _SCHEMAS: dict[str, vol.Schema] = {
     "switch": SWITCH, "fan": FAN, "cover": COVER, "lock": LOCK, "climate": CLIMATE,
-    "sensor": SENSOR, "binary_sensor": BINARY_SENSOR,
+    "sensor": SENSOR, "binary_sensor": BINARY_SENSOR, **APPLIANCE_SCHEMAS,
 }
 
 
@@ -287,6 +194,7 @@ def validate_component(component: str, config: dict[str, Any]) -> dict[str, Any]
         raise DiscoveryError("min_temp is above max_temp")
     if component == "fan" and validated["speed_range_min"] > validated["speed_range_max"]:
         raise DiscoveryError("speed_range_min is above speed_range_max")
+    check_appliance(component, validated)
     return cast(dict[str, Any], validated)
 
 

@@ -10,6 +10,8 @@ from hub.backends.mqtt.templates import MqttTemplate
 from hub.backends.mqtt.tracked import TrackedEntity
 
 MAX_STATE_CHARS = 255
+VACUUM_STATES = ("cleaning", "docked", "paused", "idle", "returning", "error")
+LAWN_MOWER_ACTIVITIES = ("mowing", "docked", "paused", "error", "returning")
 
 StateHandler = Callable[[TrackedEntity, str], None]
 
@@ -44,6 +46,13 @@ def _set_fixed_attributes(tracked: TrackedEntity) -> None:
         )
     elif tracked.component == "sensor" and c.get("unit_of_measurement"):
         tracked.attributes["unit_of_measurement"] = c["unit_of_measurement"]
+    elif tracked.component == "humidifier":
+        tracked.attributes.update(available_modes=list(c["modes"]), min_humidity=c["min_humidity"],
+                                  max_humidity=c["max_humidity"])
+    elif tracked.component == "water_heater":
+        tracked.attributes.update(operation_list=list(c["modes"]), min_temp=c["min_temp"], max_temp=c["max_temp"])
+    elif tracked.component == "vacuum" and c["fan_speed_list"]:
+        tracked.attributes["fan_speed_list"] = list(c["fan_speed_list"])
 
 
 def _on_off(c: dict[str, Any], template_key: str, on: str, off: str) -> StateHandler:
@@ -100,6 +109,9 @@ def _json_light_state(t: TrackedEntity, text: str) -> None:
         t.attributes["rgb_color"] = [_channel(color[k]) for k in "rgb"]
     if isinstance(data.get("color_mode"), str):
         t.attributes["color_mode"] = data["color_mode"][:32]
+    if isinstance(data.get("color_temp"), (int, float)) and data["color_temp"] > 0:
+        temp = float(data["color_temp"])
+        t.attributes["color_temp_kelvin"] = round(temp if t.config["color_temp_kelvin"] else 1_000_000 / temp)
 
 
 def _light_brightness(t: TrackedEntity, text: str) -> None:
@@ -202,6 +214,68 @@ def _number_attribute(template_key: str, attribute: str) -> StateHandler:
     return handle
 
 
+def _valve_state(t: TrackedEntity, text: str) -> None:
+    """HA's valve: a state payload, a position (`reports_position`), or JSON with both."""
+    c = t.config
+    value = _render(c.get("value_template"), text)
+    moving = {c["state_opening"]: "opening", c["state_closing"]: "closing"}
+    state, position = value, None
+    if value.startswith("{"):
+        data = json.loads(value)
+        if not isinstance(data, dict):
+            raise ValueError("valve state is not an object")
+        state, position = str(data.get("state") or ""), data.get("position")
+    elif c["reports_position"] and value not in moving:
+        state, position = "", value
+    if state in moving:
+        t.state = moving[state]
+    elif not c["reports_position"] and state:
+        states = {c["state_open"]: "open", c["state_closed"]: "closed"}
+        if state not in states:
+            raise ValueError(f"unexpected valve state {state[:40]!r}")
+        t.state = states[state]
+    if position is not None:
+        span = c["position_open"] - c["position_closed"]
+        percent = max(0, min(100, round((_number(str(position)) - c["position_closed"]) * 100 / span))) if span else 0
+        t.attributes["current_position"] = percent
+        if state not in moving:
+            t.state = "closed" if percent == 0 else "open"
+
+
+def _one_of(states: tuple[str, ...], what: str, template_key: str | None = None) -> StateHandler:
+    def handle(t: TrackedEntity, text: str) -> None:
+        value = _render(t.config.get(template_key) if template_key else None, text)
+        if value not in states:
+            raise ValueError(f"unexpected {what} {value[:40]!r}")
+        t.state = value
+
+    return handle
+
+
+def _vacuum_state(t: TrackedEntity, text: str) -> None:
+    """HA's state vacuum: JSON with `state`, `battery_level`, `fan_speed`."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("vacuum state is not an object")
+    if data.get("state") is not None:
+        _one_of(VACUUM_STATES, "vacuum state")(t, str(data["state"]))
+    if isinstance(data.get("battery_level"), (int, float)):
+        t.attributes["battery_level"] = max(0, min(100, round(data["battery_level"])))
+    if isinstance(data.get("fan_speed"), str):
+        t.attributes["fan_speed"] = data["fan_speed"][:32]
+
+
+def _text_attribute(template_key: str, attribute: str) -> StateHandler:
+    def handle(t: TrackedEntity, text: str) -> None:
+        t.attributes[attribute] = _render(t.config.get(template_key), text)[:32]
+
+    return handle
+
+
+def _water_heater_mode(t: TrackedEntity, text: str) -> None:
+    _one_of(tuple(t.config["modes"]), "mode", "mode_state_template")(t, text)
+
+
 def _sensor_state(t: TrackedEntity, text: str) -> None:
     t.state = _render(t.config.get("value_template"), text)[:MAX_STATE_CHARS]
 
@@ -239,4 +313,20 @@ _STATE_TOPICS: dict[str, _StateTopics] = {
                  _fixed(_number_attribute("current_temperature_template", "current_temperature"))),
                 ("action_topic", _fixed(_climate_action))),
     "sensor": (("state_topic", _fixed(_sensor_state)),),
+    "valve": (("state_topic", _fixed(_valve_state)),),
+    "vacuum": (("state_topic", _fixed(_vacuum_state)),),
+    "lawn_mower": (("activity_state_topic",
+                    _fixed(_one_of(LAWN_MOWER_ACTIVITIES, "activity", "activity_value_template"))),),
+    "humidifier": (("state_topic", _power_state),
+                   ("target_humidity_state_topic",
+                    _fixed(_number_attribute("target_humidity_state_template", "humidity"))),
+                   ("current_humidity_topic",
+                    _fixed(_number_attribute("current_humidity_template", "current_humidity"))),
+                   ("mode_state_topic", _fixed(_text_attribute("mode_state_template", "mode"))),
+                   ("action_topic", _fixed(_text_attribute("action_template", "action")))),
+    "water_heater": (("mode_state_topic", _fixed(_water_heater_mode)),
+                     ("temperature_state_topic",
+                      _fixed(_number_attribute("temperature_state_template", "temperature"))),
+                     ("current_temperature_topic",
+                      _fixed(_number_attribute("current_temperature_template", "current_temperature")))),
 }
