@@ -17,6 +17,7 @@ from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_sec
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
+from hub.home.places import SpeakerPlaces, parse_satellites
 from hub.understanding.fast_path import FastPath
 from hub.understanding.language import TextLanguages
 from hub.home.policy import ActionPolicy
@@ -55,6 +56,7 @@ class HubApp:
         self.settings = RuntimeSettings(options.settings, config.state_dir / "settings.json")
         self.store = EntityStore()
         self.resolver = EntityResolver(self.store)
+        self.places = SpeakerPlaces(self.store, self.resolver, _satellites(options.places.satellites))
         self.registry = ToolRegistry()
         self.policy = ActionPolicy.from_options(options.policy)
         self.later = AsyncTools(options.later, self.store)  # timers, watches, slow actions, reports
@@ -98,7 +100,7 @@ class HubApp:
             engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
-            identify=TextLanguages(),
+            identify=TextLanguages(), places=self.places,
         )
         await self._start(self.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.connect_agent(self.agent)
@@ -212,6 +214,13 @@ class HubApp:
 
         voice = self.voice = VoicePipeline.from_options(self.options.voice, None)
         return RestApi(self, self.options.http, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])
+
+
+def _satellites(option: str | None) -> dict[str, str]:
+    try:
+        return parse_satellites(option)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 async def _settled(store: EntityStore, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:

@@ -19,6 +19,12 @@ from hub.home.entities import EntityStore
 from hub.home.resolve import EntityResolver
 
 _LOGGER = logging.getLogger(__name__)
+MAX_PLACE_CHARS = 255  # an id or area name longer than this names no place (a client's mistake)
+
+
+@dataclass(frozen=True)
+class PlacesOptions:
+    satellites: str | None  # "id=area" pairs (parse_satellites)
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ class SpeakerPlaces:
                area: str | None = None, language: str = "en") -> Place | None:
         """The place the request names (its area first, then its satellite, then its device), or
         None when it names none the home knows."""
+        area, satellite_id, device_id = (key if key and len(key) <= MAX_PLACE_CHARS else None
+                                         for key in (area, satellite_id, device_id))
         found = self._area_named(area, language) if area else None
         for key in (satellite_id, device_id):
             if found is None and key:
