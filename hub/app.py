@@ -20,6 +20,7 @@ from hub.home.entities import EntityStore
 from hub.home.places import SpeakerPlaces, parse_satellites
 from hub.understanding.fast_path import FastPath
 from hub.understanding.language import TextLanguages
+from hub.understanding.warm_up import FastPathWarmUp
 from hub.home.policy import ActionPolicy
 from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
@@ -74,6 +75,7 @@ class HubApp:
         self.voice: "VoicePipeline | None" = None
         self.http: "RestApi | None" = None
         self.startup = StartupProgress()  # the warm-up the page, /health and the log show
+        self.warm_up: FastPathWarmUp | None = None  # from start(): the fast path's languages
         self._started: list[Component] = []
         self._warming: asyncio.Task[None] | None = None
 
@@ -126,8 +128,9 @@ class HubApp:
             load_demo_home(self.store)
         self.startup.advance("preparing")
         await self._start(self.later)  # after MQTT, so timers overdue at start reach it
-        if self.options.agent.fast_path:
-            await fast_path.prepare(self.options.agent.language)  # else the first request pays the load
+        if self.options.agent.fast_path:  # else a language's first command pays for loading it
+            self.warm_up = FastPathWarmUp(fast_path, self.store, self.options.agent.language)
+            await self._start(self.warm_up)  # the configured and the home's languages; the rest in the background
         if listeners:
             from hub.interfaces.wyoming.server import WyomingServer
 

@@ -84,6 +84,7 @@ class FastPath:
             return False
         home = await self._home_data(base_language(language))
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
+        await asyncio.to_thread(self._resolver.match, "warm up", language)  # its index of the names
         return True
 
     async def try_handle(self, text: str, language: str, ctx: ToolContext,
