@@ -207,7 +207,7 @@ class FastPath:
                     if found[number][0] is not None:
                         said[number] = text
                         break
-        plans = [prefer_room(plan, room) for plan, _ in found]
+        plans = [plan and prefer_room(plan, room) for plan, _ in found]
         return plans if all(p is not None for p in plans) else []  # type: ignore[return-value]
 
     def _one_part(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,

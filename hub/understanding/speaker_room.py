@@ -44,8 +44,7 @@ PlanOf = Callable[[list[RecognizeResult]], Plan | None]
 
 def plan_in_room(recognize_in: Recognizer, plan_of: PlanOf, room: Room) -> tuple[list[RecognizeResult], Plan | None]:
     """The results for the text in `room` and their plan: in the room; a media command on the
-    room's floor; else as the text means without a room. A name several devices share is the
-    one in the room, then on its floor."""
+    room's floor; else as the text means without a room."""
     results = recognize_in(room.context())
     plan = plan_of(results)
     if plan is None and room.area:
@@ -54,10 +53,10 @@ def plan_in_room(recognize_in: Recognizer, plan_of: PlanOf, room: Room) -> tuple
         if plan is None:
             results = recognize_in(None)
             plan = plan_of(results)
-    return results, prefer_room(plan, room)
+    return results, plan
 
 
-def prefer_room(plan: Plan | None, room: Room) -> Plan | None:
+def prefer_room(plan: Plan, room: Room) -> Plan:
     """An Ambiguous plan whose options all bear one name, decided by the room: the one in the
     speaker's area, else the one on its floor. Options with different names still ask."""
     if not isinstance(plan, Ambiguous) or plan.action is None or not room.area:
