@@ -17,8 +17,10 @@ from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_sec
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
+from hub.home.places import SpeakerPlaces, parse_satellites
 from hub.understanding.fast_path import FastPath
 from hub.understanding.language import TextLanguages
+from hub.understanding.warm_up import FastPathWarmUp
 from hub.home.policy import ActionPolicy
 from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
@@ -57,6 +59,7 @@ class HubApp:
         self.settings = RuntimeSettings(options.settings, config.state_dir / "settings.json")
         self.store = EntityStore()
         self.resolver = EntityResolver(self.store)
+        self.places = SpeakerPlaces(self.store, self.resolver, _satellites(options.places.satellites))
         self.registry = ToolRegistry()
         self.policy = ActionPolicy.from_options(options.policy)
         self.later = AsyncTools(options.later, self.store)  # timers, watches, slow actions, reports
@@ -74,6 +77,7 @@ class HubApp:
         self.voice: "VoicePipeline | None" = None
         self.http: "RestApi | None" = None
         self.startup = StartupProgress()  # the warm-up the page, /health and the log show
+        self.warm_up: FastPathWarmUp | None = None  # from start(): the fast path's languages
         self._started: list[Component] = []
         self._warming: asyncio.Task[None] | None = None
         self.upgrade: ModelUpgrade | None = None  # the configured model, downloading (hub.llm.upgrade)
@@ -105,7 +109,7 @@ class HubApp:
             engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
-            identify=TextLanguages(),
+            identify=TextLanguages(), places=self.places,
         )
         await self._start(self.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.connect_agent(self.agent)
@@ -131,8 +135,9 @@ class HubApp:
             load_demo_home(self.store)
         self.startup.advance("preparing")
         await self._start(self.later)  # after MQTT, so timers overdue at start reach it
-        if self.options.agent.fast_path:
-            await fast_path.prepare(self.options.agent.language)  # else the first request pays the load
+        if self.options.agent.fast_path:  # else a language's first command pays for loading it
+            self.warm_up = FastPathWarmUp(fast_path, self.store, self.options.agent.language)
+            await self._start(self.warm_up)  # the configured and the home's languages; the rest in the background
         if listeners:
             from hub.interfaces.wyoming.server import WyomingServer
 
@@ -254,6 +259,13 @@ class HubApp:
 
         voice = self.voice = VoicePipeline.from_options(self.options.voice, None)
         return RestApi(self, self.options.http, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])
+
+
+def _satellites(option: str | None) -> dict[str, str]:
+    try:
+        return parse_satellites(option)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 async def _settled(store: EntityStore, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:

@@ -82,6 +82,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("expose", "list(assist|all)", "assist"),
     Option("include_entities", "str?"),  # comma-separated entity ids or globs
     Option("exclude_entities", "str?"),
+    Option("satellites", "str?"),  # where each satellite is: id=area pairs (hub.home.places)
     # safety policy for actions, and reports of outcomes that arrive later
     Option("allowed_domains", "str", "light,switch,fan,cover,valve,climate,humidifier,water_heater,"
                                      "media_player,vacuum,lawn_mower,lock,scene,script,button,input_button,"

@@ -14,6 +14,7 @@ from hub.agent.async_tools import AsyncToolsOptions
 from hub.backends.ha.client import HaOptions
 from hub.config import HubConfig
 from hub.custom.loader import CustomOptions
+from hub.home.places import PlacesOptions
 from hub.home.policy import PolicyOptions
 from hub.interfaces.http.rest_api import HttpOptions
 from hub.interfaces.voice.pipeline import VoiceOptions
@@ -33,6 +34,7 @@ class HubOptions:
     later: AsyncToolsOptions
     custom: CustomOptions
     home_assistant: HaOptions
+    places: PlacesOptions
     mqtt: MqttStackOptions
     voice: VoiceOptions
     wyoming: WyomingOptions

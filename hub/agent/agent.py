@@ -22,7 +22,8 @@ from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, ToModel
 from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier
+from hub.agent.ports import (AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier,
+                             SpeakerLocator)
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure
 from hub.agent.types import (
@@ -58,6 +59,7 @@ class Agent:
         confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
         identify: LanguageIdentifier | None = None,
+        places: SpeakerLocator | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -68,6 +70,7 @@ class Agent:
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
         self._identify = identify or TextLanguages()  # which languages a request's text may be in
+        self._places = places  # where the speaker is (hub.home.places); None: requests say no place
         self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
@@ -259,8 +262,11 @@ class Agent:
                            persona: Persona, emit: Callable[[TurnEvent], None], deadline: float) -> None:
         language = languages[0]
         async with conversation.lock:
+            place = self._places.locate(satellite_id=request.satellite_id, device_id=request.device_id,
+                                        area=request.area, language=language) if self._places else None
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
-                              persona.key, request.client, uuid.uuid4().hex, area=request.area)
+                              persona.key, request.client, uuid.uuid4().hex,
+                              area=place.area if place else None, floor=place.floor if place else None)
             state = TurnState(request, conversation, language, ctx, persona, deadline, emit, languages)
             answer = functools.partial(self._model.fitted, state, functools.partial(self._turn, state))
             result = await ended(state, answer)

@@ -1,4 +1,5 @@
-"""What the agent is handed: its options, the home view, the fast path, the confirmation hook.
+"""What the agent is handed: its options, the home view, the fast path, the confirmation hook,
+where the speaker is.
 
 Protocols: the composition root hands in the real ones (hub.home), tests stand in for each.
 """
@@ -11,6 +12,7 @@ from typing import Collection, Protocol, Sequence
 from hub.core.answer import DirectAnswer
 from hub.core.tools import ToolContext
 from hub.home.entities import Entity
+from hub.home.places import Place
 from hub.home.resolve import Fit, Match
 
 
@@ -60,6 +62,14 @@ class LanguageIdentifier(Protocol):
     def confidences(self, text: str) -> dict[str, float]:
         """Each language's share of the confidence that `text` is in it (empty: no idea)."""
         ...
+
+
+class SpeakerLocator(Protocol):
+    """Where a request was spoken (hub.home.places.SpeakerPlaces): its area said outright, else
+    its satellite's or device's area; None when it names no place the home knows."""
+
+    def locate(self, *, satellite_id: str | None = None, device_id: str | None = None,
+               area: str | None = None, language: str = "en") -> Place | None: ...
 
 
 class ConfirmationsLike(Protocol):

@@ -26,7 +26,8 @@ class ToolContext:
     persona: str | None = None  # None: the default persona (see hub.agent.personas)
     client: str | None = None  # who asked (TurnRequest.client): a confirmation must come from them
     request: str | None = None  # the turn it belongs to: one yes confirms a turn's held calls together
-    area: str | None = None  # the speaker's area id, when the request says where it was spoken
+    area: str | None = None  # the speaker's area, as the home's entities name it (hub.home.places)
+    floor: str | None = None  # the floor of the speaker's area, when the home has floors
 
 
 @dataclass

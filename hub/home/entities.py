@@ -84,6 +84,7 @@ class EntityStore:
         self._area_aliases: dict[str, tuple[str, ...]] = {}
         self._capped: set[str] = set()  # entity ids whose texts were cut (warned once)
         self._floors: dict[str, Floor] = {}
+        self._places: dict[str, dict[str, str]] = {}  # source → device, entity or area id → area
         self.version = 0  # bumps when the set of entities, their names or area aliases change
 
     def register_backend(self, source: str, backend: EntityBackend) -> None:
@@ -146,6 +147,16 @@ class EntityStore:
 
     def floors(self) -> dict[str, Floor]:
         return dict(self._floors)
+
+    def set_places(self, source: str, places: dict[str, str]) -> None:
+        """Where one source's devices are, exposed or not (a satellite seldom is): device ids,
+        entity ids and area ids → the area's name, as HA's device, entity and area registries
+        have them. Replaces what `source` said before."""
+        self._places[source] = dict(places)
+
+    def place_of(self, key: str) -> str | None:
+        """The area a device, entity or area id is in, as a source said (`set_places`)."""
+        return next((places[key] for places in self._places.values() if key in places), None)
 
     def upsert(self, entity: Entity) -> None:
         capped = bounded(entity)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
+from typing import Iterable
 
 import yaml
 
@@ -125,3 +126,21 @@ def speaks_of_home(text: str, language: str) -> bool:
         if any(token.startswith(stem) or token.endswith(word) for token in tokens):
             return True
     return False
+
+
+@lru_cache(maxsize=64)
+def _own_home_words(language: str) -> frozenset[str]:
+    """Folded device and room words of `language` alone, of `_STEM` letters or more."""
+    return frozenset(w for key, words in _words(language).items() if key.startswith(("device.", "area."))
+                     for w in (fold(word, language) for word in words) if len(w) >= _STEM)
+
+
+def languages_of_names(names: Iterable[str], known: str) -> list[str]:
+    """The languages besides `known` whose device or room words the home's names use ("Küche",
+    "Stehlampe": German), those with the most such words first: the languages its people likely
+    speak. Words `known` has too count for it."""
+    said = {word for name in names for word in fold(name).split() if len(word) >= _STEM}
+    said -= _own_home_words(known)
+    counts = {language: len(said & _own_home_words(language)) for language in SUPPORTED_LANGUAGES
+              if language != known}
+    return sorted((language for language, count in counts.items() if count), key=lambda lang: -counts[lang])

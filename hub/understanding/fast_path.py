@@ -41,6 +41,7 @@ from hub.understanding.recognition import (
     TemplateSets,
 )
 from hub.home.resolve import EntityResolver
+from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
@@ -83,6 +84,7 @@ class FastPath:
             return False
         home = await self._home_data(base_language(language))
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
+        await asyncio.to_thread(self._resolver.match, "warm up", language)  # its index of the names
         return True
 
     async def try_handle(self, text: str, language: str, ctx: ToolContext,
@@ -96,9 +98,11 @@ class FastPath:
         if code is None or loaded is None:
             return None
         home = await self._home_data(base_language(language))
+        floor = home.floors.get(ctx.floor) if ctx.floor else None
+        room = Room(ctx.area, ctx.floor, frozenset(floor.areas) if floor else frozenset())
         try:
             plans = await asyncio.to_thread(self._understand, text, self._narrow(code, loaded, home),
-                                            loaded, home, code, language, read_names)
+                                            loaded, home, code, language, read_names, room)
         except Exception:  # a matcher bug must not end the turn: the model takes it
             _LOGGER.exception("fast path recognition failed for %r", text)
             return None
@@ -149,27 +153,28 @@ class FastPath:
     # --- understanding (in a thread) -------------------------------------------------------
 
     def _understand(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
-                    code: str, language: str, read_names: bool) -> list[Plan]:
-        """The whole sentence as one command; else its parts, when every part is one; else the
-        whole read with a name the resolver finds (when `read_names`); else a question naming a device."""
-        whole = recognize(text, intents, loaded, home, code)
-        plan = self._planner.plan(whole, home, language, text)
+                    code: str, language: str, read_names: bool, room: Room) -> list[Plan]:
+        """The whole sentence as one command (in the speaker's `room`: `speaker_room`); else its
+        parts, when every part is one; else the whole read with a name the resolver finds (when
+        `read_names`); else a question naming a device."""
+        whole, plan = plan_in_room(lambda context: recognize(text, intents, loaded, home, code, context),
+                                   lambda results: self._planner.plan(results, home, language, text), room)
         if plan is not None:
-            return [self._fitting(plan, text, language, read_name=False)]
+            return [prefer_room(self._fitting(plan, text, language, read_name=False), room)]
         parts = split_parts(text, language)
         if len(parts) > 1:
-            plans = self._parts(parts, intents, loaded, home, code, language, read_names)
+            plans = self._parts(parts, intents, loaded, home, code, language, read_names, room)
             if plans:
                 return plans
         if whole or not read_names:
             return []  # understood, but nothing in the home fits: the model may know better
-        unmatched = recognize_unmatched(text, intents, home, code)
+        unmatched = recognize_unmatched(text, intents, home, code, room.context())
         plan = self._planner.plan_unmatched(unmatched, home, language, text) \
             or self._planner.plan_named_question(text, home, language, unmatched)
-        return [self._fitting(plan, text, language, read_name=True)] if plan is not None else []
+        return [prefer_room(self._fitting(plan, text, language, read_name=True), room)] if plan else []
 
     def _parts(self, parts: list[str], intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
-               code: str, language: str, read_names: bool) -> list[Plan]:
+               code: str, language: str, read_names: bool, room: Room) -> list[Plan]:
         """Each part's plan; a part borrows the words around another part's target (its verb,
         before or after) when it needs them; any part still no command: not a list of commands.
 
@@ -198,17 +203,17 @@ class FastPath:
                 for text, strict in tries:
                     # "… and the kitchen light": a bare name is a command alone, not after a verb
                     found[number] = self._one_part(text, intents, loaded, home, code, language, strict,
-                                                   bare=not earlier or text is not part)
+                                                   bare=not earlier or text is not part, room=room)
                     if found[number][0] is not None:
                         said[number] = text
                         break
-        plans = [plan for plan, _ in found]
+        plans = [plan and prefer_room(plan, room) for plan, _ in found]
         return plans if all(p is not None for p in plans) else []  # type: ignore[return-value]
 
     def _one_part(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
-                  code: str, language: str, strict: bool = False, bare: bool = True,
+                  code: str, language: str, strict: bool = False, bare: bool = True, room: Room = Room(),
                   ) -> tuple[Plan | None, RecognizeResult | None]:
-        for result in recognize(text, intents, loaded, home, code):
+        for result in recognize(text, intents, loaded, home, code, room.context()):
             if not bare and bare_template(result):
                 continue
             plan = self._planner.plan_one(result, home, language)
@@ -216,7 +221,7 @@ class FastPath:
                 return plan, result
         if strict:
             return None, None
-        unmatched = recognize_unmatched(text, intents, home, code)
+        unmatched = recognize_unmatched(text, intents, home, code, room.context())
         plan = self._planner.plan_unmatched(unmatched, home, language, text)
         return plan, unmatched[0] if plan is not None and unmatched else None
 

@@ -253,17 +253,17 @@ def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], lan
 
 
 def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
-              language: str) -> list[RecognizeResult]:
+              language: str, context: dict[str, Any] | None = None) -> list[RecognizeResult]:
     """All strict matches of every set, best first (names said outright, then the most literal
     text); those with a wildcard only when none matched without one (as HA's matcher prefers:
     "Alle Lichter blau färben" is no question whether all are in the zone "Lichter blau
     färben"). With one thermostat, a set that matches nothing tries its temperature templates
-    in that thermostat's area."""
+    in that thermostat's area. `context`: hassil's intent context (the speaker's area)."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
     results = []
     for narrowed, climate_only, timers, anywhere in zip(intents, loaded.climate_only, loaded.timers,
                                                         loaded.anywhere):
-        found = _matches(text, (narrowed,), slot_lists, language)
+        found = _matches(text, (narrowed,), slot_lists, language, intent_context=context)
         if not found and home.climate_context is not None:
             found = _matches(text, (climate_only,), slot_lists, language, intent_context=home.climate_context)
         for asking in (timers, anywhere if home.domains & _SAID_ANYWHERE_DOMAINS else None):
@@ -275,13 +275,13 @@ def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: H
 
 
 def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
-                        language: str) -> list[RecognizeResult]:
+                        language: str, context: dict[str, Any] | None = None) -> list[RecognizeResult]:
     """Matches whose name (or area) is no slot value: the words said there are in
     `unmatched_entities`, for the resolver to read."""
     # a name in the list would have matched strictly: without the list the wildcard is much faster
     slot_lists = {**home.slot_lists, "name": _NO_NAMES}
-    return [result for result in _matches(text, intents, slot_lists, language, allow_unmatched_entities=True)
-            if result.unmatched_entities]
+    return [result for result in _matches(text, intents, slot_lists, language, allow_unmatched_entities=True,
+                                          intent_context=context) if result.unmatched_entities]
 
 
 def _wildcard(result: RecognizeResult) -> bool:

@@ -4,8 +4,9 @@
 websocket, loads the area, device and entity registries and the states of the entities the
 options allow (`expose`: what HA exposes to Assist, or all; `include_entities` /
 `exclude_entities`: comma-separated ids or globs, exclude wins), puts them in the store as
-source "ha", then follows `state_changed` events and reloads when a registry changes. When HA
-goes away it reconnects with backoff; the store keeps the last known entities meanwhile. It never
+source "ha", with where every device is (`places`, for the speaker's room), then follows
+`state_changed` events and reloads when a registry or what HA exposes changes (`exposure`): a
+rename, an alias, an area or an exposure takes effect without a restart. When HA goes away it reconnects with backoff; the store keeps the last known entities meanwhile. It never
 raises out of its task: problems are logged and kept in `status` / `last_error`.
 
 As the store's backend for source "ha", `call_service` runs `POST /api/services/<domain>/<service>`
@@ -24,11 +25,12 @@ from typing import Any, Sequence
 from hub.config import ConfigError
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.backends.ha.client import HAAuthError, HAClient, HAEndpoint, HAError, HaOptions, HARequestError, HAUnavailable, HAWebSocket
+from hub.backends.ha.exposure import ASSISTANT, exposed_ids, watch_exposure
+from hub.backends.ha.places import places_of
 
 _LOGGER = logging.getLogger(__name__)
 
 SOURCE = "ha"
-ASSISTANT = "conversation"  # HA's name for Assist in its expose settings
 RECONNECT_DELAYS_S = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 AUTH_RETRY_S = 60.0  # a refused token rarely fixes itself; do not hammer HA
 RELOAD_DEBOUNCE_S = 1.0
@@ -163,6 +165,8 @@ class HomeAssistantBackend:
         self._task: asyncio.Task[None] | None = None
         self._ws: HAWebSocket | None = None
         self._reload_task: asyncio.Task[None] | None = None
+        self._reload_again = False  # a change came while a reload was reading: read once more
+        self._exposed: frozenset[str] = frozenset()  # what the last load saw exposed to Assist
         self._buffered_events: list[dict[str, Any]] | None = None
         self._last_logged: tuple[str, str] | None = None
 
@@ -266,7 +270,11 @@ class HomeAssistantBackend:
         await self._load(ws)
         self.status, self.last_error, self._last_logged = "connected", None, None
         _LOGGER.info("Home Assistant %s at %s: %d entities", ws.ha_version, self.endpoint.where, len(self._allowed))
-        await ws.closed
+        watch = asyncio.create_task(watch_exposure(ws, lambda: self._exposed, self._schedule_reload))
+        try:
+            await ws.closed
+        finally:
+            watch.cancel()
 
     async def _wait_until_running(self, ws: HAWebSocket) -> None:
         """A starting HA answers before its integrations have loaded: wait for the whole home."""
@@ -281,7 +289,11 @@ class HomeAssistantBackend:
         snapshot = await read_snapshot(ws, self.filter)
         entities = build_entities(snapshot, self.filter)
         self._allowed = {e.entity_id for e in entities}
+        self._exposed = exposed_ids(snapshot.exposed)
         self.store.replace_all(entities, source=SOURCE)
+        set_places = getattr(self.store, "set_places", None)
+        if set_places is not None:
+            set_places(SOURCE, places_of(snapshot.devices, snapshot.entity_registry, snapshot.areas))
         set_area_aliases = getattr(self.store, "set_area_aliases", None)
         if set_area_aliases is not None:
             for area in snapshot.areas:
@@ -323,19 +335,24 @@ class HomeAssistantBackend:
     def _schedule_reload(self) -> None:
         if self._reload_task is None or self._reload_task.done():
             self._reload_task = asyncio.create_task(self._reload_soon(), name="home assistant reload")
+        else:  # the running reload may have read the registries before this change
+            self._reload_again = True
 
     async def _reload_soon(self) -> None:
-        await asyncio.sleep(RELOAD_DEBOUNCE_S)  # registry changes come in bursts
-        ws = self._ws
-        if ws is None or ws.closed.done():
-            return
-        self._buffered_events = []
-        try:
-            await self._load(ws)
-            _LOGGER.info("reloaded Home Assistant entities: %d", len(self._allowed))
-        except HAError as err:
-            self._buffered_events = None
-            _LOGGER.warning("reloading Home Assistant entities failed: %s", err)
+        self._reload_again = True
+        while self._reload_again:
+            await asyncio.sleep(RELOAD_DEBOUNCE_S)  # registry changes come in bursts
+            self._reload_again = False
+            ws = self._ws
+            if ws is None or ws.closed.done():
+                return
+            self._buffered_events = []
+            try:
+                await self._load(ws)
+                _LOGGER.info("reloaded Home Assistant entities: %d", len(self._allowed))
+            except HAError as err:
+                self._buffered_events = None
+                _LOGGER.warning("reloading Home Assistant entities failed: %s", err)
 
 
 async def read_snapshot(ws: HAWebSocket, entity_filter: EntityFilter) -> Snapshot:

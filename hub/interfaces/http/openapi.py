@@ -17,7 +17,7 @@ from hub.interfaces.http.rest_schema import (
 _VOICE_QUERY = [
     {"name": name, "in": "query", "required": False, "schema": {"type": kind}}
     for name, kind in (("language", "string"), ("conversation_id", "string"), ("persona", "string"),
-                       ("voice", "string"),
+                       ("voice", "string"), ("device_id", "string"), ("satellite_id", "string"), ("area", "string"),
                        ("rate", "integer"), ("width", "integer"), ("channels", "integer"))
 ]
 HOOK_ROUTE_DOCS: dict[tuple[str, str], dict[str, Any]] = {

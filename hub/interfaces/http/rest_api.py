@@ -304,6 +304,7 @@ class RestApi:
             source="rest", conversational=body.get("conversational"),
             reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
             persona=body.get("persona"), client=self._auth.client_of(request),
+            satellite_id=body.get("satellite_id"), device_id=body.get("device_id"), area=body.get("area"),
         )
         if "text/event-stream" not in request.headers.get("Accept", ""):
             return web.json_response(result_json(await agent.ask(turn)))

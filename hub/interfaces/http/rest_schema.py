@@ -23,6 +23,16 @@ PERSONA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 64,
            "description": "The persona whose tools apply (GET /api/personas); default: the default persona."}
 CONVERSATION_ID = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": r"^[A-Za-z0-9_.:\-]+$(?!\n)"}
 _REASONING_MODE = {"type": "string", "enum": ["on", "off", "budget"]}
+_PLACE = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "\\S"}
+# where a request was said: its area is the speaker's room ("turn on the lights", "in here")
+SPEAKER_PLACE: dict[str, Any] = {
+    "device_id": {**_PLACE, "description": "The device it was said at (Home Assistant's device id, or an "
+                                           "MQTT device's identifier): its area is the speaker's room."},
+    "satellite_id": {**_PLACE, "description": "The satellite it was said at (an assist_satellite entity id, "
+                                              "or an id of the satellites option): its area is the speaker's room."},
+    "area": {**_PLACE, "description": "The area it was said in (an area id or name): the speaker's room; "
+                                      "wins over device_id and satellite_id."},
+}
 
 
 def _json_schema_for(addon_type: str) -> dict[str, Any]:
@@ -48,6 +58,7 @@ ASK_REQUEST: dict[str, Any] = {
         "persona": {**PERSONA, "description": "Talk to this persona (GET /api/personas); default: the "
                                               "conversation's, else the default persona."},
         "conversational": {"type": "boolean", "description": "Override the conversational mode for this turn."},
+        **SPEAKER_PLACE,
         "reasoning": {
             "description": "Override thinking for this turn: a mode, or a mode with a token budget.",
             "oneOf": [

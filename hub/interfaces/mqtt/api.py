@@ -5,6 +5,8 @@ the ask names one):
   {"text": str (required), "conversation_id": str?, "language": str?, "id": str|int?,
    "persona": str? (default: the conversation's, else the default persona),
    "conversational": bool?, "reasoning": "on"|"off"|"budget" | {"mode": …, "budget": int}?,
+   "device_id": str?, "satellite_id": str?, "area": str? (where it was said: the speaker's room,
+   for "turn on the lights"; an area id or name wins over the ids),
    "client": str? (the asker's own name: its conversation continues across asks),
    "client_key_sha256": str? (64 hex digits: the SHA-256 of a secret the asker keeps),
    "client_key": str? (that secret)}
@@ -77,6 +79,9 @@ class Ask:
     reasoning: Reasoning | None = None
     persona: str | None = None
     client: str | None = None  # who asks, as the agent compares it (see `_identity`)
+    satellite_id: str | None = None  # where it was said (the speaker's room: hub.home.places)
+    device_id: str | None = None
+    area: str | None = None
 
 
 def _identity(data: dict[str, Any], fail: Callable[[str], AskError]) -> str | None:
@@ -125,11 +130,13 @@ def parse_ask(payload: bytes) -> Ask:
     language = _optional_str(data, "language", 35, fail)
     persona = _optional_str(data, "persona", 64, fail)
     client = _identity(data, fail)
+    satellite_id, device_id, area = (_optional_str(data, key, 255, fail)
+                                     for key in ("satellite_id", "device_id", "area"))
     conversational = data.get("conversational")
     if conversational is not None and not isinstance(conversational, bool):
         raise fail("'conversational' must be true or false")
     return Ask(text, conversation_id, language, ask_id, conversational, _parse_reasoning(data.get("reasoning"), fail),
-               persona, client)
+               persona, client, satellite_id, device_id, area)
 
 
 def _optional_str(data: dict[str, Any], key: str, limit: int, fail: Callable[[str], AskError]) -> str | None:
@@ -287,6 +294,9 @@ class MqttApi:
             conversational=ask.conversational,
             reasoning=ask.reasoning,
             persona=ask.persona,
+            satellite_id=ask.satellite_id,
+            device_id=ask.device_id,
+            area=ask.area,
             # subscribers do not see who published (see `_identity`); without any name every ask
             # is a stranger, and a "yes" on the bus never confirms anything
             client=ask.client or f"mqtt-anonymous:{uuid.uuid4().hex}",

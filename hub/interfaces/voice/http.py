@@ -4,7 +4,7 @@
 (the REST API passes it as a route hook, so its token check covers them; `allow` is for apps
 without that middleware).
 
-POST /api/voice?language=&conversation_id=&persona=&voice=&rate=&width=&channels=
+POST /api/voice?language=&conversation_id=&persona=&voice=&rate=&width=&channels=&device_id=&satellite_id=&area=
     Body: a WAV file (any PCM rate/width/channels), or raw little-endian PCM described by
     rate/width/channels (default 16000/2/1). At most 60 s of audio.
     Response: `application/x-ndjson`, one JSON object per line, in this order:
@@ -16,12 +16,13 @@ POST /api/voice?language=&conversation_id=&persona=&voice=&rate=&width=&channels
       {"type": "audio_stop"}
       {"type": "error", "stage", "code", "message", "detail"}   stage: input|stt|agent|tts
       {"type": "done", "ok", "language", "transcript", "reply", "error", "conversation_id", "timings"}
+    device_id, satellite_id or area say where it was spoken (the speaker's room, as on /api/ask).
     Input that cannot be used (bad WAV, bad parameters, empty, too large) is a 400/413 JSON
     error `{"error", "message"}` before any streaming starts.
 
 GET /api/voice/ws  (WebSocket)
     Client: {"type": "start", "rate": 16000, "width": 2, "channels": 1, "language", "conversation_id",
-    "persona", "voice"} (all optional), then binary frames of PCM (whole frames), then {"type": "stop"}.
+    "persona", "voice", "device_id", "satellite_id", "area"} (all optional), then binary frames of PCM (whole frames), then {"type": "stop"}.
     Server: the JSON events above, except that audio comes as binary frames between
     audio_start and audio_stop. After "done" the socket takes the next "start".
     Protocol mistakes get {"type": "error", "stage": "input", "code": "bad_request", ...}.
@@ -281,7 +282,7 @@ async def _outliving_the_client(turn: asyncio.Task[None]) -> None:
 
 def _turn_options(values: Any) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    for name in ("language", "conversation_id", "persona", "voice"):
+    for name in ("language", "conversation_id", "persona", "voice", "device_id", "satellite_id", "area"):
         value = values.get(name)
         if value is not None and (not isinstance(value, str) or len(value) > 200):
             raise _BadRequest(f"{name} must be a string of at most 200 characters")

@@ -157,13 +157,14 @@ class VoicePipeline:
         source: str = "voice",
         satellite_id: str | None = None,
         device_id: str | None = None,
+        area: str | None = None,
         persona: str | None = None,
     ) -> AsyncIterator[VoiceEvent]:
         """One voice turn from audio in any PCM format; the last event is always `VoiceDone`."""
         lang = normalize_language(language, self.default_language)
         turn = _Turn(lang, time.monotonic())
         request = TurnRequest(text="", conversation_id=conversation_id, language=lang, source=source,
-                              satellite_id=satellite_id, device_id=device_id, persona=persona,
+                              satellite_id=satellite_id, device_id=device_id, area=area, persona=persona,
                               decode_gate=self._gate_for(turn))
         try:
             if self.stt is None:

@@ -277,6 +277,7 @@ class WyomingTurnHandler(AsyncEventHandler):
             source="wyoming",
             satellite_id=_text_or_none(context.get("satellite_id")),
             device_id=_text_or_none(context.get("device_id")),
+            area=_text_or_none(context.get("area")),
             conversational=conversational,
             reasoning=reasoning,
             persona=_text_or_none(context.get("persona")),

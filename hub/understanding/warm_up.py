@@ -1,0 +1,109 @@
+"""No first-time cost: a language's templates and the home's slot lists are ready before its first
+command, and again soon after the home changes.
+
+Loading a language's templates takes about a second on a small CPU, and the slot lists of a big
+home as long after each change (a rename, an exposure): the first German command after a start
+took 0.67 s, the next 0.02 s. So the configured language and the languages the home's names are
+written in ("Küche", "Stehlampe": German) are prepared before the hub says it is ready; every
+other language the hub speaks after that, one at a time, in the background. When the home
+changes, those first languages are prepared again in the background once it has settled, so the
+command after a change does not pay for it either (the others pay at their next use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Protocol
+
+from hub.home.entities import EntityStore
+from hub.home.vocabulary import domain_words, languages_of_names, stop_words
+from hub.locales import SUPPORTED_LANGUAGES, phrase
+from hub.understanding.compound import split_parts
+
+_LOGGER = logging.getLogger(__name__)
+SETTLE_S = 1.0  # a home change is prepared for once the store has not changed for this long
+HOME_LANGUAGES = 3  # of the languages the names suggest, the likeliest prepared before ready (a
+# shared word — "salon", "living" — suggests some by chance; the others follow in the background)
+
+
+class Preparable(Protocol):
+    async def prepare(self, language: str) -> bool: ...
+
+
+def home_languages(store: EntityStore, language: str) -> list[str]:
+    """`language`, then the languages the home's entity, area and floor names are written in."""
+    names = [text for entity in store.all() for text in (entity.name, *entity.aliases)]
+    names += [text for area, aliases in store.area_aliases().items() for text in (area, *aliases)]
+    names += [text for floor, found in store.floors().items() for text in (floor, *found.aliases)]
+    names += [entity.area for entity in store.all() if entity.area]
+    return [language, *languages_of_names(names, language)[:HOME_LANGUAGES]]
+
+
+def _read_words(language: str) -> None:
+    """Load what a command in `language` reads besides its templates: its phrases (the reply),
+    its filler and device words (names read in part), its word for "and" (several commands)."""
+    phrase(language, "action.done")
+    stop_words(language)
+    domain_words(language)
+    split_parts("warm up", language)
+
+
+class FastPathWarmUp:
+    """A component: `start()` prepares the first languages and returns; the rest, and the home's
+    changes, are prepared in the background until `stop()`."""
+
+    def __init__(self, fast_path: Preparable, store: EntityStore, language: str,
+                 settle_s: float = SETTLE_S) -> None:
+        self._fast_path = fast_path
+        self._store = store
+        self._language = language
+        self._settle_s = settle_s
+        self.first: list[str] = []  # prepared before ready
+        self.prepared: list[str] = []  # every language prepared so far, in order
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        started = time.monotonic()
+        self.first = home_languages(self._store, self._language)
+        for language in self.first:
+            await self._prepare(language)
+        _LOGGER.info("fast path ready in %s (%.1f s); the other languages follow in the background",
+                     ", ".join(self.first), time.monotonic() - started)
+        self._task = asyncio.create_task(self._background(self._store.version), name="fast path warm-up")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def wait_background(self) -> None:
+        """Wait until every language is prepared (benches and tests)."""
+        while self._task is not None and len(self.prepared) < len(set(SUPPORTED_LANGUAGES) | set(self.first)):
+            await asyncio.sleep(0.05)
+
+    async def _prepare(self, language: str) -> None:
+        try:
+            await self._fast_path.prepare(language)
+            await asyncio.to_thread(_read_words, language)
+        except Exception:  # a language that cannot load must not stop the others, nor the hub
+            _LOGGER.exception("preparing the fast path for %s failed", language)
+        if language not in self.prepared:
+            self.prepared.append(language)
+
+    async def _background(self, version: int) -> None:
+        for language in SUPPORTED_LANGUAGES:
+            if language not in self.prepared:
+                await asyncio.sleep(self._settle_s / 4)  # a turn meanwhile shares less of the CPU
+                await self._prepare(language)
+        while True:
+            await asyncio.sleep(self._settle_s)
+            if self._store.version == version:
+                continue
+            version = self._store.version  # changed: prepare once it holds still for a while
+            await asyncio.sleep(self._settle_s)
+            if self._store.version == version:
+                for language in self.first:
+                    await self._prepare(language)

@@ -1,0 +1,165 @@
+"""End to end through a real Home Assistant 2025.4.4: the speaker's room and the home as it is now.
+
+HA 2025.4.4 drops the transcript's context, so the transcript goes to the hub from the wyoming
+library's own client, as newer HA sends it: `device_id` the id of a device HA has in the kitchen
+(an MQTT-discovered voice satellite; nothing of it is exposed to Assist). Then, while the hub
+(`python -m hub serve`, SmolLM2 stand-in) runs, an entity is renamed, moved to another area,
+and exposed to Assist in HA: each takes effect without a restart. The exposed one is a YAML lock
+without a `unique_id`, outside HA's entity registry: HA fires no event when it is exposed.
+
+This module runs its own HA (the shared one has no MQTT and no such lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Iterator
+
+import pytest
+from wyoming.asr import Transcript
+from wyoming.client import AsyncTcpClient
+from wyoming.handle import Handled, NotHandled
+
+import ha.ha_harness as harness
+from ha.ha_harness import HomeAssistantInstance, ensure_installed
+from ha.test_e2e_wyoming import HubProcess
+from mqtt.mqtt_helpers import Mosquitto, Sniffer
+from mqtt.test_with_home_assistant import _add_mqtt_integration, ensure_mqtt_requirements
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+PORCH_LOCK_YAML = """
+input_text:
+  porch_lock_state: {{name: Porch lock state, initial: unlocked}}
+
+lock:
+  - platform: template
+    name: Porch Lock
+    value_template: "{{{{ is_state('input_text.porch_lock_state', 'locked') }}}}"
+    lock: {{action: input_text.set_value, target: {{entity_id: input_text.porch_lock_state}}, data: {{value: locked}}}}
+    unlock: {{action: input_text.set_value, target: {{entity_id: input_text.porch_lock_state}}, data: {{value: unlocked}}}}
+"""  # appended to the harness's configuration (a str.format template: braces doubled)
+SATELLITE_TOPIC = "homeassistant/sensor/kitchen_satellite/signal/config"
+SATELLITE_CONFIG = {"name": "Signal", "unique_id": "kitchen_satellite_signal", "state_topic": "satellite/kitchen/signal",
+                    "device": {"identifiers": ["kitchen_voice_satellite"], "name": "Kitchen satellite",
+                               "suggested_area": "Kitchen"}}
+CHANGE_WAIT_S = 30.0  # a registry event reloads within ~1 s; exposure outside the registry is polled every 10 s
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    mosquitto = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
+    mosquitto.start()
+    yield mosquitto
+    mosquitto.stop()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, broker: Mosquitto) -> Iterator[tuple[HomeAssistantInstance, str]]:
+    """Its own HA with the porch lock and MQTT; a voice satellite device in the kitchen. Yields HA
+    and the satellite's device id."""
+    ensure_installed()
+    ensure_mqtt_requirements()
+    instance = HomeAssistantInstance(tmp_path_factory.mktemp("home-assistant"))
+    original = harness.CONFIGURATION_YAML
+    harness.CONFIGURATION_YAML = original + PORCH_LOCK_YAML
+    try:
+        instance.start()
+    finally:
+        harness.CONFIGURATION_YAML = original
+    try:
+        flow = asyncio.run(_add_mqtt_integration(instance, broker.port))
+        assert flow["type"] == "create_entry", flow
+        sniffer = Sniffer(broker.port, ["satellite/#"])
+        try:
+            sniffer.publish(SATELLITE_TOPIC, SATELLITE_CONFIG, retain=True)
+            device_id = asyncio.run(_satellite_in_the_kitchen(instance))
+        finally:
+            sniffer.close()
+        yield instance, device_id
+    finally:
+        instance.stop()
+
+
+async def _satellite_in_the_kitchen(ha: HomeAssistantInstance) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        devices = [d for d in await ha.ws("config/device_registry/list") if d.get("name") == "Kitchen satellite"]
+        if devices:
+            await ha.ws("config/device_registry/update", device_id=devices[0]["id"], area_id=ha.area_ids["Kitchen"])
+            return str(devices[0]["id"])
+        await asyncio.sleep(0.5)
+    raise ha.failure("HA created no device for the MQTT satellite")
+
+
+@pytest.fixture(scope="module")
+def hub(home: tuple[HomeAssistantInstance, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    process = HubProcess(tmp_path_factory.mktemp("hub-room"), home[0], language="en")
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def say(hub: HubProcess, text: str, **context: Any) -> str:
+    """One transcript to the hub as newer HA sends it; the text it answers with."""
+    async with AsyncTcpClient("127.0.0.1", hub.wyoming_port) as client:
+        await client.write_event(Transcript(text, language="en", context=context).event())
+        while True:
+            event = await asyncio.wait_for(client.read_event(), 240)
+            assert event is not None, "the hub closed the connection"
+            if Handled.is_type(event.type) or NotHandled.is_type(event.type):
+                return str((event.data or {}).get("text", ""))
+
+
+async def state(ha: HomeAssistantInstance, entity_id: str) -> str:
+    return str((await ha.state(entity_id))["state"])
+
+
+async def until_done(ha: HomeAssistantInstance, hub: HubProcess, text: str, entity_id: str, wanted: str,
+                     **context: Any) -> float:
+    """Say `text` until `entity_id` is `wanted` in HA (the hub learns a change in the background);
+    the seconds it took."""
+    started = time.monotonic()
+    while True:
+        await say(hub, text, **context)
+        if await state(ha, entity_id) == wanted:
+            return time.monotonic() - started
+        if time.monotonic() - started > CHANGE_WAIT_S:
+            raise hub.failure(f"{text!r} did not make {entity_id} {wanted} within {CHANGE_WAIT_S:.0f} s")
+        await asyncio.sleep(1.0)
+
+
+async def test_the_satellites_room_and_the_home_as_it_is_now(home, hub: HubProcess) -> None:
+    ha, satellite = home
+    kitchen = {"conversation_id": "room-e2e", "device_id": satellite}
+    assert await state(ha, "light.kitchen_light") == "off"
+
+    # "turn on the lights" said at the kitchen satellite: the kitchen's light, no other
+    await say(hub, "turn on the lights", **kitchen)
+    await ha.wait_for_state("light.kitchen_light", "on")
+    assert await state(ha, "light.living_room_light") == "off" and await state(ha, "light.bedroom_lamp") == "off"
+    await say(hub, "turn on the lights")  # no satellite, no room said: nothing is guessed
+    assert await state(ha, "light.living_room_light") == "off" and await state(ha, "light.bedroom_lamp") == "off"
+
+    # renamed in HA while the hub runs
+    await ha.ws("config/entity_registry/update", entity_id="light.bedroom_lamp", name="Reading Lamp")
+    renamed = await until_done(ha, hub, "turn on the reading lamp", "light.bedroom_lamp", "on")
+
+    # moved to the kitchen: "turn off the lights" there now takes it too
+    await ha.ws("config/entity_registry/update", entity_id="light.bedroom_lamp", area_id=ha.area_ids["Kitchen"])
+    started = time.monotonic()
+    while await state(ha, "light.bedroom_lamp") != "off":
+        await say(hub, "turn off the lights", **kitchen)
+        assert time.monotonic() - started < CHANGE_WAIT_S, hub.failure("the moved lamp stayed out of the kitchen")
+    assert await state(ha, "light.kitchen_light") == "off"
+
+    # a lock outside HA's entity registry, exposed to Assist while the hub runs
+    await say(hub, "lock the porch lock")  # not exposed: not there for the hub
+    assert await state(ha, "lock.porch_lock") == "unlocked"
+    await ha.ws("homeassistant/expose_entity", assistants=["conversation"], entity_ids=["lock.porch_lock"],
+                should_expose=True)
+    exposed = await until_done(ha, hub, "lock the porch lock", "lock.porch_lock", "locked")
+    print(f"\n[room e2e] rename took effect after {renamed:.1f} s, exposure after {exposed:.1f} s")

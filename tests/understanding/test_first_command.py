@@ -1,0 +1,98 @@
+"""No first-time cost (issue #27 point 6): the fast path's warm-up prepares the configured language
+and the home's languages before ready, every other language in the background, and the home again
+after it changes. Prints the first command's time against the next one's in each case (the bench,
+bench/bench_first_command.py, measures it through the whole hub); asserts no absolute time."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+import pytest
+
+from hub.backends.demo.home import load_demo_home
+from hub.core.tools import ToolContext, ToolRegistry
+from hub.home.catalogue import build_home_tools
+from hub.home.entities import Entity, EntityStore
+from hub.home.resolve import EntityResolver
+from hub.locales import SUPPORTED_LANGUAGES
+from hub.understanding.fast_path import FastPath
+from hub.understanding.warm_up import FastPathWarmUp, home_languages
+
+pytestmark = pytest.mark.timeout(600)
+
+
+class Recording:
+    """The real fast path, with the languages it was asked to prepare."""
+
+    def __init__(self, fast_path: FastPath) -> None:
+        self.fast_path = fast_path
+        self.asked: list[str] = []
+
+    async def prepare(self, language: str) -> bool:
+        self.asked.append(language)
+        return await self.fast_path.prepare(language)
+
+
+async def first_and_next(fast_path: FastPath, language: str, first: str, following: str) -> float:
+    times = []
+    for text in (first, following):
+        started = time.perf_counter()
+        outcome = await fast_path.try_handle(text, language, ToolContext("t", language=language))
+        times.append(time.perf_counter() - started)
+        assert outcome is not None and outcome.calls, text
+    ratio = times[0] / times[1]
+    print(f"\n[first command] {language}: first {times[0] * 1000:.1f} ms, next {times[1] * 1000:.1f} ms, "
+          f"ratio {ratio:.2f}")
+    return ratio
+
+
+def test_the_home_suggests_the_languages_of_its_names() -> None:
+    store = EntityStore()
+    store.upsert(Entity("light.a", "Deckenlampe", area="Küche"))
+    store.upsert(Entity("light.b", "Ceiling light", area="Kitchen"))
+    assert home_languages(store, "en") == ["en", "de"]
+    assert home_languages(store, "de") == ["de", "en"]  # "kitchen", "ceiling", "light"
+    english = EntityStore()
+    english.upsert(Entity("light.c", "Ceiling light", area="Kitchen"))
+    assert home_languages(english, "en") == ["en"]
+
+
+async def test_every_language_is_ready_before_its_first_command_and_again_after_a_change() -> None:
+    store = EntityStore()
+    load_demo_home(store)
+    store.set_area_aliases("Kitchen", ["Küche"])  # the home's names say German (and no others)
+    store.set_area_aliases("Living room", [])
+    store.set_area_aliases("Bedroom", [])
+    store.set_area_aliases("Office", [])
+    for entity in store.all():
+        store.upsert(dataclasses.replace(entity, aliases=()))
+    resolver = EntityResolver(store)
+    registry = ToolRegistry()
+    for tool in build_home_tools(store, resolver):
+        registry.register(tool)
+    fast_path = FastPath(store, registry, resolver)
+    recording = Recording(fast_path)
+    warm_up = FastPathWarmUp(recording, store, "en", settle_s=0.2)
+    await warm_up.start()
+    try:
+        # ("Living room" suggests Romanian too: "living" is one of its words)
+        assert warm_up.first[:2] == ["en", "de"] and recording.asked == warm_up.first, "before ready: these only"
+        await first_and_next(fast_path, "de", "Schalte das Licht in der Küche ein",
+                             "Schalte das Licht in der Küche aus")
+        await asyncio.wait_for(warm_up.wait_background(), 540)
+        assert set(recording.asked) == set(SUPPORTED_LANGUAGES)
+        await first_and_next(fast_path, "fr", "Allume la lumière de la cuisine", "Éteins la lumière de la cuisine")
+
+        asked = len(recording.asked)
+        kitchen = store.get("light.kitchen")
+        store.upsert(dataclasses.replace(kitchen, aliases=("Cooking light",)))  # the home changed
+        for _ in range(100):
+            if len(recording.asked) >= asked + len(warm_up.first):
+                break
+            await asyncio.sleep(0.1)
+        assert recording.asked[asked:] == warm_up.first, "the home's change prepared again"
+        await first_and_next(fast_path, "en", "turn on the cooking light", "turn off the cooking light")
+    finally:
+        await warm_up.stop()
