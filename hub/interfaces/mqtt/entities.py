@@ -30,7 +30,7 @@ STATUSES = ["idle", "thinking", "speaking"]
 REPLY_EVENT_TYPES = ["replied", "failed", "reported"]
 
 
-def discovery_payload(topics: HubTopics, device_name: str) -> dict[str, Any]:
+def discovery_payload(topics: HubTopics, device_name: str) -> dict[str, Any]:  # data table
     """The device-based discovery config (abbreviated keys, as devices usually send them)."""
     node = topics.node_id
 
