@@ -184,7 +184,7 @@ async def test_reply_cap_ends_on_a_sentence_and_stops_generating() -> None:
     # still read: its tokens are counted
     assert engine.requests[0].halt.is_set()
     timings = result.timings
-    assert (timings.model_rounds, timings.prompt_tokens, timings.completion_tokens) == (1, 10, 3)
+    assert (timings.model_rounds, timings.model.prompt_tokens, timings.model.completion_tokens) == (1, 10, 3)
 
 
 async def test_a_round_that_repeats_itself_is_halted_and_its_tokens_counted() -> None:
@@ -193,7 +193,7 @@ async def test_a_round_that_repeats_itself_is_halted_and_its_tokens_counted() ->
     result = await agent.ask(TurnRequest("talk"))
     assert result.reply == LOOPS["sentence"].strip()
     timings = result.timings
-    assert timings.model_rounds == 1 and timings.prompt_tokens == 10 and 2 <= timings.completion_tokens < 40
+    assert timings.model_rounds == 1 and timings.model.prompt_tokens == 10 and 2 <= timings.model.completion_tokens < 40
 
 
 async def test_turns_of_one_conversation_run_in_arrival_order() -> None:

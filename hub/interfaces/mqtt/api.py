@@ -39,7 +39,7 @@ import hashlib
 import logging
 import re
 import uuid
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from hub.agent.personas import UnknownPersona
@@ -187,7 +187,7 @@ def reply_json(result: TurnResult, ask_id: str | int | None, source: str) -> dic
         "path": result.path,
         "source": source,
         "tool_calls": [tool_call_json(t) for t in result.tool_calls],
-        "timings": asdict(result.timings),
+        "timings": result.timings.as_json(),
         "latency_ms": round(result.timings.total_s * 1000),
     }
 

@@ -368,8 +368,8 @@ def _log_turn(result: TurnResult) -> None:
         "wyoming turn %s: %s via %s, %.3f s (first reply %.3f s, prefill %.3f s, decode %.3f s, tools %.3f s, "
         "%d model rounds, %d/%d prompt tokens evaluated); tool calls: [%s]",
         result.conversation_id or "-", "ok" if result.ok else f"failed ({result.error})", result.path,
-        t.total_s, t.first_token_s, t.prefill_s, t.decode_s, t.tools_s, t.model_rounds,
-        t.evaluated_prompt_tokens, t.prompt_tokens, tools,
+        t.total_s, t.first_token_s, t.model.prefill_s, t.model.decode_s, t.tools_s, t.model_rounds,
+        t.model.evaluated_prompt_tokens, t.model.prompt_tokens, tools,
     )
 
 
