@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import secrets as token_source
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
-from hub.agent.reports import ServiceCaller
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
 from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
@@ -19,6 +18,12 @@ from hub.locales import normalize_language, phrase
 
 MASK = "***"
 Localized = str | Mapping[str, str]
+
+
+class ServiceCaller(Protocol):
+    """Home Assistant's service calls (hub.backends.ha.client.HAClient)."""
+
+    async def call_service(self, domain: str, service: str, data: dict[str, Any]) -> Any: ...
 
 
 @dataclass
