@@ -42,6 +42,7 @@ from hub.llm.types import (
     GenerationRequest,
     MalformedToolCall,
     PromptTooLong,
+    Reasoning,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -63,7 +64,7 @@ class _Context:
     system: Message
     tools: list[ToolSpec]
     conversational: bool
-    reasoning: Any
+    reasoning: Reasoning
     actions: frozenset[str]
     allowed: list[str]
     reply: ReplyBuilder
@@ -266,7 +267,7 @@ class ModelTurn:
                         key=lambda e: _EXAMPLE_DOMAINS.index(e.domain))
         return next((e.name for e in (*named, *others) if e.name), None)
 
-    def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Any]:
+    def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Reasoning]:
         """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""
         asked = request.conversational if request is not None else None
         conversational = next(v for v in (asked, persona.conversational, self._settings.conversational_mode)

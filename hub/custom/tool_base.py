@@ -11,7 +11,7 @@ from typing import Any, Mapping, Protocol
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
 from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
-from hub.core.tools import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
 from hub.transport.mqtt_client import MqttClient
 from hub.core.messages import ToolSpec
 from hub.locales import normalize_language, phrase
@@ -77,7 +77,7 @@ class Outputs:
     success: CompiledTemplate | None = None  # falsy → the call failed (e.g. "{{ response.paid }}")
 
 
-class CustomTool:
+class CustomTool(ToolTraits):
     """What every user-defined tool shares: spec, variables, results, failures, masking."""
 
     def __init__(self, name: str, description: Localized, parameters: dict[str, Any],

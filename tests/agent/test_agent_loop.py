@@ -12,7 +12,7 @@ from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
 from hub.options import hub_options
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall
 from hub.settings import RuntimeSettings
@@ -20,7 +20,7 @@ from hub.settings import RuntimeSettings
 from helpers.scripted_engine import LOOPS, ScriptedEngine, call, text
 
 
-class LampTool:
+class LampTool(ToolTraits):
     """A lamp the tests can look at."""
 
     spec = ToolSpec("set_lamp", "Switch the lamp", {

@@ -45,7 +45,7 @@ from typing import Any, Callable
 from hub.agent.personas import UnknownPersona
 from hub.agent.types import MAX_REQUEST_CHARS, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.interfaces import json_input
-from hub.agent.activity import ConversationsCleared, Reported, Turn, TurnStarted
+from hub.agent.activity import Activity, ConversationsCleared, Reported, Turn, TurnStarted
 from hub.agent.api import AgentApi
 from hub.core.tools import ANNOUNCED, PROVEN
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
@@ -310,7 +310,7 @@ class MqttApi:
             qos=1,
         )
 
-    def _observe(self, turn: Turn | None, activity: Any) -> None:
+    def _observe(self, turn: Turn | None, activity: Activity) -> None:
         """Events and replies of every turn (MQTT asks carry their id)."""
         if turn is None:
             if isinstance(activity, Reported):

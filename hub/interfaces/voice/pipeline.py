@@ -25,13 +25,14 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Protocol
+from typing import AsyncIterable, AsyncIterator, Iterable
 
 from wyoming.audio import AudioChunk
 
+from hub.agent.api import AgentApi
 from hub.agent.sentences import SentenceSplitter
 from hub.agent.speakable import make_speakable
-from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.interfaces.voice.events import (
     VoiceAudioChunk,
     VoiceAudioStart,
@@ -72,12 +73,6 @@ class VoiceOptions:
     tts_voices: str | None
     language: str
     in_addon: bool  # the add-on finds the official speech add-ons by itself
-
-
-class AgentLike(Protocol):
-    """The hub's Agent; `prepare(request)`, when it has one, is told of a turn before its words."""
-
-    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 # --- the pipeline ----------------------------------------------------------------------------
@@ -122,7 +117,7 @@ class _Turn:
 class VoicePipeline:
     def __init__(
         self,
-        agent: AgentLike | None,
+        agent: AgentApi | None,
         *,
         stt: WyomingSTT | None,
         tts: WyomingTTS | None,
@@ -140,7 +135,7 @@ class VoicePipeline:
         self.metrics = metrics or VoiceMetrics()
 
     @classmethod
-    def from_options(cls, options: VoiceOptions, agent: AgentLike | None) -> "VoicePipeline":
+    def from_options(cls, options: VoiceOptions, agent: AgentApi | None) -> "VoicePipeline":
         """`agent` may come later (`pipeline.agent = …`): the hub's HTTP API, and so this
         pipeline's routes, start before the model is loaded and refuse requests until then."""
         stt_uri, tts_uri = speech_uris(options.stt_uri, options.tts_uri, options.in_addon)
@@ -175,9 +170,8 @@ class VoicePipeline:
         try:
             if self.stt is None:
                 raise SpeechError("stt", "no speech-to-text server is configured (stt_uri)")
-            prepare = getattr(self.agent, "prepare", None)
-            if prepare is not None:
-                prepare(request)  # the model evaluates what the prompt holds before the words
+            if self.agent is not None:
+                self.agent.prepare(request)  # the model evaluates what the prompt holds before the words
             transcript = await transcribe_live(self.stt, self._timed_input(audio, turn), lang)
         except (SpeechError, AudioInputError) as err:
             stage, code = ("stt", SpeechError.code) if isinstance(err, SpeechError) else ("input", "bad_audio")

@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, Protocol, Sequence
+from typing import Any, Sequence
 
 from wyoming.event import Event, async_write_event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
@@ -48,7 +48,8 @@ from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub import __version__
-from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult, request_problem
+from hub.agent.api import AgentApi
+from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult, request_problem
 from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.interfaces.wyoming.events import ProtocolProblem
 from hub.interfaces.wyoming.limits import EVENT_DEADLINE_S, BurstLog, ConnectionSlots, EventClock, refuse
@@ -64,13 +65,6 @@ ATTRIBUTION = Attribution(name="Bolt Hub", url="https://github.com/bolt-hub/bolt
 DESCRIPTION = "Local voice assistant for smart homes (Nemotron Bolt, llama.cpp)"
 REPLY_DRAIN_S = 1.0  # at stop, for the last events of turns that are ending
 MAX_REASONING_BUDGET = 8192
-
-
-class TurnAgent(Protocol):
-    @property
-    def languages(self) -> list[str]: ...
-
-    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 @dataclass(frozen=True)
@@ -90,7 +84,7 @@ class WyomingServer:
 
     def __init__(
         self,
-        agent: TurnAgent,
+        agent: AgentApi,
         options: WyomingOptions,
         languages: Sequence[str] | None = None,
         *,
