@@ -24,7 +24,7 @@ from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier
 from hub.agent.prefix_primer import PrefixPrimer
-from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure
+from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
 from hub.agent.types import (
     TurnDone,
     TurnEvent,
@@ -239,7 +239,8 @@ class Agent:
             ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
                               persona.key, request.client, uuid.uuid4().hex, area=request.area)
             state = TurnState(request, conversation, language, ctx, persona, deadline, emit, languages)
-            answer = functools.partial(self._model.fitted, state, functools.partial(self._turn, state))
+            answer = functools.partial(fitted, state, functools.partial(self._turn, state), self._options.history_tokens,
+                                       self._engine.count_tokens)
             result = await ended(state, answer)
             emit(TurnDone(result))
             if result.ok and result.path == "model":
