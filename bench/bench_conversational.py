@@ -95,7 +95,7 @@ async def ask(agent: Agent, engine: TextRecorder, prompt: str, conversational: b
     if not result.ok:
         raise SystemExit(f"turn failed ({result.error}): {result.reply}")
     spoken = make_speakable(engine.last_text, "en", cap)
-    return Sample(result.timings.completion_tokens, engine.count_tokens(spoken) if spoken else 0, len(spoken),
+    return Sample(result.timings.model.completion_tokens, engine.count_tokens(spoken) if spoken else 0, len(spoken),
                   seconds, engine.last_stop_reason == "stop")
 
 

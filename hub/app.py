@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Protocol
 
 from hub.agent.agent import Agent
-from hub.agent.async_tools import AsyncTools
 from hub.agent.pending import ConfirmationHook
 from hub.agent.personas import PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
@@ -16,7 +15,9 @@ from hub.config import ConfigError, HubConfig
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_secrets
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
+from hub.backends.ha.announcer import SatelliteAnnouncer
 from hub.home.entities import EntityStore
+from hub.home.later import Later
 from hub.home.places import SpeakerPlaces, parse_satellites
 from hub.understanding.fast_path import FastPath
 from hub.understanding.language import TextLanguages
@@ -26,6 +27,7 @@ from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
+from hub.interfaces.mqtt.reports import MqttReportPublisher
 from hub.mqtt_stack import MqttStack
 from hub.options import hub_options
 from hub.llm.factory import create_engine, download_source, local_engine
@@ -62,7 +64,7 @@ class HubApp:
         self.places = SpeakerPlaces(self.store, self.resolver, _satellites(options.places.satellites))
         self.registry = ToolRegistry()
         self.policy = ActionPolicy.from_options(options.policy)
-        self.later = AsyncTools(options.later, self.store)  # timers, watches, slow actions, reports
+        self.later = Later(options.later, self.store)  # timers, watches, slow actions, reports
         for tool in [*build_home_tools(self.store, self.resolver, self.policy, self.later.tracker),
                      *self.later.tools()]:
             self.registry.register(tool)
@@ -117,11 +119,11 @@ class HubApp:
         if HomeAssistantBackend.configured(self.options.home_assistant):
             self.home_assistant = HomeAssistantBackend(self.options.home_assistant, self.store)
             await self._start(self.home_assistant)  # waits briefly for a first load
-            self.later.connect_home_assistant(self.home_assistant.client)
+            self.later.add_announcer(SatelliteAnnouncer(self.home_assistant.client))
         self.mqtt = MqttStack(self.options.mqtt, store=self.store, settings=self.settings, agent=self.agent)
         await self._start(self.mqtt)
-        if self.mqtt.enabled:
-            self.later.connect_mqtt(self.mqtt.client, self.mqtt.topics.base)
+        if self.mqtt.client is not None:
+            self.later.reporter.add_sink(MqttReportPublisher(self.mqtt.client, self.mqtt.topics.base))
         if self._tool_deps is not None:
             self._tool_deps.connect(mqtt=self.mqtt.client,
                                     home_assistant=self.home_assistant.client if self.home_assistant else None)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from hub.agent.api import AgentApi
 from hub.config import ConfigError
+from hub.settings import RuntimeSettings
 from hub.home.entities import EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
 from hub.backends.mqtt.devices import MqttDevices
@@ -54,7 +54,7 @@ class MqttStack:
         options: MqttStackOptions,
         *,
         store: EntityStore,
-        settings: Any,
+        settings: RuntimeSettings,
         agent: AgentApi,
         broker: BrokerSettings | None = None,
         demo_home: bool = True,

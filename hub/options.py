@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hub.agent.ports import AgentOptions
-from hub.agent.async_tools import AsyncToolsOptions
 from hub.backends.ha.client import HaOptions
 from hub.config import HubConfig
 from hub.custom.loader import CustomOptions
+from hub.home.later import LaterOptions
 from hub.home.places import PlacesOptions
 from hub.home.policy import PolicyOptions
 from hub.interfaces.http.rest_api import HttpOptions
@@ -31,7 +31,7 @@ class HubOptions:
     agent: AgentOptions
     settings: SettingValues
     policy: PolicyOptions
-    later: AsyncToolsOptions
+    later: LaterOptions
     custom: CustomOptions
     home_assistant: HaOptions
     places: PlacesOptions

@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from hub.config import validator_for
 from hub.llm.types import Reasoning, ReasoningMode
@@ -25,6 +25,10 @@ RUNTIME_TYPES = {
     "reasoning": "list(on|off|budget)",
     "reasoning_budget": "int(0,8192)",
 }
+
+
+SettingValue = bool | str | int  # a setting's value, as RUNTIME_TYPES validates it
+SettingListener = Callable[[str, SettingValue], None]
 
 
 class SettingsNotSaved(ValueError):
@@ -45,7 +49,7 @@ class RuntimeSettings:
         self._path = path
         self._defaults = asdict(defaults)
         self._values = defaults
-        self._listeners: list[Callable[[str, Any], None]] = []
+        self._listeners: list[SettingListener] = []
         self._load()
 
     @property
@@ -56,18 +60,20 @@ class RuntimeSettings:
     def reasoning(self) -> Reasoning:
         return Reasoning(ReasoningMode(self._values.reasoning), self._values.reasoning_budget)
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self._values)
+    def as_dict(self) -> dict[str, SettingValue]:
+        values: dict[str, SettingValue] = asdict(self._values)
+        return values
 
-    def set(self, name: str, value: Any) -> Any:
+    def set(self, name: str, value: object) -> SettingValue:
         """Validate, persist, apply. Raises ValueError with a clear message (SettingsNotSaved
         when the state folder cannot be written: then nothing is applied)."""
         return self.update({name: value})[name]
 
-    def update(self, changes: dict[str, Any]) -> dict[str, Any]:
+    def update(self, changes: Mapping[str, object]) -> dict[str, SettingValue]:
         """`set` for several settings at once: all are saved and applied, or none."""
         validated = {name: _validated(name, value) for name, value in changes.items()}
-        values = replace(self._values, **validated)
+        fields: dict[str, Any] = dict(validated)  # validated by RUNTIME_TYPES above
+        values = replace(self._values, **fields)
         self._save(values)
         self._values = values
         for name, value in validated.items():
@@ -75,7 +81,7 @@ class RuntimeSettings:
                 listener(name, value)
         return validated
 
-    def add_listener(self, listener: Callable[[str, Any], None]) -> None:
+    def add_listener(self, listener: SettingListener) -> None:
         self._listeners.append(listener)
 
     def _load(self) -> None:
@@ -109,10 +115,11 @@ class RuntimeSettings:
                                    f"({err.strerror or err}); nothing was changed") from None
 
 
-def _validated(name: str, value: Any) -> Any:
+def _validated(name: str, value: object) -> SettingValue:
     if name not in RUNTIME_TYPES:
         raise ValueError(f"unknown setting {name!r}")
     try:
-        return validator_for(RUNTIME_TYPES[name])(value)
+        valid: SettingValue = validator_for(RUNTIME_TYPES[name])(value)
+        return valid
     except Exception as err:  # voluptuous raises Invalid subclasses
         raise ValueError(f"invalid value for {name}: {err}") from None

@@ -25,7 +25,7 @@ from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_person
 from hub.agent.ports import (AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier,
                              SpeakerLocator)
 from hub.agent.prefix_primer import PrefixPrimer
-from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure
+from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
 from hub.agent.types import (
     TurnDone,
     TurnEvent,
@@ -268,7 +268,8 @@ class Agent:
                               persona.key, request.client, uuid.uuid4().hex,
                               area=place.area if place else None, floor=place.floor if place else None)
             state = TurnState(request, conversation, language, ctx, persona, deadline, emit, languages)
-            answer = functools.partial(self._model.fitted, state, functools.partial(self._turn, state))
+            answer = functools.partial(fitted, state, functools.partial(self._turn, state), self._options.history_tokens,
+                                       self._engine.count_tokens)
             result = await ended(state, answer)
             emit(TurnDone(result))
             if result.ok and result.path == "model":

@@ -1,4 +1,5 @@
-"""What the servers (`hub.interfaces`) use of the agent; `Agent` is one, test stand-ins may be."""
+"""What the servers (`hub.interfaces`) use of the agent, one face for all of them; `Agent` is one,
+test stand-ins may be."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ class AgentApi(Protocol):
     conversations: ConversationStore
 
     def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
+
+    def prepare(self, request: TurnRequest) -> None:
+        """A turn for `request` is coming whose words are not known yet (a voice turn while its
+        audio is transcribed): the model may evaluate its prompt's start meanwhile."""
+        ...
 
     async def ask(self, request: TurnRequest) -> TurnResult: ...
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from hub.llm.types import (
     Engine,
     GenerationRequest,
     MalformedToolCall,
-    PromptTooLong,
+    Reasoning,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -63,7 +62,7 @@ class _Context:
     system: Message
     tools: list[ToolSpec]
     conversational: bool
-    reasoning: Any
+    reasoning: Reasoning
     actions: frozenset[str]
     allowed: list[str]
     reply: ReplyBuilder
@@ -99,24 +98,6 @@ class ModelTurn:
             reasoning=reasoning, conversational=conversational,
             max_tokens=self._options.max_tokens, temperature=self._options.temperature,
         )
-
-    async def fitted(self, state: TurnState, turn: Callable[[], Awaitable[TurnResult]]) -> TurnResult:
-        """Run the turn and trim the history it added to; if the history makes the prompt too
-        long for the model, drop the oldest half of it and try again (only while nothing has been
-        done yet)."""
-        while True:
-            try:
-                result = await turn()
-                state.conversation.trim(self._options.history_tokens, self._message_tokens)
-                return result
-            except PromptTooLong:
-                turns = state.conversation.turns()
-                if not turns or state.finished_calls:
-                    raise
-                keep = turns[len(turns) // 2 + 1:] if len(turns) > 1 else []
-                _LOGGER.info("history of %s too long for the context: dropping %d of %d turns",
-                             state.conversation.id, len(turns) - len(keep), len(turns))
-                state.conversation.messages = [m for turn in keep for m in turn]
 
     async def answer(self, state: TurnState, text: str, targets: Sequence[Entity] | None = None) -> TurnResult:
         """`targets`: the entities the command acts on, when the user already chose them."""
@@ -266,7 +247,7 @@ class ModelTurn:
                         key=lambda e: _EXAMPLE_DOMAINS.index(e.domain))
         return next((e.name for e in (*named, *others) if e.name), None)
 
-    def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Any]:
+    def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Reasoning]:
         """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""
         asked = request.conversational if request is not None else None
         conversational = next(v for v in (asked, persona.conversational, self._settings.conversational_mode)
@@ -289,10 +270,6 @@ class ModelTurn:
 
     def _entity_name(self, entity_id: str) -> str | None:
         return self._home.name_of(entity_id) if self._home is not None else None
-
-    def _message_tokens(self, message: Message) -> int:
-        calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)
-        return self._engine.count_tokens(message.content + calls) + 4
 
 
 def chunk_emitter(state: TurnState) -> Callable[[str], None]:

@@ -9,8 +9,8 @@ current turn, and history is kept exactly as it was sent, so each turn only appe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from hub.agent.ports import HomeView
 from hub.core.messages import Message
 
 ASSISTANT_INSTRUCTIONS = (
@@ -57,7 +57,8 @@ def system_prompt(parts: PromptParts) -> str:
     return "\n\n".join(sections)
 
 
-def stable_system_message(home: Any, conversational: bool, instructions: str = ASSISTANT_INSTRUCTIONS) -> Message:
+def stable_system_message(home: HomeView | None, conversational: bool,
+                          instructions: str = ASSISTANT_INSTRUCTIONS) -> Message:
     """The system message every turn starts with: what `engine.prime` evaluates ahead of turns.
 
     `home` is the agent's HomeView (or None); its overview is empty for homes too big for one.

@@ -93,7 +93,8 @@ def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: Pro
 
 
 def _reads_only(registry: ToolRegistry, tool_name: str) -> bool:
-    return getattr(registry.get(tool_name), "changes_home", None) is False
+    tool = registry.get(tool_name)
+    return tool is not None and tool.changes_home is False
 
 
 def as_reading(call: ToolCall, actions: frozenset[str], allowed: Sequence[str]) -> ToolCall:

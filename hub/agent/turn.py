@@ -7,6 +7,7 @@ Each turn runs as its own task so a deadline can end it cleanly whatever it is w
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
@@ -103,6 +104,29 @@ def not_understood(state: TurnState, text: str, example_name: str | None) -> Tur
 
 def failure(conversation_id: str, language: str, code: str) -> TurnResult:
     return TurnResult(conversation_id, language, phrase(language, f"error.{code}"), ok=False, error=code)
+
+
+async def fitted(state: TurnState, turn: Callable[[], Awaitable[TurnResult]], history_tokens: int,
+                 count_tokens: Callable[[str], int]) -> TurnResult:
+    """Run the turn and trim the history it added to; if the history makes the prompt too long
+    for the model, drop the oldest half of it and try again (only while nothing has been done yet)."""
+    def message_tokens(message: Message) -> int:
+        calls = " ".join(f"{c.name}{json.dumps(c.arguments)}" for c in message.tool_calls)
+        return count_tokens(message.content + calls) + 4
+
+    while True:
+        try:
+            result = await turn()
+            state.conversation.trim(history_tokens, message_tokens)
+            return result
+        except PromptTooLong:
+            turns = state.conversation.turns()
+            if not turns or state.finished_calls:
+                raise
+            keep = turns[len(turns) // 2 + 1:] if len(turns) > 1 else []
+            _LOGGER.info("history of %s too long for the context: dropping %d of %d turns",
+                         state.conversation.id, len(turns) - len(keep), len(turns))
+            state.conversation.messages = [m for turn in keep for m in turn]
 
 
 async def ended(state: TurnState, answer: Callable[[], Awaitable[TurnResult]]) -> TurnResult:

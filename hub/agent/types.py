@@ -80,27 +80,27 @@ class ToolFinished:
 
 @dataclass
 class TurnTimings:
-    prefill_s: float = 0.0
+    """A turn's times and tokens: its model rounds' usage added up (`model`), and what only the
+    turn knows (its first reply token, its tools, its whole length)."""
+
+    model: Usage = field(default_factory=Usage)
     first_token_s: float = 0.0  # from turn start to the first reply token
-    decode_s: float = 0.0
-    thinking_s: float = 0.0
     tools_s: float = 0.0
     total_s: float = 0.0
-    prompt_tokens: int = 0
-    evaluated_prompt_tokens: int = 0
-    completion_tokens: int = 0
-    thinking_tokens: int = 0
     model_rounds: int = 0
 
     def add_usage(self, usage: Usage) -> None:
-        self.prefill_s += usage.prefill_s
-        self.decode_s += usage.decode_s
-        self.thinking_s += usage.thinking_s
-        self.prompt_tokens += usage.prompt_tokens
-        self.evaluated_prompt_tokens += usage.evaluated_prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-        self.thinking_tokens += usage.thinking_tokens
+        self.model.add(usage)
         self.model_rounds += 1
+
+    def as_json(self) -> dict[str, float | int]:
+        """The timings as the REST and MQTT APIs report them (one flat object)."""
+        model = self.model
+        return {"prefill_s": model.prefill_s, "first_token_s": self.first_token_s, "decode_s": model.decode_s,
+                "thinking_s": model.thinking_s, "tools_s": self.tools_s, "total_s": self.total_s,
+                "prompt_tokens": model.prompt_tokens, "evaluated_prompt_tokens": model.evaluated_prompt_tokens,
+                "completion_tokens": model.completion_tokens, "thinking_tokens": model.thinking_tokens,
+                "model_rounds": self.model_rounds}
 
 
 @dataclass

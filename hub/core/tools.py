@@ -68,11 +68,26 @@ def same_client(identity: str) -> str:
 
 class Tool(Protocol):
     spec: ToolSpec  # its entity_args: the arguments constrained decoding offers candidates for
-    # `changes_home: bool`, optional (read with getattr, so not a protocol member): the tool acts
-    # on a device. Questions and a stand-in model are never offered such tools (hub.agent.agent)
-    # `domains: frozenset[str] | None`, optional likewise: the domains it can act on (None: any)
+
+    @property
+    def changes_home(self) -> bool | None:
+        """True: it acts on a device (questions and a stand-in model are never offered it);
+        False: it only reads the home; None: neither (timers, a user's own tools)."""
+        ...
+
+    @property
+    def domains(self) -> frozenset[str] | None:
+        """The domains it can act on (None: any)."""
+        ...
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+class ToolTraits:
+    """The traits of a tool that neither acts on a device nor only reads the home (a base class)."""
+
+    changes_home: bool | None = None
+    domains: frozenset[str] | None = None
 
 
 class ToolError(Exception):
@@ -91,6 +106,9 @@ class ToolRegistry:
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
 
     def register(self, tool: Tool) -> None:
+        missing = [trait for trait in ("changes_home", "domains") if not hasattr(tool, trait)]
+        if missing:  # a test's or a plugin's tool: say what it lacks now, not in some later turn
+            raise TypeError(f"tool {tool.spec.name!r} declares no {' or '.join(missing)} (see ToolTraits)")
         if tool.spec.name in self._tools:
             raise ValueError(f"tool {tool.spec.name!r} registered twice")
         jsonschema.Draft202012Validator.check_schema(tool.spec.parameters)
@@ -107,9 +125,8 @@ class ToolRegistry:
         """Names of the tools that act on devices (`changes_home`); with `domains`, only those
         that can act on one of them (a tool's optional `domains`; none declared: any)."""
         def fits(tool: Tool) -> bool:
-            declared = getattr(tool, "domains", None)
-            return domains is None or declared is None or not declared.isdisjoint(domains)
-        return frozenset(n for n, t in self._tools.items() if getattr(t, "changes_home", False) and fits(t))
+            return domains is None or tool.domains is None or not tool.domains.isdisjoint(domains)
+        return frozenset(n for n, t in self._tools.items() if t.changes_home and fits(t))
 
     def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import secrets as token_source
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
-from hub.agent.reports import ServiceCaller
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
 from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
-from hub.core.tools import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
 from hub.transport.mqtt_client import MqttClient
 from hub.core.messages import ToolSpec
 from hub.locales import normalize_language, phrase
 
 MASK = "***"
 Localized = str | Mapping[str, str]
+
+
+class ServiceCaller(Protocol):
+    """Home Assistant's service calls (hub.backends.ha.client.HAClient)."""
+
+    async def call_service(self, domain: str, service: str, data: dict[str, Any]) -> Any: ...
 
 
 @dataclass
@@ -72,7 +77,7 @@ class Outputs:
     success: CompiledTemplate | None = None  # falsy → the call failed (e.g. "{{ response.paid }}")
 
 
-class CustomTool:
+class CustomTool(ToolTraits):
     """What every user-defined tool shares: spec, variables, results, failures, masking."""
 
     def __init__(self, name: str, description: Localized, parameters: dict[str, Any],

@@ -43,7 +43,7 @@ class EntityTool:
     description: str
     parameters: dict[str, Any] = entity_schema()
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
-    changes_home = True  # a device action (see Tool.changes_home)
+    changes_home: bool | None = True  # a device action (see Tool.changes_home)
 
     def __init__(self, store: EntityStore, resolver: EntityResolver,
                  policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> None:

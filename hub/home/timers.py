@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from hub.core.tools import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
 from hub.home.watches import OutcomeSink
 from hub.core.messages import ToolSpec
 from hub.locales import join_list, phrase, plural_phrase
@@ -210,7 +210,7 @@ def _seconds(args: dict[str, Any]) -> int:
     return int(args.get("hours", 0) * 3600 + args.get("minutes", 0) * 60 + args.get("seconds", 0))
 
 
-class StartTimer:
+class StartTimer(ToolTraits):
     spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends.", {
         "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME}})
 
@@ -238,7 +238,7 @@ def _one_timer(service: TimerService, args: dict[str, Any], ctx: ToolContext) ->
     return found
 
 
-class CancelTimer:
+class CancelTimer(ToolTraits):
     spec = ToolSpec("cancel_timer", "Cancel a running timer (by its name or the duration it was started with).",
                     _WHICH_TIMER)
 
@@ -256,7 +256,7 @@ class CancelTimer:
                           data={"cancelled": found[0].id, "name": timer.name if timer else None})
 
 
-class TimerStatus:
+class TimerStatus(ToolTraits):
     spec = ToolSpec("timer_status", "How much time is left on the running timers.", _WHICH_TIMER)
 
     def __init__(self, service: TimerService) -> None:

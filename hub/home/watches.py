@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol
 
 from hub.home.entities import Entity, EntityStore
-from hub.core.tools import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.locales import phrase
 from hub.locales.states import StateWord, state_word
@@ -198,7 +198,7 @@ def _spoken_outcome(entity: Entity, language: str) -> StateWord:
 # --- "tell me when …" --------------------------------------------------------------------------
 
 
-class NotifyWhen:
+class NotifyWhen(ToolTraits):
     """Tool: report when an entity reaches a state (within a timeout)."""
 
     spec = ToolSpec(

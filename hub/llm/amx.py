@@ -14,14 +14,12 @@ import functools
 import logging
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Iterator
 
-import llama_cpp.llama_cpp as low_level
+from hub.llm.llama_internals import without_extra_buffer_types
 
 _LOGGER = logging.getLogger(__name__)
-_PATCH = threading.Lock()
 
 _PROBE = """
 import sys
@@ -54,20 +52,9 @@ def extra_buffers_fail(model: Path) -> bool:
 
 @contextlib.contextmanager
 def without_extra_buffers(off: bool) -> Iterator[None]:
-    """While loading a `Llama`: `use_extra_bufts` false (llama-cpp-python has no argument for it)."""
+    """While loading a `Llama`: without the extra buffer types when `off`."""
     if not off:
         yield
         return
-    with _PATCH:
-        default = low_level.llama_model_default_params
-
-        def params():  # type: ignore[no-untyped-def]
-            values = default()
-            values.use_extra_bufts = False
-            return values
-
-        low_level.llama_model_default_params = params
-        try:
-            yield
-        finally:
-            low_level.llama_model_default_params = default
+    with without_extra_buffer_types():
+        yield

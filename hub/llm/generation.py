@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-import llama_cpp
 from llama_cpp import Llama
 from llama_cpp.llama_grammar import LlamaGrammar
 
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.grammar import constrained_delta
+from hub.llm.llama_internals import end_of_generation_test
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.reasoning import DecodeLoop, OutOfContext, run_decode_loop
 from hub.llm.types import Delta, Done, EngineError, GenerationRequest, ToolCallDelta, Usage
@@ -121,8 +121,7 @@ class Generation:
                 usage: Usage, started: float) -> Iterator[int]:
         """Sampled tokens for `sequence` (EOG excluded); notes prefill figures on the first one.
         Ends when the consumer halts the job, raises Cancelled when it left."""
-        is_eog = llama_cpp.llama_vocab_is_eog
-        vocab = self._llm._model.vocab
+        is_eog = end_of_generation_test(self._llm)
         first = usage.first_token_s == 0.0
         evaluated_before = self._evaluated()
         generate_started = time.perf_counter()
@@ -142,7 +141,7 @@ class Generation:
                 if job.cancelled.is_set():
                     raise Cancelled
                 _wait_for_gate(job)
-                if is_eog(vocab, token) or job.request.halt.is_set():
+                if is_eog(token) or job.request.halt.is_set():
                     return
                 yield token
         finally:

@@ -15,15 +15,15 @@ array (n_batch × vocabulary floats, 512 MiB for Gemma), which takes seconds.
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import logging
 from dataclasses import dataclass
 from typing import Sequence
 
-import llama_cpp
 import numpy as np
 from llama_cpp import Llama
+
+from hub.llm.llama_internals import read_sequence_state, resident_tokens, sequence_state_size, write_sequence_state
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class PrefixStateCache:
         self._states.clear()
 
     def resident_tokens(self) -> np.ndarray:
-        return np.asarray(self._llm.input_ids[: self._llm.n_tokens], dtype=np.intc)
+        return resident_tokens(self._llm)
 
     def restore_best(self, prompt: Sequence[int]) -> int:
         """Load the saved state sharing most of `prompt`, if it beats the resident one.
@@ -123,16 +123,14 @@ class PrefixStateCache:
             if len(state.tokens) == len(tokens) and common_prefix(state.tokens, tokens) == len(tokens):
                 state.last_used = next(self._clock)
                 return state
-        ctx = self._llm._ctx.ctx
-        size = llama_cpp.llama_state_seq_get_size(ctx, self._seq_id)
+        size = sequence_state_size(self._llm, self._seq_id)
         if size == 0 or size + tokens.nbytes > self.max_bytes:
             return None
-        data = np.empty(size, dtype=np.uint8)
-        written = llama_cpp.llama_state_seq_get_data(ctx, _pointer(data), size, self._seq_id)
-        if written == 0:
+        data = read_sequence_state(self._llm, self._seq_id, size)
+        if not data.size:
             _LOGGER.warning("llama.cpp could not save a sequence state of %d tokens", len(tokens))
             return None
-        return self.add(tokens, data[:written])
+        return self.add(tokens, data)
 
     def add(self, tokens: np.ndarray, data: np.ndarray) -> SavedState | None:
         """Keep a state saved earlier (e.g. read from disk); None when it cannot fit the cap."""
@@ -149,19 +147,10 @@ class PrefixStateCache:
         self._states = [s for s in self._states if s is not state]
 
     def _load(self, state: SavedState) -> bool:
-        llm = self._llm
-        ok = llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, _pointer(state.data), state.data.nbytes,
-                                                self._seq_id)
-        if ok == 0:  # the sequence may be half-cleared now: start from nothing
+        if not write_sequence_state(self._llm, self._seq_id, state.tokens, state.data):
             _LOGGER.warning("llama.cpp could not restore a saved state: dropping it")
             self.discard(state)
-            llm._ctx.kv_cache_seq_rm(self._seq_id, -1, -1)
-            llm.reset()
             return False
-        n = len(state.tokens)
-        llm.input_ids[:n] = state.tokens
-        llm.n_tokens = n
-        llm._requires_eval = True  # logits are not part of the saved state
         return True
 
     def _evict(self) -> None:
@@ -175,7 +164,3 @@ class PrefixStateCache:
 def _superseded(old: SavedState, new: SavedState) -> bool:
     """The new state repeats the old one but for its last few tokens: a conversation went on."""
     return common_prefix(old.tokens, new.tokens) >= len(old.tokens) - SUPERSEDE_SLACK_TOKENS
-
-
-def _pointer(array: np.ndarray) -> ctypes._Pointer[ctypes.c_uint8]:
-    return array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))

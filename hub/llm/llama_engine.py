@@ -46,6 +46,7 @@ from hub.llm.grammar import tool_call_grammar
 from hub.llm.kept_prefixes import KeptPrefixes
 from hub.llm.kv_cache import PrefixStateCache, SavedState, common_prefix
 from hub.llm.llama_prompt import LlamaPrompt
+from hub.llm.llama_internals import count_evaluations, drop_from, resident_tokens, rewind
 from hub.llm.llama_loading import load_llama
 from hub.llm.prompt_lookup import PromptLookupDecoder
 from hub.llm.state_store import StateStore, model_identity
@@ -55,7 +56,6 @@ from hub.llm.types import (
     EngineBusy,
     EngineError,
     GenerationRequest,
-    ModelInfo,
     PromptTooLong,
     SMALL_MODEL_PARAMS,
 )
@@ -95,8 +95,7 @@ class LlamaEngine:
         loaded = load_llama(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, threads=threads,
                             flash_attn=flash_attn, kv_cache_type=kv_cache_type)
         self._llm = loaded.llm
-        self._original_eval = self._llm.eval
-        self._llm.eval = self._counting_eval  # type: ignore[method-assign]
+        self._original_eval = count_evaluations(self._llm, self._counting_eval)
         self._eval_count = 0
         self._cancel_current: threading.Event | None = None
         self._priming: threading.Event | None = None  # set to interrupt a running prime()
@@ -111,15 +110,7 @@ class LlamaEngine:
         self.chat_format: ChatFormat = self._prompt.chat_format
         self._generation = Generation(self._llm, self.chat_format, self._llm.n_ctx(), seed, self._drafter,
                                       lambda: self._eval_count)
-        self.info = ModelInfo(
-            name=str(self._llm.metadata.get("general.name") or path.stem),
-            architecture=loaded.report.architecture,
-            path=str(path),
-            n_ctx=self._llm.n_ctx(),
-            n_ctx_train=self._llm._model.n_ctx_train(),
-            n_params=self._llm._model.n_params(),
-            is_stand_in=is_stand_in,
-        )
+        self.info = loaded.info(path, is_stand_in)
         self._queue_size = queue_size
         self._waiting = 0
         self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
@@ -187,6 +178,34 @@ class LlamaEngine:
         would not be done by `request.deadline`, PromptTooLong) is raised from the iteration."""
         self._validate(request)
         gate = self._gate_for_running_loop()
+        await self._admit(request, gate)
+        loop = asyncio.get_running_loop()
+        deltas: asyncio.Queue[Any] = asyncio.Queue()
+        cancelled = threading.Event()
+
+        def emit(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(deltas.put_nowait, item)
+            except RuntimeError:  # the loop is gone: nobody is listening any more
+                cancelled.set()
+
+        self._start_worker(Job(request, emit, cancelled), gate)
+        try:
+            while True:
+                item = await deltas.get()
+                if isinstance(item, Failure):
+                    raise item.error
+                if isinstance(item, Done):
+                    yield item
+                    return
+                if not request.halt.is_set():  # halted: what the worker sent since is not output
+                    yield item
+        finally:
+            cancelled.set()
+
+    async def _admit(self, request: GenerationRequest, gate: asyncio.Lock) -> None:
+        """Wait for the model, then hold `gate`; EngineBusy when the queue is full or the request
+        would not be done by its deadline."""
         # priming gives way at once, so the request that interrupts it is next, not waiting
         if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
@@ -207,23 +226,16 @@ class LlamaEngine:
         if self._closed:
             gate.release()
             raise EngineError("the model engine was closed")
-        loop = asyncio.get_running_loop()
-        deltas: asyncio.Queue[Any] = asyncio.Queue()
-        cancelled = threading.Event()
 
-        def emit(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(deltas.put_nowait, item)
-            except RuntimeError:  # the loop is gone: nobody is listening any more
-                cancelled.set()
-
+    def _start_worker(self, job: Job, gate: asyncio.Lock) -> None:
+        """Run `job` in the worker; `gate` is released, and its time recorded, when it ends."""
         try:
-            worker = loop.run_in_executor(self._executor, self._run, Job(request, emit, cancelled))
+            worker = asyncio.get_running_loop().run_in_executor(self._executor, self._run, job)
         except BaseException:
             gate.release()
             raise
         started = time.monotonic()
-        self._running = RunningGeneration(started, request.deadline)
+        self._running = RunningGeneration(started, job.request.deadline)
 
         def release(_: Any) -> None:
             # however it ended (done, cut, failed), that is how long the queue waited for it
@@ -232,18 +244,6 @@ class LlamaEngine:
             gate.release()
 
         worker.add_done_callback(release)
-        try:
-            while True:
-                item = await deltas.get()
-                if isinstance(item, Failure):
-                    raise item.error
-                if isinstance(item, Done):
-                    yield item
-                    return
-                if not request.halt.is_set():  # halted: what the worker sent since is not output
-                    yield item
-        finally:
-            cancelled.set()
 
     def _generating(self, gate: asyncio.Lock) -> bool:
         """Whether a generation holds the model and goes on: priming gives way at once, and a
@@ -347,15 +347,14 @@ class LlamaEngine:
             if len(tokens) >= self.info.n_ctx:
                 return False
             self._prompt_cache.restore_best(tokens)
-            shared = common_prefix(self._llm._input_ids, np.asarray(tokens, dtype=np.intc))
+            shared = common_prefix(resident_tokens(self._llm), np.asarray(tokens, dtype=np.intc))
             if shared < len(tokens):
-                self._llm.n_tokens = shared  # `eval` drops the KV entries from there on
+                rewind(self._llm, shared)
                 self._counting_eval(tokens[shared:])
             elif keep_as is None:
                 return True
             elif self._llm.n_tokens > len(tokens):  # the state to keep holds this prefix alone
-                self._llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1)
-                self._llm.n_tokens = len(tokens)
+                drop_from(self._llm, len(tokens))
             saved = self._prompt_cache.save()
             if keep_as is None or saved is None:
                 return True
@@ -381,7 +380,7 @@ class LlamaEngine:
         self._prompt_cache.restore_best(tokens)  # another conversation may have evicted this one
         if _LOGGER.isEnabledFor(logging.DEBUG):
             _LOGGER.debug("prompt: %d tokens, %d shared with the KV cache", len(tokens),
-                          common_prefix(self._llm._input_ids, np.asarray(tokens, dtype=np.intc)))
+                          common_prefix(resident_tokens(self._llm), np.asarray(tokens, dtype=np.intc)))
         if grammar is not None:
             self._generation.constrained(job, tokens, grammar, started)
         else:

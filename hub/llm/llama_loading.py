@@ -7,33 +7,20 @@ was built with a GPU backend, e.g. `CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCH
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import llama_cpp
 from llama_cpp import Llama
 
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.inspect import GGUFReport, inspect_gguf
-from hub.llm.types import EngineError
+from hub.llm.llama_internals import KV_TYPES, log_to_debug, parameter_count, trained_context
+from hub.llm.types import EngineError, ModelInfo
 
 _LOGGER = logging.getLogger(__name__)
-_LLAMA_LOGGER = logging.getLogger("hub.llm.llama_cpp")
-
-_KV_TYPES = {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0, "q4_0": llama_cpp.GGML_TYPE_Q4_0}
-
-
-@llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]  # ctypes types CFUNCTYPE's instances loosely
-def _llama_log(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
-    """llama.cpp's own chatter goes to debug logging, never straight to stderr."""
-    if _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
-        _LLAMA_LOGGER.debug("%s", text.decode("utf-8", errors="replace").rstrip())
-
-
-llama_cpp.llama_log_set(_llama_log, ctypes.c_void_p(0))
+log_to_debug()
 
 
 @dataclass(frozen=True)
@@ -42,6 +29,12 @@ class LoadedModel:
     report: GGUFReport
     type_v: int  # the V cache's type: f16 when a quantized one needs flash attention that is off
     n_threads: int
+
+    def info(self, path: Path, is_stand_in: bool) -> ModelInfo:
+        llm = self.llm
+        return ModelInfo(name=str(llm.metadata.get("general.name") or path.stem),
+                         architecture=self.report.architecture, path=str(path), n_ctx=llm.n_ctx(),
+                         n_ctx_train=trained_context(llm), n_params=parameter_count(llm), is_stand_in=is_stand_in)
 
 
 def _auto_threads() -> int:
@@ -63,10 +56,10 @@ def load_llama(path: Path, *, n_ctx: int, n_gpu_layers: int, threads: int, flash
             f"n_ctx {n_ctx} is more than the {report.n_ctx_train} tokens {path.name} was trained for: "
             f"set n_ctx to {report.n_ctx_train} or less"
         )
-    type_v = _KV_TYPES[kv_cache_type]
+    type_v = KV_TYPES[kv_cache_type]
     if kv_cache_type != "f16" and not flash_attn:
         _LOGGER.warning("a quantized V cache needs flash_attn: keeping V at f16, K at %s", kv_cache_type)
-        type_v = _KV_TYPES["f16"]
+        type_v = KV_TYPES["f16"]
     n_threads = threads or _auto_threads()
     try:
         with without_extra_buffers(extra_buffers_fail(path)):
@@ -77,7 +70,7 @@ def load_llama(path: Path, *, n_ctx: int, n_gpu_layers: int, threads: int, flash
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
                 flash_attn=flash_attn,
-                type_k=_KV_TYPES[kv_cache_type],
+                type_k=KV_TYPES[kv_cache_type],
                 type_v=type_v,
                 verbose=False,
             )

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import llama_cpp
 from llama_cpp import Llama
 
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.control_tokens import ControlTokenGuard
+from hub.llm.llama_internals import adds_bos, control_token_test, token_text
 from hub.llm.template_format import chat_format_for
 from hub.llm.types import GenerationRequest, ReasoningMode
-
-_CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
 
 
 class LlamaPrompt:
@@ -22,12 +20,10 @@ class LlamaPrompt:
         self.chat_format: ChatFormat = chat_format_for(
             llm.metadata, bos_token=self._token_text(llm.token_bos()), eos_token=self._token_text(llm.token_eos()),
         )
-        self._add_bos = llm._model.add_bos_token() and llm.token_bos() >= 0
-        vocab = llm._model.vocab
+        self._add_bos = adds_bos(llm)
         self._guard = ControlTokenGuard(
             lambda text, special: llm.tokenize(text.encode("utf-8"), add_bos=False, special=special),
-            lambda token: bool(llama_cpp.llama_vocab_get_attr(vocab, token) & _CONTROL),
-            self._token_text)
+            control_token_test(llm), self._token_text)
 
     def text(self, request: GenerationRequest) -> RenderedPrompt:
         """The exact prompt text `request` is evaluated as."""
@@ -63,7 +59,7 @@ class LlamaPrompt:
         return rendered
 
     def _token_text(self, token: int) -> str:
-        return self._llm._model.token_get_text(token) if token >= 0 else ""
+        return token_text(self._llm, token)
 
 
 def _thinking_enabled(request: GenerationRequest) -> bool:

@@ -4,11 +4,8 @@ So a hub on a small box can use a model server elsewhere: llama-server (with a `
 speculative decoding and `--reasoning-budget`), vLLM, Ollama, NVIDIA's hosted endpoint
 (integrate.api.nvidia.com, with an API key) or llama-cpp-python's own server.
 
-- Tools go out as OpenAI `tools`; streamed `tool_calls` deltas are assembled per index into
-  ToolCallDeltas when the stream ends (arguments that are not a JSON object: MalformedToolCall).
-- `reasoning_content` (llama-server, vLLM, NVIDIA) or `reasoning` (Ollama) deltas become
-  ThinkingDeltas; content text still goes through the StreamParser, so a server that leaves
-  `<think>` or tool-call markers in the text (no reasoning or tool parser) works too.
+- Tools go out as OpenAI `tools`; what comes back (text, thinking, tool calls, usage) is read by
+  `openai_stream`.
 - Reasoning switches per server kind (`remote_server`): `chat_template_kwargs.enable_thinking`
   (llama-server, vLLM, NVIDIA), a budget where the server has one (`thinking_budget_tokens` for
   llama-server, `thinking_token_budget` for vLLM, `reasoning_budget` for NVIDIA), Ollama's
@@ -23,45 +20,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, AsyncIterator, Sequence
 
 import aiohttp
 
-from hub.llm.grammar import constrained_delta, tool_call_schema
-from hub.llm.stream_parser import StreamParser
-from hub.core.messages import Message, ToolCall, ToolSpec
-from hub.llm.types import (
-    Delta,
-    Done,
-    EngineBusy,
-    EngineError,
-    GenerationRequest,
-    MalformedToolCall,
-    ModelInfo,
-    PromptTooLong,
-    ReasoningMode,
-    ThinkingDelta,
-    ToolCallDelta,
-    Usage,
-)
-
-_LOGGER = logging.getLogger(__name__)
+from hub.core.messages import Message, ToolSpec
+from hub.llm.grammar import tool_call_schema
+from hub.llm.openai_stream import ChatStream, http_error, sse_events
+from hub.llm.types import Delta, EngineBusy, EngineError, GenerationRequest, ModelInfo, ReasoningMode
 
 SERVER_KINDS = ("llama_server", "vllm", "ollama", "nvidia", "openai")
 NVIDIA_URL = "https://integrate.api.nvidia.com/v1"
 BYTES_PER_TOKEN = 4  # estimate for count_tokens: the tokenizer lives on the server
-_CONTEXT_WORDS = ("context", "too long", "exceed", "maximum")
-
-
-@dataclass
-class _PendingCall:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
 
 
 class OpenAIEngine:
@@ -197,68 +169,28 @@ class OpenAIEngine:
 
     async def _stream_body(self, body: dict[str, Any], request: GenerationRequest) -> AsyncIterator[Delta]:
         started = time.perf_counter()
-        usage = Usage()
-        parser = StreamParser()
-        calls: dict[int, _PendingCall] = {}
-        constrained_text: list[str] = []
-        first_at: float | None = None
-        pieces = 0  # content/reasoning deltas: about one token each, when the server sends no usage
-        finish_reason = "stop"
+        stream = ChatStream(constrained=request.constraint is not None)
         session = self._session_for_loop()
         try:
             response_cm = session.post(self._base_url + "/chat/completions", json=body, headers=self._headers())
             async with response_cm as response:
                 if response.status != 200:
-                    raise _http_error(response.status, await response.text(), self._base_url)
-                async for chunk in _sse_events(response):
+                    raise http_error(response.status, await response.text(), self._base_url)
+                async for chunk in sse_events(response):
                     if request.halt.is_set():  # leaving the response ends the server's generation
                         break
-                    if "error" in chunk:
-                        raise _stream_error(chunk["error"])
-                    _read_usage(chunk, usage)
-                    for choice in chunk.get("choices") or []:
-                        delta = choice.get("delta") or {}
-                        out: list[Delta] = []
-                        thinking = delta.get("reasoning_content") or delta.get("reasoning")
-                        if thinking:
-                            usage.thinking_tokens += 1
-                            out.append(ThinkingDelta(thinking))
-                        content = delta.get("content")
-                        if content:
-                            if request.constraint is not None:
-                                constrained_text.append(content)
-                            else:
-                                out += parser.feed(content)
-                        for call_delta in delta.get("tool_calls") or []:
-                            _add_call_delta(calls, call_delta)
-                        if out or delta.get("tool_calls") or content:
-                            pieces += 1
-                            first_at = first_at or time.perf_counter()
-                        if choice.get("finish_reason"):
-                            finish_reason = choice["finish_reason"]
-                        for item in out:
-                            if not request.halt.is_set():
-                                yield item
+                    for item in stream.read(chunk, time.perf_counter()):
+                        if not request.halt.is_set():
+                            yield item
         except aiohttp.ClientConnectionError as err:
             raise EngineError(f"cannot reach the model server at {self._base_url}: {err}") from None
         except asyncio.TimeoutError:
             raise EngineError(f"the model server at {self._base_url} did not answer in time") from None
-        tail: list[Delta] = []
-        if not request.halt.is_set():  # halted: what it had not finished is not output
-            tail = parser.finish()
-            if request.constraint is not None:
-                tail.append(constrained_delta("".join(constrained_text), "call_1", finish_reason))
-            tail += [_finished_call(index, call) for index, call in sorted(calls.items())]
+        halted = request.halt.is_set()
+        tail = [] if halted else stream.finish()
         for item in tail:
             yield item
-        now = time.perf_counter()
-        usage.total_s = now - started
-        usage.first_token_s = (first_at or now) - started
-        usage.prefill_s = usage.prefill_s or usage.first_token_s
-        usage.decode_s = max(0.0, now - (first_at or now))
-        usage.stop_reason = "halted" if request.halt.is_set() else _stop_reason(finish_reason, tail)
-        usage.completion_tokens = usage.completion_tokens or pieces
-        yield Done(usage)
+        yield stream.done(started, time.perf_counter(), halted, tail)
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
@@ -274,7 +206,7 @@ class OpenAIEngine:
         try:
             async with session.get(self._base_url + path, headers=self._headers()) as response:
                 if response.status != 200:
-                    raise _http_error(response.status, await response.text(), self._base_url)
+                    raise http_error(response.status, await response.text(), self._base_url)
                 body: dict[str, Any] = await response.json(content_type=None)
                 return body
         except aiohttp.ClientConnectionError as err:
@@ -323,102 +255,3 @@ def openai_messages(messages: Sequence[Message], tools_as_text: Sequence[ToolSpe
         else:
             out.insert(0, {"role": "system", "content": note})
     return out
-
-
-# --- stream pieces -----------------------------------------------------------------------------
-
-
-async def _sse_events(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
-    """The JSON objects of an SSE stream's `data:` lines, until `[DONE]`."""
-    async for raw in response.content:
-        line = raw.decode("utf-8", errors="replace").strip()
-        if not line.startswith("data:"):
-            continue  # blank separators, `event:` names, `:` comments
-        payload = line[5:].strip()
-        if payload == "[DONE]":
-            return
-        try:
-            event = json.loads(payload)
-        except ValueError:
-            _LOGGER.warning("ignoring an unreadable event from the model server: %.200s", payload)
-            continue
-        if isinstance(event, dict):
-            yield event
-
-
-def _add_call_delta(calls: dict[int, _PendingCall], delta: dict[str, Any]) -> None:
-    index = delta.get("index", len(calls))
-    call = calls.setdefault(index, _PendingCall())
-    call.id = call.id or delta.get("id") or ""
-    function = delta.get("function") or {}
-    if function.get("name") and not call.name:  # some servers repeat the name in every delta
-        call.name = function["name"]
-    if function.get("arguments"):
-        call.arguments.append(function["arguments"])
-
-
-def _finished_call(index: int, call: _PendingCall) -> Delta:
-    raw = "".join(call.arguments)
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError as err:
-        return MalformedToolCall(raw=f"{call.name}{raw}", error=f"arguments are not valid JSON: {err}")
-    if not call.name or not isinstance(arguments, dict):
-        return MalformedToolCall(raw=f"{call.name}{raw}", error="a tool call needs a name and an arguments object")
-    return ToolCallDelta(ToolCall(call.name, arguments, call.id or f"call_{index + 1}"))
-
-
-def _read_usage(chunk: dict[str, Any], usage: Usage) -> None:
-    reported = chunk.get("usage")
-    if isinstance(reported, dict):
-        usage.prompt_tokens = int(reported.get("prompt_tokens") or 0)
-        usage.completion_tokens = int(reported.get("completion_tokens") or 0)
-        cached = (reported.get("prompt_tokens_details") or {}).get("cached_tokens")
-        if cached is not None:
-            usage.reused_prompt_tokens = int(cached)
-        reasoning = (reported.get("completion_tokens_details") or {}).get("reasoning_tokens")
-        if reasoning:
-            usage.thinking_tokens = int(reasoning)
-        usage.evaluated_prompt_tokens = usage.prompt_tokens - usage.reused_prompt_tokens
-    timings = chunk.get("timings")  # llama-server's own figures
-    if isinstance(timings, dict) and "prompt_n" in timings:
-        usage.evaluated_prompt_tokens = int(timings["prompt_n"])
-        usage.reused_prompt_tokens = int(timings.get("cache_n") or 0)
-        usage.prefill_s = float(timings.get("prompt_ms") or 0.0) / 1000
-
-
-def _stop_reason(finish_reason: str, tail: list[Delta]) -> str:
-    if any(isinstance(d, ToolCallDelta) for d in tail) or finish_reason in ("tool_calls", "function_call"):
-        return "tool_call"
-    return "length" if finish_reason == "length" else "stop"
-
-
-def _http_error(status: int, text: str, url: str) -> EngineError:
-    message = _error_message(text)
-    if status in (401, 403):
-        return EngineError(f"the model server at {url} refused the request ({status}): check remote_api_key")
-    if status in (429, 503):
-        return EngineBusy(f"the model server at {url} is busy ({status}): {message}")
-    if status == 404:
-        return EngineError(f"the model server at {url} has no such model or endpoint (404): {message}")
-    if status == 400 and any(word in message.lower() for word in _CONTEXT_WORDS):
-        return PromptTooLong(f"the model server rejected the prompt as too long: {message}")
-    return EngineError(f"the model server at {url} answered {status}: {message}")
-
-
-def _stream_error(error: Any) -> EngineError:
-    message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-    if any(word in message.lower() for word in _CONTEXT_WORDS):
-        return PromptTooLong(f"the model server rejected the prompt as too long: {message}")
-    return EngineError(f"the model server failed while generating: {message}")
-
-
-def _error_message(text: str) -> str:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.strip()[:300]
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("detail") or error)[:300]
-    return str(error)[:300]

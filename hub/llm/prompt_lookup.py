@@ -20,6 +20,7 @@ from llama_cpp import Llama
 from llama_cpp.llama_grammar import LlamaGrammar
 
 from hub.llm.kv_cache import common_prefix
+from hub.llm.llama_internals import decode_with_logits, drop_from, new_sampler, resident_tokens, rewind, sample_at
 
 
 def lookup_draft(history: np.ndarray, *, max_ngram: int = 3, min_ngram: int = 2, max_draft: int = 8) -> list[int]:
@@ -54,24 +55,24 @@ class PromptLookupDecoder:
 
     def generate(self, prompt: Sequence[int], sampling: dict[str, Any], grammar: LlamaGrammar | None) -> Generator[int, None, None]:
         llm = self._llm
-        llm._sampler = sampler = llm._init_sampler(grammar=grammar, **sampling)
+        sampler = new_sampler(llm, grammar, sampling)
         tokens = np.asarray(prompt, dtype=np.intc)
-        shared = common_prefix(np.asarray(llm._input_ids, dtype=np.intc), tokens)
+        shared = common_prefix(resident_tokens(llm), tokens)
         shared = min(shared, len(tokens) - 1)  # at least one token to evaluate: fresh logits
-        llm.n_tokens = shared  # `eval` drops the KV entries from there on
+        rewind(llm, shared)
         self._evaluate(tokens[shared:].tolist())
         history = list(prompt)
-        token = sampler.sample(llm._ctx, -1)
+        token = sample_at(llm, sampler, -1)
         while True:
             yield token
             history.append(token)
             draft = lookup_draft(np.asarray(history, dtype=np.intc), max_draft=self._draft_size)
             draft = draft[: max(0, llm.n_ctx() - llm.n_tokens - 1)]
             n_past = llm.n_tokens
-            self._decode_all_logits([token, *draft], n_past)
+            decode_with_logits(llm, [token, *draft], n_past)
             self.drafted += len(draft)
             for position in range(len(draft) + 1):
-                sampled = sampler.sample(llm._ctx, position)
+                sampled = sample_at(llm, sampler, position)
                 if position < len(draft) and sampled == draft[position]:
                     self.accepted += 1
                     yield sampled
@@ -80,8 +81,7 @@ class PromptLookupDecoder:
                 self._adapt(position, len(draft))
                 keep = n_past + position + 1  # the head token and the accepted guesses
                 if keep < llm.n_tokens:
-                    llm.n_tokens = keep
-                    llm._ctx.kv_cache_seq_rm(-1, keep, -1)
+                    drop_from(llm, keep)
                 token = sampled
                 break
 
@@ -92,12 +92,3 @@ class PromptLookupDecoder:
             self._draft_size = min(self.max_draft, self._draft_size * 2)
         elif accepted == 0:
             self._draft_size = max(1, self._draft_size // 2)
-
-    def _decode_all_logits(self, batch: list[int], n_past: int) -> None:
-        llm = self._llm
-        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
-        llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
-        llm._ctx.decode(llm._batch)
-        llm.input_ids[n_past: n_past + len(batch)] = batch
-        llm.n_tokens = n_past + len(batch)
-        llm._requires_eval = False

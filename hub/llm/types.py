@@ -104,6 +104,18 @@ class Usage:
     def decode_tokens_per_s(self) -> float:
         return self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
 
+    def add(self, other: "Usage") -> None:
+        """Count another generation in (a turn's model rounds): counts and times add up; the
+        first one's first token and the last one's stop reason stand."""
+        for name in _ADDED_UP:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.first_token_s = self.first_token_s or other.first_token_s
+        self.stop_reason = other.stop_reason
+
+
+_ADDED_UP = ("prompt_tokens", "reused_prompt_tokens", "evaluated_prompt_tokens", "completion_tokens",
+             "thinking_tokens", "prefill_s", "decode_s", "thinking_s", "total_s")
+
 
 @dataclass(frozen=True)
 class Done:

@@ -4,10 +4,8 @@ Why paho directly and not aiomqtt: the hub needs reconnect with backoff, re-subs
 a bounded outbox for messages published while the broker is away, a last will, and
 re-announcement on Home Assistant's birth message. aiomqtt leaves all of that to the caller
 (its connection is a context manager that ends on the first disconnect), so it would save
-nothing and add a dependency. The loop integration follows paho's documented asyncio
-pattern (and Home Assistant's MQTT client): the socket callbacks register the socket with
-`loop.add_reader/add_writer`, a 1 s timer drives `loop_misc` (keepalive), and only the
-blocking TCP/TLS connect runs in a worker thread, while no other code touches paho.
+nothing and add a dependency. The socket is driven from the asyncio event loop (`mqtt_socket`);
+only the blocking TCP/TLS connect runs in a worker thread, while no other code touches paho.
 """
 
 from __future__ import annotations
@@ -17,10 +15,7 @@ import json
 import logging
 import random
 import secrets
-import select
-import socket
 import ssl
-import threading
 from collections import deque
 from typing import Any, Awaitable, Callable
 
@@ -28,25 +23,17 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from hub.transport.mqtt_broker import BrokerSettings
+from hub.transport.mqtt_socket import PahoSocket
 from hub.transport.mqtt_subscriptions import MessageHandler, MqttMessage, Subscription, Subscriptions
 
 _LOGGER = logging.getLogger(__name__)
 
-READ_BURST = 500  # packets read per wake-up at most, so a flood cannot hold the event loop
 CONNACK_TIMEOUT = 15.0  # seconds a connected socket may take to bring the broker's CONNACK
 HA_BIRTH_PAYLOAD = b"online"
 
 
 Announcer = Callable[[], Awaitable[None]]
 Payload = str | bytes | dict[str, Any] | list[Any] | int | float | None
-
-
-def _has_more(sock: Any) -> bool:
-    """Whether the socket has more to read now (TLS may hold decrypted bytes already)."""
-    if isinstance(sock, ssl.SSLSocket) and sock.pending():
-        return True
-    readable, _, _ = select.select([sock], [], [], 0)
-    return bool(readable)
 
 
 def encode_payload(payload: Payload) -> bytes:
@@ -101,11 +88,8 @@ class MqttClient:
         self._link_closed = asyncio.Event()  # set when the socket closes (ends a CONNACK wait)
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: int | None = None
+        self._socket = PahoSocket(self._socket_closed)
         self._reconnect_task: asyncio.Task[None] | None = None
-        self._misc_timer: asyncio.TimerHandle | None = None
-        self._sock_fd: int | None = None
-        self._write_fd: int | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._connecting: asyncio.Future[Any] | None = None  # the connect running in a worker thread
         self._closed: asyncio.Future[Any] | None = None  # set while stop() waits for the socket to close
@@ -123,7 +107,7 @@ class MqttClient:
         """Start connecting; wait up to `wait` s for the first connection (never raises for a
         broker that is down: the client keeps retrying in the background)."""
         self._loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
+        self._socket.bind(self._loop)
         self._stopping = False
         self._paho = self._make_paho()  # fresh: nothing left over from before a stop() is re-sent
         self._paho.connect_async(self.broker.host, self.broker.port, self._keepalive)
@@ -149,7 +133,7 @@ class MqttClient:
             # a connect still running in its thread would open a socket behind our back
             await asyncio.wait({self._connecting}, timeout=15)
             await asyncio.sleep(0)  # let its socket callbacks reach the loop
-        if self._sock_fd is not None:
+        if self._socket.fd is not None:
             if self.connected and self.availability_topic:
                 # wait for the broker's PUBACK: it has then also read everything sent before, so
                 # closing right after DISCONNECT cannot make it drop unread packets
@@ -168,7 +152,7 @@ class MqttClient:
                 await asyncio.wait_for(self._closed, 3)
             except asyncio.TimeoutError:
                 _LOGGER.warning("MQTT disconnect did not complete in time")
-        self._drop_socket()
+        self._socket.drop()
         self._connected.clear()
         for sub in self._subscriptions:
             sub.worker.cancel()
@@ -255,10 +239,7 @@ class MqttClient:
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         client.on_publish = self._on_publish
-        client.on_socket_open = self._on_socket_open
-        client.on_socket_close = self._on_socket_close
-        client.on_socket_register_write = self._on_socket_register_write
-        client.on_socket_unregister_write = self._on_socket_unregister_write
+        self._socket.attach(client)
         return client
 
     async def _connect_loop(self) -> None:
@@ -345,90 +326,12 @@ class MqttClient:
         for sub in self._subscriptions.matching(message.topic):
             sub.deliver(message)
 
-    # --- socket callbacks: the connect in the worker thread hops back to the loop ------------
-
-    def _in_loop(self, fn: Callable[..., None], *args: Any) -> None:
-        if self._loop is None:
-            return
-        if threading.get_ident() == self._loop_thread:
-            fn(*args)
-        else:
-            self._loop.call_soon_threadsafe(fn, *args)
-
-    def _on_socket_open(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
-        try:  # small packets (replies, commands) go out at once instead of waiting on Nagle
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except (OSError, AttributeError):
-            pass
-        self._in_loop(self._watch_socket, sock.fileno())
-
-    def _on_socket_close(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
-        self._in_loop(self._socket_closed)
-
-    def _on_socket_register_write(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
-        self._in_loop(self._watch_writes, sock.fileno())
-
-    def _on_socket_unregister_write(self, client: paho.Client, _userdata: Any, sock: Any) -> None:
-        self._in_loop(self._unwatch_writes)
-
-    def _watch_socket(self, fd: int) -> None:
-        _LOGGER.debug("MQTT socket %d open", fd)
-        if fd < 0 or self._loop is None:
-            return
-        self._drop_socket()
-        self._sock_fd = fd
-        self._loop.add_reader(fd, self._read)
-        self._misc_timer = self._loop.call_later(1, self._misc)
-        self._read()  # data may already be waiting
-
-    def _watch_writes(self, fd: int) -> None:
-        if fd < 0 or self._loop is None or fd != self._sock_fd:
-            return
-        if self._write_fd is None:
-            self._write_fd = fd
-            self._loop.add_writer(fd, self._write)
-
-    def _unwatch_writes(self) -> None:
-        if self._write_fd is not None and self._loop is not None:
-            self._loop.remove_writer(self._write_fd)
-        self._write_fd = None
-
     def _socket_closed(self) -> None:
-        _LOGGER.debug("MQTT socket %s closed", self._sock_fd)
-        self._drop_socket()
         self._connected.clear()
         self._link_closed.set()
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
         self._schedule_reconnect()
-
-    def _drop_socket(self) -> None:
-        self._unwatch_writes()
-        if self._sock_fd is not None and self._loop is not None:
-            self._loop.remove_reader(self._sock_fd)
-        self._sock_fd = None
-        if self._misc_timer is not None:
-            self._misc_timer.cancel()
-            self._misc_timer = None
-
-    def _read(self) -> None:
-        """Read what has arrived, up to READ_BURST packets: paho reads one packet per call, so one
-        per turn of the event loop fell behind a flood (thousands of retained discovery configs)
-        and the broker's wait for their PUBACKs timed out."""
-        for _ in range(READ_BURST):
-            if self._paho.loop_read() != MQTTErrorCode.MQTT_ERR_SUCCESS:
-                return
-            sock = self._paho.socket()
-            if sock is None or not _has_more(sock):
-                return
-
-    def _write(self) -> None:
-        self._paho.loop_write()
-
-    def _misc(self) -> None:
-        self._misc_timer = None
-        if self._paho.loop_misc() == MQTTErrorCode.MQTT_ERR_SUCCESS and self._sock_fd is not None and self._loop:
-            self._misc_timer = self._loop.call_later(1, self._misc)
 
     # --- tasks ------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from hub.agent.agent import Agent
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest
 from hub.config import validate
 from hub.options import hub_options
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.llm.types import Done, EngineBusy, EngineError, GenerationRequest, PromptTooLong, MalformedToolCall
 from hub.settings import RuntimeSettings
@@ -20,7 +20,7 @@ from hub.settings import RuntimeSettings
 from helpers.scripted_engine import LOOPS, ScriptedEngine, call, text
 
 
-class LampTool:
+class LampTool(ToolTraits):
     """A lamp the tests can look at."""
 
     spec = ToolSpec("set_lamp", "Switch the lamp", {
@@ -184,7 +184,7 @@ async def test_reply_cap_ends_on_a_sentence_and_stops_generating() -> None:
     # still read: its tokens are counted
     assert engine.requests[0].halt.is_set()
     timings = result.timings
-    assert (timings.model_rounds, timings.prompt_tokens, timings.completion_tokens) == (1, 10, 3)
+    assert (timings.model_rounds, timings.model.prompt_tokens, timings.model.completion_tokens) == (1, 10, 3)
 
 
 async def test_a_round_that_repeats_itself_is_halted_and_its_tokens_counted() -> None:
@@ -193,7 +193,7 @@ async def test_a_round_that_repeats_itself_is_halted_and_its_tokens_counted() ->
     result = await agent.ask(TurnRequest("talk"))
     assert result.reply == LOOPS["sentence"].strip()
     timings = result.timings
-    assert timings.model_rounds == 1 and timings.prompt_tokens == 10 and 2 <= timings.completion_tokens < 40
+    assert timings.model_rounds == 1 and timings.model.prompt_tokens == 10 and 2 <= timings.model.completion_tokens < 40
 
 
 async def test_turns_of_one_conversation_run_in_arrival_order() -> None:

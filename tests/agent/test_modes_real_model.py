@@ -100,7 +100,7 @@ async def test_reasoning_off_yields_no_thinking(smollm: LlamaEngine) -> None:
     [deltas] = engine.deltas
     assert not any(isinstance(d, ThinkingDelta) for d in deltas)
     assert result.ok and result.reply and chunks == result.reply
-    assert result.timings.thinking_tokens == 0 and result.timings.thinking_s == 0.0
+    assert result.timings.model.thinking_tokens == 0 and result.timings.model.thinking_s == 0.0
 
 
 async def test_forced_thinking_under_a_16_token_budget_is_closed_and_answered(smollm: LlamaEngine) -> None:
@@ -118,7 +118,7 @@ async def test_forced_thinking_under_a_16_token_budget_is_closed_and_answered(sm
     assert result.ok and result.reply and result.reply != phrase("en", "action.done")  # the model's answer
     assert chunks == result.reply
     assert thinking not in result.reply and "<think>" not in result.reply and "</think>" not in result.reply
-    assert result.timings.thinking_tokens == usage.thinking_tokens and result.timings.thinking_s > 0
+    assert result.timings.model.thinking_tokens == usage.thinking_tokens and result.timings.model.thinking_s > 0
     if usage.stop_reason == "halted":  # SmolLM2 may answer with one sentence again and again
         assert answer.count(result.reply.rstrip(".").strip()) >= 2, (answer, result.reply)
 
@@ -144,7 +144,7 @@ async def test_a_reply_capped_by_max_reply_chars_counts_the_tokens_of_its_round(
     [usage] = [d.usage for d in deltas if isinstance(d, Done)]
     assert usage.stop_reason == "halted" and result.ok and 0 < len(result.reply) <= 40, (usage, result.reply)
     timings = result.timings
-    assert timings.model_rounds == 1 and timings.prompt_tokens == usage.prompt_tokens > 0
-    assert 0 < timings.completion_tokens == usage.completion_tokens < 200
+    assert timings.model_rounds == 1 and timings.model.prompt_tokens == usage.prompt_tokens > 0
+    assert 0 < timings.model.completion_tokens == usage.completion_tokens < 200
     written = "".join(d.text for d in deltas if isinstance(d, TextDelta))
     assert len(written) < 200, "the engine stopped at the halt, not at max_tokens"

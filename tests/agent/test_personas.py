@@ -12,7 +12,7 @@ from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
 from hub.config import validate
 from hub.options import hub_options
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.llm.types import GenerationRequest, Reasoning, ReasoningMode
 from hub.settings import RuntimeSettings
@@ -25,7 +25,7 @@ SMITH = Persona(key="smith", name="Brom", instructions="You are Brom, a gruff bl
 ROBOT = Persona(key="robot", name="Robo", instructions="You are a small robot.", tools=("wave",))
 
 
-class CountingTool:
+class CountingTool(ToolTraits):
     def __init__(self, name: str) -> None:
         self.spec = ToolSpec(name, f"The {name} tool", {"type": "object", "properties": {}})
         self.calls: list[ToolContext] = []

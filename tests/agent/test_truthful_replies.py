@@ -16,7 +16,7 @@ import pytest
 from hub.agent.personas import PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 
-from hub.core.tools import ToolContext, ToolResult
+from hub.core.tools import ToolContext, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.llm.types import EngineError, GenerationRequest, ModelInfo
 from hub.locales import phrase
@@ -130,7 +130,7 @@ async def test_a_true_claim_stays(tmp_path) -> None:
     assert result.reply == "The desk lamp is on."
 
 
-class BrokenTool:
+class BrokenTool(ToolTraits):
     spec = ToolSpec("order_pizza", "Order a pizza", {"type": "object", "properties": {}})
 
     async def execute(self, args, ctx: ToolContext) -> ToolResult:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from hub.agent.agent import Agent
-from hub.agent.async_tools import AsyncTools
+from hub.home.later import Later
 from hub.agent.pending import ConfirmationHook
 from hub.agent.types import TurnRequest, TurnResult
 from hub.config import HubConfig, validate
@@ -50,7 +50,7 @@ class TestHub:
         self.resolver = EntityResolver(self.store)
         kwargs = {"clock": policy_clock} if policy_clock is not None else {}
         self.policy = ActionPolicy.from_options(self.options.policy, **kwargs)
-        self.later = AsyncTools(self.options.later, self.store)
+        self.later = Later(self.options.later, self.store)
         self.registry = ToolRegistry()
         for tool in build_home_tools(self.store, self.resolver, self.policy, self.later.tracker) + self.later.tools():
             self.registry.register(tool)

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from hub.agent.reports import Reporter
+from hub.home.later import Reporter
+from hub.interfaces.mqtt.reports import MqttReportPublisher
 from hub.agent.types import TurnRequest
 from hub.home.entities import Entity, EntityStore
 from hub.backends.demo.mqtt_home import MqttDemoHome
@@ -41,7 +42,7 @@ async def mqtt_home(tmp_path, mosquitto):
     demo = MqttDemoHome.on_broker(broker, travel_seconds=TRAVEL_S)
     await stack.start()
     await demo.start()
-    hub.later.connect_mqtt(stack.client, stack.topics.base)
+    hub.later.reporter.add_sink(MqttReportPublisher(stack.client, stack.topics.base))
     await hub.start()
     sniffer = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{stack.topics.base}/report"])
     await eventually(lambda: (e := hub.store.get("cover.garage_door")) is not None and e.state == "closed", timeout=15)

@@ -10,7 +10,8 @@ import logging
 import pytest
 from aiohttp import web
 
-from hub.agent.reports import Report, ReportHub, Reporter, SatelliteAnnouncer
+from hub.backends.ha.announcer import SatelliteAnnouncer
+from hub.home.later import Report, ReportHub, Reporter
 from hub.backends.ha.client import HAClient, HAEndpoint
 from hub.core.tools import ToolContext
 from hub.core.messages import ToolCall
@@ -65,7 +66,7 @@ async def fake_ha():
 async def test_timer_from_a_satellite_is_announced_there_in_its_language(tmp_path, fake_ha) -> None:
     hub = TestHub(tmp_path, ScriptedEngine([]))
     client = HAClient(HAEndpoint.from_url(fake_ha.url, "secret-token"))
-    hub.later.connect_home_assistant(client)
+    hub.later.add_announcer(SatelliteAnnouncer(client))
     await hub.start()
     try:
         satellite = ToolContext("k1", language="de", source="wyoming", satellite_id="assist_satellite.kitchen",
@@ -87,7 +88,7 @@ async def test_timer_from_a_satellite_is_announced_there_in_its_language(tmp_pat
 async def test_announcing_is_off_when_the_option_is_off(tmp_path, fake_ha) -> None:
     hub = TestHub(tmp_path, ScriptedEngine([]), announce_reports=False)
     client = HAClient(HAEndpoint.from_url(fake_ha.url, "t"))
-    hub.later.connect_home_assistant(client)
+    hub.later.add_announcer(SatelliteAnnouncer(client))
     await hub.start()
     try:
         ctx = ToolContext("k1", source="wyoming", satellite_id="assist_satellite.kitchen")

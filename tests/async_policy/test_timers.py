@@ -13,6 +13,7 @@ from hub.agent.types import TurnRequest
 from hub.home.timers import TIMERS_FILE, TimerService, spoken_duration
 from hub.core.tools import ToolContext
 from hub.transport.mqtt_client import BrokerSettings
+from hub.interfaces.mqtt.reports import MqttReportPublisher
 from hub.mqtt_stack import MqttStack
 from hub.core.messages import ToolCall
 from hub.llm.types import GenerationRequest, ToolCallDelta
@@ -50,7 +51,7 @@ async def test_timer_fires_later_and_reaches_mqtt_the_conversation_and_the_next_
     stack = MqttStack(hub.options.mqtt, store=hub.store, settings=RuntimeSettings(hub.options.settings), agent=agent,
                       broker=BrokerSettings("127.0.0.1", mosquitto.port), demo_home=False)
     await stack.start()
-    hub.later.connect_mqtt(stack.client, stack.topics.base)
+    hub.later.reporter.add_sink(MqttReportPublisher(stack.client, stack.topics.base))
     await hub.start()
     base = stack.topics.base
     sniffer = await asyncio.to_thread(Sniffer, mosquitto.port, [f"{base}/report", f"{base}/event"])

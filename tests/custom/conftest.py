@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pytest
 
-from hub.agent.reports import Report, Reporter
+from hub.home.later import Report, Reporter
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file
 from hub.home.policy import ActionPolicy
 from hub.transport.mqtt_client import BrokerSettings, MqttClient

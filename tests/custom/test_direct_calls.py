@@ -16,7 +16,7 @@ from hub.agent.personas import Persona, PersonaBook, home_persona
 from hub.config import validate
 from hub.options import hub_options
 from hub.home.entities import EntityStore
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult, ToolTraits
 from hub.transport.mqtt_client import BrokerSettings
 from hub.mqtt_stack import MqttStack
 from hub.interfaces.http.rest_api import RestApi
@@ -31,7 +31,7 @@ BASE = "bolt_hub/bolt_hub"
 TOKEN = "direct-calls-token"
 
 
-class Bell:
+class Bell(ToolTraits):
     """A tool that records every call it ran (so a refused call provably ran nothing)."""
 
     def __init__(self, name: str) -> None:

@@ -8,14 +8,14 @@ from typing import Any
 from hub.agent.agent import Agent
 from hub.config import validate
 from hub.options import hub_options
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.settings import RuntimeSettings
 
 from helpers.scripted_engine import ScriptedEngine
 
 
-class HangingTool:
+class HangingTool(ToolTraits):
     """Awaits forever; notes when it started and when it was cancelled."""
 
     spec = ToolSpec("wait_for_garage", "Wait until the garage reports back",

@@ -171,5 +171,5 @@ def diagnose(client: Any, broker: Mosquitto) -> str:
     if task is not None and task.done() and not task.cancelled() and task.exception():
         task_state += f" with {task.exception()!r}"
     log_tail = "\n".join(broker.log().splitlines()[-40:])
-    return (f"connected={client.connected} connects={client.connect_count} socket={client._sock_fd} "
+    return (f"connected={client.connected} connects={client.connect_count} socket={client._socket.fd} "
             f"reconnect task {task_state}; outbox {len(client._outbox)}\n--- mosquitto log ---\n{log_tail}")

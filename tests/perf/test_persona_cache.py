@@ -11,7 +11,7 @@ import pytest
 from hub.agent.personas import Persona, PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
-from hub.core.tools import ToolContext, ToolResult
+from hub.core.tools import ToolContext, ToolResult, ToolTraits
 from hub.llm.llama_engine import LlamaEngine
 from hub.core.messages import ToolSpec
 
@@ -24,7 +24,7 @@ SMITH = Persona(key="smith", name="Brom", tools=("price_of",), instructions=(
     "horseshoes and you name the price of anything you sell when asked."))
 
 
-class PriceTool:
+class PriceTool(ToolTraits):
     spec = ToolSpec("price_of", "The price of an item in the forge", {
         "type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]})
 

@@ -55,7 +55,7 @@ async def test_the_first_model_turn_after_a_restart_evaluates_only_what_follows_
         warm = await second.agent.ask(TurnRequest(QUESTION, conversation_id="after"))  # at once
     finally:
         await second.stop()
-    assert warm.timings.prompt_tokens == cold.timings.prompt_tokens > 500
+    assert warm.timings.model.prompt_tokens == cold.timings.model.prompt_tokens > 500
     # the primed first run's own turn is the yardstick: the restart does as well as a warm turn
-    assert warm.timings.evaluated_prompt_tokens == cold.timings.evaluated_prompt_tokens < 60, (cold.timings,
+    assert warm.timings.model.evaluated_prompt_tokens == cold.timings.model.evaluated_prompt_tokens < 60, (cold.timings,
                                                                                                warm.timings)

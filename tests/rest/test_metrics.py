@@ -5,6 +5,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from hub.agent.types import ToolFinished, TurnResult, TurnTimings
+from hub.llm.types import Usage
 from hub.core.messages import ToolCall
 from hub.llm.types import ModelInfo
 from hub.interfaces.http.metrics import HubMetrics, model_gauges
@@ -16,8 +17,8 @@ def families(text: str) -> dict:
 
 def test_turns_render_as_valid_exposition_with_the_recorded_values():
     metrics = HubMetrics()
-    timings = TurnTimings(prefill_s=0.2, first_token_s=0.3, decode_s=0.5, tools_s=0.05, total_s=0.9,
-                          prompt_tokens=1000, evaluated_prompt_tokens=100, completion_tokens=20, model_rounds=2)
+    model = Usage(prefill_s=0.2, decode_s=0.5, prompt_tokens=1000, evaluated_prompt_tokens=100, completion_tokens=20)
+    timings = TurnTimings(model, first_token_s=0.3, tools_s=0.05, total_s=0.9, model_rounds=2)
     call = ToolFinished(ToolCall("turn_on", {"entity_id": "light.kitchen"}), True, {}, 0.05)
     metrics.record_turn(TurnResult("c1", "en", "Done.", tool_calls=[call], timings=timings), "rest")
     metrics.record_turn(TurnResult("c2", "en", "Sorry.", ok=False, error="timeout",

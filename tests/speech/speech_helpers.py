@@ -70,6 +70,9 @@ class ScriptedAgent:
         self.gate_timed_out = False
         self.languages = ["en"]
 
+    def prepare(self, request: TurnRequest) -> None:
+        """Told of a voice turn before its words (the real agent primes its prompt then)."""
+
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         self.requests.append(request)
         for index, chunk in enumerate(self.chunks):

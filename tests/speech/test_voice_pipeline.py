@@ -307,6 +307,9 @@ class GateWatchingAgent:
         self.gate_after_first: bool | None = None
         self.opened = False
 
+    def prepare(self, request: TurnRequest) -> None:
+        pass
+
     async def run(self, request: TurnRequest) -> AsyncIterator[TurnEvent]:
         gate = request.decode_gate
         assert gate is not None

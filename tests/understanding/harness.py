@@ -40,7 +40,7 @@ from hassil.util import normalize_whitespace
 from home_assistant_intents import get_intents
 
 from hub.agent.agent import Agent
-from hub.agent.async_tools import AsyncTools
+from hub.home.later import Later
 from hub.agent.pending import ConfirmationHook
 from hub.agent.types import TurnRequest, TurnResult
 from hub.config import validate
@@ -552,7 +552,7 @@ class Rig:
         resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
         policy = ActionPolicy.from_options(hub_options(config).policy)
-        self.later = AsyncTools(hub_options(config).later, self.store)
+        self.later = Later(hub_options(config).later, self.store)
         for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
             self.registry.register(tool)
         self.options = hub_options(config).agent

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from hub.backends.demo.mqtt_devices import AVAILABILITY, BASE, ORIGIN, DemoDevice, DemoHost
-from hub.backends.demo.mqtt_devices import _device as device_info
+from hub.backends.demo.mqtt_devices import device_info
 
 
 class Valve(DemoDevice):

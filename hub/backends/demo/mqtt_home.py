@@ -13,18 +13,8 @@ from typing import Awaitable, Callable
 import logging
 
 from hub.backends.demo.mqtt_appliances import Vacuum, Valve
-from hub.backends.demo.mqtt_devices import (
-    AVAILABILITY,
-    BasicLight,
-    Cover,
-    DemoDevice,
-    Fan,
-    JsonLight,
-    Lock,
-    Switch,
-    Thermostat,
-    WeatherSensor,
-)
+from hub.backends.demo.mqtt_climate import Thermostat, WeatherSensor
+from hub.backends.demo.mqtt_devices import AVAILABILITY, BasicLight, Cover, DemoDevice, Fan, JsonLight, Lock, Switch
 from hub.transport.mqtt_broker import BrokerSettings
 from hub.transport.mqtt_client import MqttClient
 from hub.transport.mqtt_subscriptions import MqttMessage

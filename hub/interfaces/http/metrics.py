@@ -75,17 +75,17 @@ class HubMetrics:
         if not result.ok:
             self.inc("bolt_hub_turn_errors_total", "Failed turns by error code.",
                      source=source, code=result.error or "unknown")
-        t = result.timings
-        stage_values = {"prefill": t.prefill_s, "first_token": t.first_token_s, "decode": t.decode_s,
-                        "thinking": t.thinking_s, "tools": t.tools_s, "total": t.total_s}
+        t, model = result.timings, result.timings.model
+        stage_values = {"prefill": model.prefill_s, "first_token": t.first_token_s, "decode": model.decode_s,
+                        "thinking": model.thinking_s, "tools": t.tools_s, "total": t.total_s}
         for stage in STAGES:
             value = stage_values[stage]
             if stage == "total" or value > 0:
                 self.observe("bolt_hub_turn_stage_seconds", "Time spent per turn stage.",
                              value, stage=stage, path=result.path)
-        tokens = {"prompt": t.prompt_tokens, "evaluated_prompt": t.evaluated_prompt_tokens,
-                  "reused_prompt": max(0, t.prompt_tokens - t.evaluated_prompt_tokens),
-                  "completion": t.completion_tokens, "thinking": t.thinking_tokens}
+        tokens = {"prompt": model.prompt_tokens, "evaluated_prompt": model.evaluated_prompt_tokens,
+                  "reused_prompt": max(0, model.prompt_tokens - model.evaluated_prompt_tokens),
+                  "completion": model.completion_tokens, "thinking": model.thinking_tokens}
         for kind, count in tokens.items():
             if count:
                 self.inc("bolt_hub_tokens_total",

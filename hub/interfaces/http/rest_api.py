@@ -31,6 +31,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from hub import __version__
+from hub.agent.activity import Activity, Turn
 from hub.agent.api import AgentApi
 from hub.agent.types import TurnDone, TurnRequest
 from hub.config import validator_for
@@ -201,7 +202,7 @@ class RestApi:
             await self._runner.cleanup()
             self._runner = None
 
-    def _observe_turn(self, turn: Any, activity: Any) -> None:
+    def _observe_turn(self, turn: Turn | None, activity: Activity) -> None:
         if isinstance(activity, TurnDone) and turn is not None:
             self.metrics.record_turn(activity.result, turn.request.source)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnResult
@@ -15,7 +14,7 @@ def result_json(result: TurnResult) -> dict[str, Any]:
         "conversation_id": result.conversation_id, "language": result.language, "reply": result.reply,
         "ok": result.ok, "error": result.error, "path": result.path,
         "tool_calls": [tool_finished_json(f) for f in result.tool_calls],
-        "timings": asdict(result.timings),
+        "timings": result.timings.as_json(),
     }
 
 

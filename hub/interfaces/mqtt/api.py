@@ -41,13 +41,13 @@ import hashlib
 import logging
 import re
 import uuid
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from hub.agent.personas import UnknownPersona
 from hub.agent.types import MAX_REQUEST_CHARS, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.interfaces import json_input
-from hub.agent.activity import ConversationsCleared, Reported, Turn, TurnStarted
+from hub.agent.activity import Activity, ConversationsCleared, Reported, Turn, TurnStarted
 from hub.agent.api import AgentApi
 from hub.core.tools import ANNOUNCED, PROVEN
 from hub.interfaces.request_ids import MAX_ID_CHARS, checked_id, peek_id
@@ -194,7 +194,7 @@ def reply_json(result: TurnResult, ask_id: str | int | None, source: str) -> dic
         "path": result.path,
         "source": source,
         "tool_calls": [tool_call_json(t) for t in result.tool_calls],
-        "timings": asdict(result.timings),
+        "timings": result.timings.as_json(),
         "latency_ms": round(result.timings.total_s * 1000),
     }
 
@@ -320,7 +320,7 @@ class MqttApi:
             qos=1,
         )
 
-    def _observe(self, turn: Turn | None, activity: Any) -> None:
+    def _observe(self, turn: Turn | None, activity: Activity) -> None:
         """Events and replies of every turn (MQTT asks carry their id)."""
         if turn is None:
             if isinstance(activity, Reported):

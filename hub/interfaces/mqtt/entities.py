@@ -16,9 +16,10 @@ from typing import Any, Awaitable, Callable
 
 from hub import __version__
 from hub.agent.types import ReplyChunk, TurnDone
-from hub.agent.activity import Turn, TurnStarted
+from hub.agent.activity import Activity, Turn, TurnStarted
 from hub.agent.api import AgentApi
 from hub.interfaces.mqtt.api import Ask, MqttApi
+from hub.settings import RuntimeSettings, SettingValue
 from hub.transport.mqtt_client import MqttClient
 from hub.transport.mqtt_subscriptions import MqttMessage
 from hub.transport.mqtt_topics import HubTopics
@@ -30,7 +31,7 @@ STATUSES = ["idle", "thinking", "speaking"]
 REPLY_EVENT_TYPES = ["replied", "failed", "reported"]
 
 
-def discovery_payload(topics: HubTopics, device_name: str) -> dict[str, Any]:
+def discovery_payload(topics: HubTopics, device_name: str) -> dict[str, Any]:  # data table
     """The device-based discovery config (abbreviated keys, as devices usually send them)."""
     node = topics.node_id
 
@@ -106,7 +107,8 @@ class HubEntities:
     """start/stop component: publishes the discovery and states, obeys the entities' commands."""
 
     def __init__(
-        self, client: MqttClient, topics: HubTopics, settings: Any, agent: AgentApi, api: MqttApi, device_name: str = "Bolt Hub"
+        self, client: MqttClient, topics: HubTopics, settings: RuntimeSettings, agent: AgentApi, api: MqttApi,
+        device_name: str = "Bolt Hub",
     ) -> None:
         self.client = client
         self.topics = topics
@@ -169,7 +171,7 @@ class HubEntities:
 
         return handle
 
-    def _on_setting_changed(self, name: str, value: Any) -> None:
+    def _on_setting_changed(self, name: str, value: SettingValue) -> None:
         self.publish_settings()
 
     async def _on_ask_text(self, message: MqttMessage) -> None:
@@ -189,7 +191,7 @@ class HubEntities:
 
     # --- status ------------------------------------------------------------------------------
 
-    def _observe(self, turn: Turn | None, activity: Any) -> None:
+    def _observe(self, turn: Turn | None, activity: Activity) -> None:
         if turn is None:
             return
         if isinstance(activity, TurnStarted):
@@ -210,7 +212,7 @@ class HubEntities:
         self.publish_state()
 
 
-def _setting_value(name: str, raw: str) -> Any:
+def _setting_value(name: str, raw: str) -> SettingValue:
     """MQTT payloads as Home Assistant sends them → values for settings.set (which validates)."""
     if name == "conversational_mode":
         upper = raw.upper()

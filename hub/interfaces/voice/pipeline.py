@@ -6,10 +6,10 @@ pause, while the client still waits for the end of speech (`hub.transport.early_
 The reply is spoken sentence by sentence while
 the agent is still writing it: each of the agent's reply chunks (whole sentences, the first
 one from its first clause, split once by its ReplyBuilder) goes to the TTS server as soon as it
-arrives (one streaming-synthesis connection when the server offers it, else one request per
-chunk with the next one synthesizing while the current one is sent), and the model waits while
-the first one is synthesized (the turn's decode gate: on a shared CPU each slowed the other,
-and the next sentence is needed only once the first is heard). Callers get `VoiceEvent`s
+arrives (`synthesis`: one streaming-synthesis connection when the server offers it, else one
+request per chunk with the next one synthesizing while the current one is sent), and the model
+waits while the first one is synthesized (the turn's decode gate: on a shared CPU each slowed
+the other, and the next sentence is needed only once the first is heard). Callers get `VoiceEvent`s
 in order: the transcript, reply text as it streams, the sentences being spoken, audio
 start/chunks/stop, errors, and a final `VoiceDone` with timings.
 
@@ -25,17 +25,17 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Literal, Protocol
+from typing import AsyncIterable, AsyncIterator, Iterable
 
-from wyoming.audio import AudioChunk, AudioChunkConverter
+from wyoming.audio import AudioChunk
 
+from hub.agent.api import AgentApi
 from hub.agent.sentences import SentenceSplitter
 from hub.agent.speakable import make_speakable
-from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult
+from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.interfaces.voice.events import (
     VoiceAudioChunk,
     VoiceAudioStart,
-    VoiceAudioStop,
     VoiceDone,
     VoiceError,
     VoiceEvent,
@@ -45,6 +45,7 @@ from hub.interfaces.voice.events import (
     VoiceTimings,
     VoiceTranscript,
 )
+from hub.interfaces.voice.synthesis import TtsMode, audio_events
 from hub.transport.speech_clients import (
     AudioInputError,
     PcmFormat,
@@ -62,11 +63,6 @@ from hub.locales import normalize_language, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
-TtsMode = Literal["auto", "stream", "sentences", "whole"]
-"""auto: streaming synthesis when the server offers it, else sentences. stream: one streaming
-connection. sentences: one request per sentence, pipelined. whole: the complete reply in one
-request once the agent is done (no sentence streaming; the baseline the bench compares with)."""
-
 MAX_INPUT_SECONDS = 60.0
 
 
@@ -77,12 +73,6 @@ class VoiceOptions:
     tts_voices: str | None
     language: str
     in_addon: bool  # the add-on finds the official speech add-ons by itself
-
-
-class AgentLike(Protocol):
-    """The hub's Agent; `prepare(request)`, when it has one, is told of a turn before its words."""
-
-    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 # --- the pipeline ----------------------------------------------------------------------------
@@ -111,11 +101,23 @@ class _Turn:
         if getattr(self.timings, stage) is None:
             setattr(self.timings, stage, time.monotonic() - self.started)
 
+    # what it notes of its audio (an AudioWatch)
+
+    def audio_mode(self, mode: TtsMode) -> None:
+        self.timings.tts_mode = mode
+
+    def audio_started(self) -> None:
+        self.mark("first_audio_s")
+        self.decode_gate.set()
+
+    def audio_heard(self, seconds: float) -> None:
+        self.timings.reply_audio_s += seconds
+
 
 class VoicePipeline:
     def __init__(
         self,
-        agent: AgentLike | None,
+        agent: AgentApi | None,
         *,
         stt: WyomingSTT | None,
         tts: WyomingTTS | None,
@@ -133,7 +135,7 @@ class VoicePipeline:
         self.metrics = metrics or VoiceMetrics()
 
     @classmethod
-    def from_options(cls, options: VoiceOptions, agent: AgentLike | None) -> "VoicePipeline":
+    def from_options(cls, options: VoiceOptions, agent: AgentApi | None) -> "VoicePipeline":
         """`agent` may come later (`pipeline.agent = …`): the hub's HTTP API, and so this
         pipeline's routes, start before the model is loaded and refuse requests until then."""
         stt_uri, tts_uri = speech_uris(options.stt_uri, options.tts_uri, options.in_addon)
@@ -169,9 +171,8 @@ class VoicePipeline:
         try:
             if self.stt is None:
                 raise SpeechError("stt", "no speech-to-text server is configured (stt_uri)")
-            prepare = getattr(self.agent, "prepare", None)
-            if prepare is not None:
-                prepare(request)  # the model evaluates what the prompt holds before the words
+            if self.agent is not None:
+                self.agent.prepare(request)  # the model evaluates what the prompt holds before the words
             transcript = await transcribe_live(self.stt, self._timed_input(audio, turn), lang)
         except (SpeechError, AudioInputError) as err:
             stage, code = ("stt", SpeechError.code) if isinstance(err, SpeechError) else ("input", "bad_audio")
@@ -216,7 +217,7 @@ class VoicePipeline:
         frames: list[bytes] = []
         fmt: PcmFormat | None = None
         mode: TtsMode = "whole" if self.tts_mode == "whole" else "sentences"
-        async for event in self._synthesis(as_async(sentences), lang, voice, mode):
+        async for event in audio_events(self.tts, as_async(sentences), lang, voice, mode, lookahead=self.lookahead):
             if isinstance(event, VoiceAudioStart):
                 fmt = PcmFormat(event.rate, event.width, event.channels)
             elif isinstance(event, VoiceAudioChunk):
@@ -286,7 +287,7 @@ class VoicePipeline:
                         out.put_nowait(VoiceReplyChunk(item))
                         if sentence:
                             if turn.timings.first_sentence_s is None:
-                                turn.decode_gate.clear()  # until its audio starts (see _synthesis)
+                                turn.decode_gate.clear()  # until its audio starts (audio_started)
                             turn.mark("first_sentence_s")
                             out.put_nowait(VoiceSentence(sentence))
                             sentences.put_nowait(sentence)
@@ -298,7 +299,8 @@ class VoicePipeline:
 
         async def speak() -> None:
             try:
-                async for event in self._synthesis(drain(sentences), turn.language, voice, self.tts_mode, turn):
+                async for event in audio_events(self.tts, drain(sentences), turn.language, voice, self.tts_mode,
+                                                lookahead=self.lookahead, watch=turn):
                     out.put_nowait(event)
             except SpeechError as err:
                 _LOGGER.warning("voice turn: %s", err)
@@ -325,101 +327,6 @@ class VoicePipeline:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _synthesis(
-        self, sentences: AsyncIterator[str], language: str, voice: str | None, mode: TtsMode,
-        turn: _Turn | None = None,
-    ) -> AsyncIterator[VoiceEvent]:
-        """Audio events for the sentences, in order: start, chunks, stop (if any audio came)."""
-        if self.tts is None:
-            async for _ in sentences:  # no TTS: nothing to say it with, but the text goes on
-                raise SpeechError("tts", "no text-to-speech server is configured (tts_uri)")
-            return
-        if mode == "auto":
-            mode = "stream" if await self.tts.supports_streaming() else "sentences"
-        if turn is not None:
-            turn.timings.tts_mode = mode
-        if mode == "stream":
-            chunks = self.tts.synthesize_stream(sentences, language, voice)
-        elif mode == "sentences":
-            chunks = self._pipelined(sentences, language, voice)
-        else:
-            chunks = self._whole(sentences, language, voice)
-        converter: AudioChunkConverter | None = None
-        try:
-            async with contextlib.aclosing(chunks):
-                async for chunk in chunks:
-                    if converter is None:
-                        converter = AudioChunkConverter(chunk.rate, chunk.width, chunk.channels)
-                        if turn is not None:
-                            turn.mark("first_audio_s")
-                            turn.decode_gate.set()
-                        yield VoiceAudioStart(chunk.rate, chunk.width, chunk.channels)
-                    chunk = converter.convert(chunk)
-                    if turn is not None:
-                        turn.timings.reply_audio_s += chunk.seconds
-                    yield VoiceAudioChunk(chunk.audio)
-        except SpeechError:
-            if converter is not None:
-                yield VoiceAudioStop()  # the audio that did come is still a complete stream
-            raise
-        if converter is not None:
-            yield VoiceAudioStop()
-
-    async def _pipelined(self, sentences: AsyncIterator[str], language: str,
-                         voice: str | None) -> AsyncGenerator[AudioChunk, None]:
-        """One `synthesize` request per sentence; up to `lookahead` later sentences synthesize
-        while the current one's audio is being passed on."""
-        assert self.tts is not None
-        tts = self.tts
-        slots = asyncio.Semaphore(self.lookahead + 1)
-        order: asyncio.Queue[tuple[asyncio.Task[None], asyncio.Queue[AudioChunk | Exception | None]] | None] = \
-            asyncio.Queue()
-        started: list[asyncio.Task[None]] = []
-
-        async def synthesize(text: str, into: asyncio.Queue[AudioChunk | Exception | None]) -> None:
-            try:
-                async for chunk in tts.synthesize(text, language, voice):
-                    into.put_nowait(chunk)
-                into.put_nowait(None)
-            except Exception as err:
-                into.put_nowait(err)
-
-        async def feed() -> None:
-            try:
-                async for sentence in sentences:
-                    await slots.acquire()
-                    into: asyncio.Queue[AudioChunk | Exception | None] = asyncio.Queue()
-                    task = asyncio.create_task(synthesize(sentence, into))
-                    started.append(task)
-                    order.put_nowait((task, into))
-            finally:
-                order.put_nowait(None)
-
-        feeder = asyncio.create_task(feed())
-        try:
-            while (item := await order.get()) is not None:
-                _, into = item
-                try:
-                    while (chunk := await into.get()) is not None:
-                        if isinstance(chunk, Exception):
-                            raise chunk
-                        yield chunk
-                finally:
-                    slots.release()
-            feeder.result()
-        finally:
-            for task in (feeder, *started):
-                task.cancel()
-            await asyncio.gather(feeder, *started, return_exceptions=True)
-
-    async def _whole(self, sentences: AsyncIterator[str], language: str,
-                     voice: str | None) -> AsyncGenerator[AudioChunk, None]:
-        assert self.tts is not None
-        text = " ".join([s async for s in sentences])
-        if text:
-            async for chunk in self.tts.synthesize(text, language, voice):
-                yield chunk
 
     def _done(self, turn: _Turn, transcript: str | None) -> VoiceDone:
         turn.timings.total_s = time.monotonic() - turn.started

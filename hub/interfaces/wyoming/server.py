@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, Protocol, Sequence
+from typing import Any, Sequence
 
 from wyoming.event import Event, async_write_event
 from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
@@ -48,7 +48,8 @@ from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub import __version__
-from hub.agent.types import ReplyChunk, TurnDone, TurnEvent, TurnRequest, TurnResult, request_problem
+from hub.agent.api import AgentApi
+from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult, request_problem
 from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.interfaces.wyoming.events import ProtocolProblem
 from hub.interfaces.wyoming.limits import EVENT_DEADLINE_S, BurstLog, ConnectionSlots, EventClock, refuse
@@ -64,13 +65,6 @@ ATTRIBUTION = Attribution(name="Bolt Hub", url="https://github.com/bolt-hub/bolt
 DESCRIPTION = "Local voice assistant for smart homes (Nemotron Bolt, llama.cpp)"
 REPLY_DRAIN_S = 1.0  # at stop, for the last events of turns that are ending
 MAX_REASONING_BUDGET = 8192
-
-
-class TurnAgent(Protocol):
-    @property
-    def languages(self) -> list[str]: ...
-
-    def run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
 
 @dataclass(frozen=True)
@@ -90,7 +84,7 @@ class WyomingServer:
 
     def __init__(
         self,
-        agent: TurnAgent,
+        agent: AgentApi,
         options: WyomingOptions,
         languages: Sequence[str] | None = None,
         *,
@@ -369,8 +363,8 @@ def _log_turn(result: TurnResult) -> None:
         "wyoming turn %s: %s via %s, %.3f s (first reply %.3f s, prefill %.3f s, decode %.3f s, tools %.3f s, "
         "%d model rounds, %d/%d prompt tokens evaluated); tool calls: [%s]",
         result.conversation_id or "-", "ok" if result.ok else f"failed ({result.error})", result.path,
-        t.total_s, t.first_token_s, t.prefill_s, t.decode_s, t.tools_s, t.model_rounds,
-        t.evaluated_prompt_tokens, t.prompt_tokens, tools,
+        t.total_s, t.first_token_s, t.model.prefill_s, t.model.decode_s, t.tools_s, t.model_rounds,
+        t.model.evaluated_prompt_tokens, t.model.prompt_tokens, tools,
     )
 
 

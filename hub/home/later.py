@@ -1,14 +1,17 @@
-"""Outcomes that arrive after their turn ended ("acknowledge, then report"), and where they go.
+"""Acknowledge now, report later: the hub's results that arrive after their turn ended.
 
-A timer fires, a garage door finishes closing, a watched washing machine turns off: the
-`Reporter` gets (ToolContext of the original request, spoken text in its language, kind, data)
-and
+A timer fires, a garage door finishes closing, a watched washing machine turns off: the tool
+acknowledged at once, and its outcome comes later through the `Reporter`, which gets (ToolContext
+of the original request, spoken text in its language, kind, data) and
 1. logs it,
 2. appends it to the conversation (`agent.report`, connected once the agent exists), so the
    next turn knows — and the agent's observers (the MQTT API) see it as an event,
-3. hands it to every sink: `ReportHub` (REST/SSE listeners), `MqttReportPublisher`
-   (`<base>/report`), `SatelliteAnnouncer` (HA `assist_satellite.announce` on the satellite the
-   request came from). A failing sink is logged and never stops the others.
+3. hands it to every sink: `ReportHub` (REST/SSE listeners, the recent reports), the MQTT API's
+   `<base>/report` (hub.interfaces.mqtt.reports), the announcer that speaks it on the satellite
+   the request came from (hub.backends.ha.announcer). A failing sink never stops the others.
+
+`Later` builds the tools that report (timers, notify_when, the slow actions' tracker) with their
+reporter; the composition root connects the agent, MQTT and Home Assistant to it.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ import logging
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
-from hub.core.tools import ToolContext
+from hub.core.tools import Tool, ToolContext
+from hub.home.entities import EntityStore
+from hub.home.timers import TimerService, build_timer_tools
+from hub.home.watches import ActionTracker, NotifyWhen, StateWatches
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -156,61 +163,50 @@ class ReportHub:
             subscription.close()
 
 
-class Publisher(Protocol):
-    def publish(self, topic: str, payload: Any, *, qos: int = 0, retain: bool = False) -> Any: ...
+class Announcer(Protocol):
+    """A sink that speaks reports somewhere (HA's satellites), with announcements in flight."""
+
+    def __call__(self, report: Report) -> None: ...
+
+    async def close(self) -> None: ...
 
 
-class MqttReportPublisher:
-    """Publishes each report as JSON on `<base>/report` (QoS 1, kept while the broker is away)."""
-
-    def __init__(self, client: Publisher, base_topic: str) -> None:
-        self._client = client
-        self.topic = f"{base_topic.rstrip('/')}/report"
-
-    def __call__(self, report: Report) -> None:
-        self._client.publish(self.topic, report.as_json(), qos=1)
+@dataclass(frozen=True)
+class LaterOptions:
+    action_report_timeout: int
+    announce_reports: bool
+    state_dir: Path  # timers are kept there across restarts
 
 
-class ServiceCaller(Protocol):
-    async def call_service(self, domain: str, service: str, data: dict[str, Any]) -> Any: ...
+class Later:
+    """The tools whose outcome comes later, their reporter and its REST/SSE listeners."""
 
+    def __init__(self, options: LaterOptions, store: EntityStore) -> None:
+        self.options = options
+        self.store = store
+        self.reports = ReportHub()  # REST/SSE listeners subscribe here
+        self.reporter = Reporter(sinks=(self.reports,))
+        self.watches = StateWatches(store)
+        self.tracker = ActionTracker(self.watches, self.reporter, float(options.action_report_timeout))
+        self.timers = TimerService(options.state_dir, self.reporter)
+        self.announcer: Announcer | None = None
 
-class SatelliteAnnouncer:
-    """Speaks a report on the HA satellite the request came from (`assist_satellite.announce`).
+    def tools(self) -> list[Tool]:
+        """start_timer, cancel_timer, timer_status, notify_when."""
+        return [*build_timer_tools(self.timers), NotifyWhen(self.store, self.watches, self.reporter)]
 
-    HA waits until the announcement has played, so each runs in the background; `close()` ends
-    the ones still running.
-    """
+    def add_announcer(self, announcer: Announcer) -> None:
+        """Speak reports with `announcer` too, if the options allow it (`announce_reports`)."""
+        if self.options.announce_reports and self.announcer is None:
+            self.announcer = announcer
+            self.reporter.add_sink(announcer)
 
-    def __init__(self, ha: ServiceCaller) -> None:
-        self._ha = ha
-        self._tasks: set[asyncio.Task[None]] = set()
+    async def start(self) -> None:
+        await self.timers.start()
 
-    @staticmethod
-    def target(report: Report) -> dict[str, str] | None:
-        """The service target: the satellite entity, else its device; None when neither is known."""
-        if report.satellite_id and report.satellite_id.startswith("assist_satellite."):
-            return {"entity_id": report.satellite_id}
-        if report.device_id:
-            return {"device_id": report.device_id}
-        return None
-
-    def __call__(self, report: Report) -> None:
-        target = self.target(report)
-        if target is None:
-            return
-        task = asyncio.ensure_future(self._announce(target, report))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _announce(self, target: dict[str, str], report: Report) -> None:
-        try:
-            await self._ha.call_service("assist_satellite", "announce", {**target, "message": report.text})
-            _LOGGER.info("announced on %s: %s", target, report.text)
-        except Exception as err:
-            _LOGGER.warning("could not announce on %s: %s", target, err)
-
-    async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+    async def stop(self) -> None:
+        await self.timers.stop()
+        await self.watches.close()
+        if self.announcer is not None:
+            await self.announcer.close()
+        self.reports.close()
