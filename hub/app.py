@@ -18,6 +18,7 @@ from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
 from hub.understanding.fast_path import FastPath
+from hub.understanding.follow_ups import FollowUps
 from hub.understanding.language import TextLanguages
 from hub.home.policy import ActionPolicy
 from hub.backends.ha.registry import HomeAssistantBackend
@@ -98,7 +99,7 @@ class HubApp:
             engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
-            identify=TextLanguages(),
+            identify=TextLanguages(), follow_ups=FollowUps(self.store, self.resolver, fast_path),
         )
         await self._start(self.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.connect_agent(self.agent)
