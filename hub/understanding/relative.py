@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from hub.home.entities import Entity
 
@@ -90,5 +91,5 @@ def as_argument(quantity: str, value: float) -> float | int:
     return value if quantity == "temperature" else int(round(value))
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
