@@ -35,7 +35,7 @@ from hub.understanding.follow_up_templates import Said, read
 from hub.understanding.planning import Action, Ambiguous
 from hub.understanding.recognition import Names, build_names
 from hub.understanding.referents import Recent
-from hub.understanding.relative import QUANTITIES, as_argument, current, quantity_of, stepped
+from hub.understanding.relative import QUANTITIES, as_argument, current, quantity_of, stepped, switches_on
 
 _MAX_OPTIONS = 4  # more candidates than this: ask for the room or the name, not a long list
 _ON_OFF_TOOLS = {"on": "turn_on", "off": "turn_off"}
@@ -124,52 +124,58 @@ class FollowUps:
         quantity = said.quantity or next((q for q in map(quantity_of, last) if q is not None), None)
         if quantity is None:
             return _honest(language, "follow_up.unknown")
-        found = self._meant(said, quantity, ctx, last, language)
-        if isinstance(found, DirectAnswer):
-            return found
+        meant = self._meant(said, quantity, ctx, last, language)
+        if isinstance(meant, DirectAnswer):
+            return meant
+        found, unplaced = meant
         values = {e.entity_id: stepped(e, quantity, said.direction, said.amount) for e in found}
         changing = [e for e in found if values[e.entity_id] not in (None, current(e, quantity))]
-        if quantity == "brightness" and said.direction > 0:  # brighter: the lights that are on first
+        if quantity == "brightness" and said.direction > 0 and not unplaced:  # the lights on first
             changing = [e for e in changing if e.state == "on"] or changing
+        dark = [e for e in found if switches_on(e, quantity, said.direction)]
+        intent = f"relative_{said.kind}"
+        if not changing and dark:  # "too dark" by an on/off light: switch it on
+            action = Action(intent, "turn_on", {}, dark, named=True)
+            return _choose(action, dark, language) if unplaced else action
         if not changing:
             spoken = _spoken(quantity, values[found[0].entity_id] or 0.0, language)
             return _honest(language, "relative.at_limit", name=join_list([e.name for e in found], language),
                            value=spoken)
         spec = QUANTITIES[quantity]
         each = {e.entity_id: {spec.arg: as_argument(quantity, values[e.entity_id] or 0.0)} for e in changing}
-        action = Action(f"relative_{said.kind}", spec.tool, {}, changing, named=True, each=each)
-        return _choose(action, changing, language) if len(changing) > 1 and self._open(said, ctx) else action
+        action = Action(intent, spec.tool, {}, changing, named=True, each=each)
+        return _choose(action, changing, language) if unplaced else action
 
     def _meant(self, said: Said, quantity: str, ctx: ToolContext, last: list[Entity],
-               language: str) -> list[Entity] | DirectAnswer:
-        """The devices a relative command means, in the order the module docstring gives."""
+               language: str) -> tuple[list[Entity], bool] | DirectAnswer:
+        """The devices a relative command means, in the order the module docstring gives, and
+        whether nothing placed them (the home's devices of the kind: several are a question)."""
         def able(pool: Sequence[Entity]) -> list[Entity]:
-            return [e for e in pool if current(e, quantity) is not None]
+            return [e for e in pool if current(e, quantity) is not None or switches_on(e, quantity, said.direction)]
+
+        def unable(pool: Sequence[Entity]) -> DirectAnswer:
+            return _honest(language, "error.unsupported", name=join_list([e.name for e in pool], language))
 
         if said.names:
             named = referents.entities(self._store, sorted(said.names))
-            return able(named) or _honest(language, "error.unsupported",
-                                          name=join_list([e.name for e in named], language))
+            return (able(named), False) if able(named) else unable(named)
         if said.area is not None:
-            return able(self._in_area(said.area, quantity)) or _honest(
-                language, "follow_up.none_in_area", area=said.area)
+            placed = able(self._in_area(said.area, quantity))
+            return (placed, False) if placed else _honest(language, "follow_up.none_in_area", area=said.area)
         speaker = self._speaker_area(ctx)
         here = able(self._in_area(speaker, quantity)) if speaker else []
-        earlier = able(last)
-        for pool in ((here, earlier) if said.what == "indirect" else (earlier, here)):
+        of_kind = [e for e in last if e.domain in QUANTITIES[quantity].domains]
+        for pool in ((here, able(of_kind)) if said.what == "indirect" else (able(of_kind), here)):
             if pool:
-                return pool
+                return pool, False
+        if of_kind:  # the conversation's device of the kind cannot do it: it is the one meant
+            return unable(of_kind)
         everywhere = able(self._in_area(None, quantity))
         if not everywhere:
             return _honest(language, "relative.none")
         if len(everywhere) > _MAX_OPTIONS:
             return _honest(language, "follow_up.which")
-        return everywhere
-
-    def _open(self, said: Said, ctx: ToolContext) -> bool:
-        """Whether the command left its devices open (no name, no area, no speaker's area):
-        several found then are a question, not a group."""
-        return not said.names and said.area is None and self._speaker_area(ctx) is None
+        return everywhere, True
 
     def _in_area(self, area: str | None, quantity: str) -> list[Entity]:
         domains = QUANTITIES[quantity].domains
@@ -222,9 +228,11 @@ def _worded(answer: DirectAnswer, plan: Action | Ambiguous, said: Said, language
     """A relative change said as what was done ("Turned Kitchen light up to 70 percent."), when
     every call worked; else (a held, failed or acknowledged call) the fast path's own words."""
     if not isinstance(plan, Action) or not answer.results or len(answer.results) != len(plan.targets) \
-            or not all(r.ok and not r.pending for r in answer.results) or plan.tool == "set_position":
+            or not all(r.ok and not r.pending for r in answer.results):
         return answer
-    quantity = next(q for q, spec in QUANTITIES.items() if spec.tool == plan.tool)
+    quantity = next((q for q, spec in QUANTITIES.items() if spec.tool == plan.tool), None)
+    if quantity is None or quantity == "position":  # a cover's own sentence says where it goes
+        return answer
     by_value: dict[float, list[str]] = {}
     for entity in plan.targets:
         by_value.setdefault(float(plan.each[entity.entity_id][QUANTITIES[quantity].arg]), []).append(entity.name)

@@ -67,6 +67,12 @@ def current(entity: Entity, quantity: str) -> float | None:
     return {"open": 100.0, "closed": 0.0}.get(entity.state)
 
 
+def switches_on(entity: Entity, quantity: str, direction: int) -> bool:
+    """Whether "brighter" means switching this light on: it is off and has no level to step."""
+    return quantity == "brightness" and direction > 0 and entity.domain == "light" \
+        and entity.state == "off" and current(entity, quantity) is None
+
+
 def stepped(entity: Entity, quantity: str, direction: int, amount: str) -> float | None:
     """The level one step of `amount` ("small", "normal", "large") up (`direction` 1) or down
     (-1) from the current one, clamped to the device's range; None when it has no such level."""

@@ -171,3 +171,14 @@ async def test_a_plain_command_is_still_the_fast_paths(tmp_path) -> None:
         assert result.path == "fast_path" and hub.state(entity_id) == state, result.reply
         assert not any(c.call.name == "set_light" for c in result.tool_calls)
     assert engine.requests == []
+
+
+async def test_too_dark_by_an_on_off_light_switches_it_on(tmp_path) -> None:
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    bedroom = hub.store.get("light.bedroom")
+    hub.store.update_state(bedroom.entity_id, "off", {"supported_color_modes": ["onoff"]})
+    result = await hub.ask("it's too dark in the bedroom")
+    assert [c.call.name for c in result.tool_calls] == ["turn_on"] and hub.state("light.bedroom") == "on"
+    assert result.reply == phrase("en", "action.turned_on", name="Bedroom light")
+    again = await hub.ask("brighter")  # on, and nothing to step: said plainly, no other light guessed
+    assert again.tool_calls == [] and again.reply == phrase("en", "error.unsupported", name="Bedroom light")
