@@ -60,15 +60,24 @@ def template_file(language: str) -> Path:
 
 
 @lru_cache(maxsize=None)
-def load(language: str) -> Intents | None:
-    """The language's templates as hassil intents (None: no file); cached for the process."""
+def spec_of(language: str) -> dict[str, Any] | None:
+    """The language's file as written (None: no file)."""
     path = template_file(language)
     if not path.is_file():
         return None
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     unknown = set(spec["sentences"]) - set(KINDS)
     if unknown:
         raise ValueError(f"{path}: unknown kinds {sorted(unknown)}")
+    return spec
+
+
+@lru_cache(maxsize=None)
+def load(language: str) -> Intents | None:
+    """The language's templates as hassil intents (None: no file); cached for the process."""
+    spec = spec_of(language)
+    if spec is None:
+        return None
     amounts = [{"in": words, "out": amount} for amount, said in (spec.get("amount") or {}).items()
                for words in said]
     code = intents_language(language)

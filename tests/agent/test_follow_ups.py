@@ -48,7 +48,7 @@ SAID: dict[str, tuple[str, str, str, str, str]] = {
     "ar": ("وفي غرفة النوم أيضا", "أطفئه", "اجعله 50 %", "أغمق قليلا", "الجو بارد جدا هنا"),
     "he": ("וגם בחדר השינה", "תכבה אותו", "תשים אותו על 50 %", "קצת יותר חשוך", "קר מדי כאן"),
     "hi": ("और बेडरूम में भी", "इसे बंद करो", "इसे 50 % पर करो", "थोड़ा धीमा करो", "यहाँ बहुत ठंड है"),
-    "id": ("dan kamar tidur juga", "matikan itu", "atur ke 50 %", "sedikit lebih redup", "di sini terlalu dingin"),
+    "id": ("dan kamar tidur juga", "matikan itu", "atur menjadi 50 %", "sedikit lebih redup", "di sini terlalu dingin"),
     "ms": ("dan bilik tidur juga", "matikan itu", "tetapkan kepada 50 %", "sedikit lebih malap", "di sini terlalu sejuk"),
     "vi": ("và cả phòng ngủ nữa", "tắt nó đi", "đặt nó thành 50 %", "tối hơn một chút", "ở đây lạnh quá"),
     "th": ("ห้องนอนด้วย", "ปิดมัน", "ตั้งเป็น 50 %", "หรี่ลงนิดหน่อย", "ที่นี่หนาวเกินไป"),
