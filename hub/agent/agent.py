@@ -250,7 +250,7 @@ class Agent:
             conversation.recent = recent_after(
                 conversation.recent, [(f.call.name, f.call.arguments, f.ok) for f in state.finished_calls],
                 self._registry.device_actions(), [e.entity_id for e in self._choices.options(conversation.id)],
-                time.monotonic())
+                time.monotonic(), state.language)
             emit(TurnDone(result))
             if result.ok and result.path == "model":
                 self._prime_continuation(state)

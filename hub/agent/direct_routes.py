@@ -134,7 +134,8 @@ class FollowUp:
         if not self._enabled or not state.persona.home or self._follow_ups is None:
             return None
         recent = state.conversation.recent
-        for language in state.languages:
+        said_before = [recent.language] if recent is not None and recent.language else []
+        for language in dict.fromkeys([*state.languages, *said_before]):  # a short "apágala"
             ctx = replace(state.ctx, language=language)
             outcome = await self._follow_ups.try_handle(state.text, language, ctx, recent)
             if outcome is not None:

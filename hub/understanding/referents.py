@@ -27,6 +27,7 @@ class Recent:
     targets: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     at: float = 0.0  # time.monotonic() of the turn
+    language: str = ""  # the turn's: a follow-up is most likely said in it too ("apágala")
 
     def fresh(self, now: float) -> bool:
         return now - self.at <= FOLLOW_UP_WINDOW_S
@@ -36,7 +37,7 @@ Call = tuple[str, Mapping[str, Any], bool]  # a turn's call: tool, arguments, wh
 
 
 def recent_after(previous: Recent | None, calls: Sequence[Call], device_tools: Collection[str],
-                 asked: Sequence[str], now: float) -> Recent | None:
+                 asked: Sequence[str], now: float, language: str = "") -> Recent | None:
     """The conversation's referents after a turn: what its device calls acted on (those that
     worked; the options kept when the targets were chosen among them); else, when it asked
     "which one?", those options; else what it had."""
@@ -46,9 +47,9 @@ def recent_after(previous: Recent | None, calls: Sequence[Call], device_tools: C
         tool, args = acted[-1]
         targets = tuple(dict.fromkeys(str(a["entity_id"]) for _, a in acted))
         kept = previous.options if previous is not None and set(targets) <= set(previous.options) else ()
-        return Recent(tool, {k: v for k, v in args.items() if k != "entity_id"}, targets, kept, now)
+        return Recent(tool, {k: v for k, v in args.items() if k != "entity_id"}, targets, kept, now, language)
     if asked:
-        return Recent("", {}, (), tuple(asked), now)
+        return Recent("", {}, (), tuple(asked), now, language)
     return previous
 
 

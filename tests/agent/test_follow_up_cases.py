@@ -182,3 +182,13 @@ async def test_too_dark_by_an_on_off_light_switches_it_on(tmp_path) -> None:
     assert result.reply == phrase("en", "action.turned_on", name="Bedroom light")
     again = await hub.ask("brighter")  # on, and nothing to step: said plainly, no other light guessed
     assert again.tool_calls == [] and again.reply == phrase("en", "error.unsupported", name="Bedroom light")
+
+
+async def test_a_short_follow_up_is_also_read_in_the_language_of_the_command_it_follows(tmp_path) -> None:
+    """"apágala" alone reads as Hungarian to language identification; the command before it was
+    Spanish, so Spanish is tried too."""
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    await hub.ask("Enciende la luz de la cocina", language="es")
+    off = await hub.ask("apágala", language="hu")
+    assert hub.state("light.kitchen") == "off" and off.language == "es", off.reply
+    assert off.reply == phrase("es", "action.turned_off", name="Kitchen light")
