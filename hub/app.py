@@ -20,6 +20,7 @@ from hub.home.entities import EntityStore
 from hub.home.later import Later
 from hub.home.places import SpeakerPlaces, parse_satellites
 from hub.understanding.fast_path import FastPath
+from hub.understanding.follow_ups import FollowUps
 from hub.understanding.language import TextLanguages
 from hub.understanding.warm_up import FastPathWarmUp
 from hub.home.policy import ActionPolicy
@@ -112,6 +113,7 @@ class HubApp:
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry), personas=self.personas,
             identify=TextLanguages(), places=self.places,
+            follow_ups=FollowUps(self.store, self.resolver, fast_path),
         )
         await self._start(self.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.connect_agent(self.agent)

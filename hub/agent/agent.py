@@ -19,11 +19,11 @@ from hub.agent.activity import AgentActivity, ConversationsCleared, Observer, Re
 from hub.agent import prompt
 from hub.agent.choices import Choices
 from hub.agent.conversation import Conversation, ConversationStore
-from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, ToModel
+from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, FollowUp, ToModel
 from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import (AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier,
-                             SpeakerLocator)
+from hub.agent.ports import (AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath, HomeView,
+                             LanguageIdentifier, SpeakerLocator)
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
 from hub.agent.types import (
@@ -36,6 +36,7 @@ from hub.agent.types import (
     without_format_characters,
 )
 from hub.understanding.language import TextLanguages
+from hub.understanding.referents import Recent, recent_after
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.core.messages import Message, ToolCall
 from hub.llm.types import Engine, GenerationRequest, stands_in
@@ -60,6 +61,7 @@ class Agent:
         personas: PersonaBook | None = None,
         identify: LanguageIdentifier | None = None,
         places: SpeakerLocator | None = None,
+        follow_ups: FollowUpPath | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -81,7 +83,8 @@ class Agent:
         self._model = self._model_turn(engine)
         self.stand_in, self.model_acts = self._model.stand_in, self._model.model_acts
         self._routes: tuple[DirectRoute, ...] = (
-            ChosenOption(self._choices, home, fast_path), Confirmation(confirmations),
+            ChosenOption(self._choices, home, fast_path, follow_ups), Confirmation(confirmations),
+            FollowUp(follow_ups, fast_path, self._choices, options.fast_path),
             FastPath(fast_path, self._choices, options.fast_path))
         # keep the default persona's stable prefix and each conversation's continuation warm
         self.primer = PrefixPrimer(engine, self.stable_request)
@@ -127,9 +130,11 @@ class Agent:
         if error:
             yield TurnDone(failure(request.conversation_id or "", language, error))
             return
+        inherited = self._client_recent(request.client) if request.conversation_id is None else None
         conversation = self.conversations.get_or_create(request.conversation_id, language)
         conversation.language = language
         conversation.persona = persona.key
+        conversation.recent = conversation.recent or inherited
         if request.client is not None:
             self.conversations.remember_client(request.client, conversation.id)
         run = functools.partial(self._locked_turn, request, conversation, languages, persona)
@@ -271,6 +276,10 @@ class Agent:
             answer = functools.partial(fitted, state, functools.partial(self._turn, state), self._options.history_tokens,
                                        self._engine.count_tokens)
             result = await ended(state, answer)
+            conversation.recent = recent_after(
+                conversation.recent, [(f.call.name, f.call.arguments, f.ok) for f in state.finished_calls],
+                self._registry.device_actions(), [e.entity_id for e in self._choices.options(conversation.id)],
+                time.monotonic(), state.language)
             emit(TurnDone(result))
             if result.ok and result.path == "model":
                 self._prime_continuation(state)
@@ -313,6 +322,12 @@ class Agent:
         task = asyncio.create_task(self.primer.prime_continuation(messages, self.stable_request(persona)))
         self._priming.add(task)
         task.add_done_callback(self._priming.discard)
+
+    def _client_recent(self, client: str | None) -> Recent | None:
+        """For a request that names no conversation (HA 2025.4 names none over Wyoming): the last
+        command of the client's latest conversation, so that "turn it off" still refers to it."""
+        latest = self.conversations.get(self.conversations.latest_of(client) or "")
+        return latest.recent if latest is not None else None
 
     def _waiting_conversation(self, client: str | None) -> str | None:
         """For a request without a conversation id: the client's previous conversation while it

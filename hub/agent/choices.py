@@ -60,16 +60,21 @@ class Choices:
         del self._waiting[conversation_id]
         return choice
 
+    def options(self, conversation_id: str) -> tuple[Entity, ...]:
+        """The options of the "which one?" the conversation waits on (none: none)."""
+        choice = self._waiting.get(conversation_id)
+        return choice.options if choice is not None and self.fresh(choice) else ()
+
     def waiting(self, conversation_id: str) -> bool:
         """Whether the conversation waits for an answer that may still count."""
         choice = self._waiting.get(conversation_id)
-        return choice is not None and self._fresh(choice)
+        return choice is not None and self.fresh(choice)
 
     def chosen(self, choice: Choice, answer: str, language: str,
                pick: Callable[[str, list[Entity], str], Entity | None]) -> Entity | None:
         """The option an answer names (`pick`) or counts to ("B", "the second one") within the
         confirmation window; None otherwise."""
-        if not self._fresh(choice):
+        if not self.fresh(choice):
             return None
         named = pick(answer, list(choice.options), language)
         if named is not None:
@@ -77,5 +82,6 @@ class Choices:
         position = ordinal_position(answer, language)
         return choice.options[position] if position is not None and position < len(choice.options) else None
 
-    def _fresh(self, choice: Choice) -> bool:
+    def fresh(self, choice: Choice) -> bool:
+        """Whether the answer still counts (within the confirmation window)."""
         return time.monotonic() - choice.asked_at <= self._window_s

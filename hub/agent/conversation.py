@@ -10,6 +10,7 @@ from typing import Callable
 
 from hub.core.tools import same_client
 from hub.core.messages import Message
+from hub.understanding.referents import Recent
 
 
 @dataclass
@@ -18,6 +19,7 @@ class Conversation:
     language: str
     messages: list[Message] = field(default_factory=list)
     persona: str | None = None  # the persona it started with: follow-ups that name none keep it
+    recent: Recent | None = None  # its last command's targets and action ("turn it off")
     last_used: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one turn at a time, in arrival order
 

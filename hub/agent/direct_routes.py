@@ -1,5 +1,5 @@
 """The routes that answer a turn without the model, tried in order before it: the answer to
-"which one?", a yes or no to a held action, the fast path.
+"which one?", a yes or no to a held action, a follow-up or relative command, the fast path.
 
 Each route's `try_answer` gives its `DirectAnswer` (told under the route's `path`), a `ToModel`
 hand-off (the model goes on with the command), or None: the next route is tried.
@@ -11,8 +11,8 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from hub.agent.choices import Choices
-from hub.agent.ports import ConfirmationsLike, DeterministicPath, HomeView
+from hub.agent.choices import Choice, Choices
+from hub.agent.ports import ConfirmationsLike, DeterministicPath, FollowUpPath, HomeView
 from hub.agent.turn import TurnState
 from hub.core.answer import DirectAnswer
 from hub.home.entities import Entity
@@ -35,15 +35,18 @@ class DirectRoute(Protocol):
 
 
 class ChosenOption:
-    """The asker's answer to "which one?" ("the first one", "the fan"): the command goes on
-    with that one, the fast path's planned command when the fast path asked, else the model's."""
+    """The asker's answer to "which one?" ("the first one", "the fan", "both"): the command goes
+    on with that one (or all of them), the fast path's planned command when the fast path asked,
+    else the model's."""
 
     path = "fast_path"
 
-    def __init__(self, choices: Choices, home: HomeView | None, fast_path: DeterministicPath | None) -> None:
+    def __init__(self, choices: Choices, home: HomeView | None, fast_path: DeterministicPath | None,
+                 follow_ups: FollowUpPath | None = None) -> None:
         self._choices = choices
         self._home = home
         self._fast_path = fast_path
+        self._follow_ups = follow_ups
 
     async def try_answer(self, state: TurnState) -> DirectAnswer | ToModel | None:
         if not state.persona.home:
@@ -51,13 +54,19 @@ class ChosenOption:
         choice = self._choices.take(state.conversation.id, state.request.source, state.request.client)
         if choice is None or self._home is None:
             return None
-        chosen = self._choices.chosen(choice, state.text, state.language, self._home.pick)
-        if chosen is None:
+        one = self._choices.chosen(choice, state.text, state.language, self._home.pick)
+        chosen = (one,) if one is not None else choice.options if self._all(choice, state) else ()
+        if not chosen:
             return None
-        _LOGGER.info("which one in %s: %s", state.conversation.id, chosen.entity_id)
+        _LOGGER.info("which one in %s: %s", state.conversation.id, ", ".join(e.entity_id for e in chosen))
         finished = await self._fast_path.finish(chosen, state.ctx) \
             if choice.by_fast_path and self._fast_path is not None else None
-        return finished if finished is not None else ToModel(choice.text, (chosen,))
+        return finished if finished is not None else ToModel(choice.text, chosen)
+
+    def _all(self, choice: Choice, state: TurnState) -> bool:
+        """Whether the answer, within the window, is "all of them" / "both"."""
+        return self._follow_ups is not None and self._choices.fresh(choice) \
+            and self._follow_ups.means_all(state.text, state.language)
 
 
 class Confirmation:
@@ -98,11 +107,48 @@ class FastPath:
                     unknown_name = unknown_name or (language, outcome)
                 elif outcome is not None:
                     state.speaking(language)
-                    options = self._fast_path.unfinished(ctx.conversation_id) if outcome.candidates else ()
-                    if options:  # the fast path asked "which one?" and holds the command
-                        self._choices.ask(state, state.text, options, by_fast_path=True)
+                    _wait_for_choice(state, outcome, self._fast_path, self._choices)
                     return outcome
         if unknown_name is not None:
             state.speaking(unknown_name[0])
             return unknown_name[1]
         return None
+
+
+class FollowUp:
+    """A follow-up ("turn it off", "and the bedroom too", "the other one") or a relative
+    command ("a bit brighter", "it's too cold in here"), in the text's candidate languages. Tried
+    before the fast path, whose templates read "turn them off" as a device called "them"; its
+    own templates are strict, so a plain command never matches them."""
+
+    path = "fast_path"
+
+    def __init__(self, follow_ups: FollowUpPath | None, fast_path: DeterministicPath | None, choices: Choices,
+                 enabled: bool) -> None:
+        self._follow_ups = follow_ups
+        self._fast_path = fast_path
+        self._choices = choices
+        self._enabled = enabled
+
+    async def try_answer(self, state: TurnState) -> DirectAnswer | ToModel | None:
+        if not self._enabled or not state.persona.home or self._follow_ups is None:
+            return None
+        recent = state.conversation.recent
+        said_before = [recent.language] if recent is not None and recent.language else []
+        for language in dict.fromkeys([*state.languages, *said_before]):  # a short "apágala"
+            ctx = replace(state.ctx, language=language)
+            outcome = await self._follow_ups.try_handle(state.text, language, ctx, recent)
+            if outcome is not None:
+                state.speaking(language)
+                _wait_for_choice(state, outcome, self._fast_path, self._choices)
+                return outcome
+        return None
+
+
+def _wait_for_choice(state: TurnState, outcome: DirectAnswer, fast_path: DeterministicPath | None,
+                     choices: Choices) -> None:
+    """When the fast path asked "which one?" and holds the command, the asker's next turn may
+    answer it."""
+    options = fast_path.unfinished(state.ctx.conversation_id) if outcome.candidates and fast_path else ()
+    if options:
+        choices.ask(state, state.text, options, by_fast_path=True)

@@ -14,6 +14,7 @@ from hub.core.tools import ToolContext
 from hub.home.entities import Entity
 from hub.home.places import Place
 from hub.home.resolve import Fit, Match
+from hub.understanding.referents import Recent
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,18 @@ class DeterministicPath(Protocol):
 
     def unfinished(self, conversation_id: str) -> tuple[Entity, ...]: ...
 
-    async def finish(self, entity: Entity, ctx: ToolContext) -> DirectAnswer | None: ...
+    async def finish(self, entities: Sequence[Entity], ctx: ToolContext) -> DirectAnswer | None: ...
+
+
+class FollowUpPath(Protocol):
+    """Follow-ups ("turn it off", "and the bedroom too") and relative commands ("a bit
+    brighter", "it's too cold in here"), read by their own templates (hub.understanding.follow_ups):
+    `try_handle` answers when they read the text (honestly when it refers to nothing), else None."""
+
+    async def try_handle(self, text: str, language: str, ctx: ToolContext,
+                         recent: Recent | None) -> DirectAnswer | None: ...
+
+    def means_all(self, text: str, language: str) -> bool: ...
 
 
 class LanguageIdentifier(Protocol):

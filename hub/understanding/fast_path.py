@@ -15,7 +15,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import replace
 from datetime import datetime
-from typing import Callable
+from typing import Callable, Sequence
 
 from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
@@ -116,18 +116,22 @@ class FastPath:
             outcome = _joined([o for o in outcomes if o is not None])
         return _asking(outcome)
 
+    async def carry_out(self, plan: Plan, ctx: ToolContext) -> DirectAnswer | None:
+        """A plan made elsewhere (hub.understanding.follow_ups) carried out as the fast path's own."""
+        return _asking(await self._carry_out(plan, ctx, alone=True))
+
     def unfinished(self, conversation_id: str) -> tuple[Entity, ...]:
         """The options of the command that asked "which one?" in the conversation (none: none)."""
         action = self._unfinished.get(conversation_id)
         return tuple(action.targets) if action is not None else ()
 
-    async def finish(self, entity: Entity, ctx: ToolContext) -> DirectAnswer | None:
-        """The command that asked "which one?" in `ctx`'s conversation, carried out on the entity
-        the answer chose; None when none waits."""
+    async def finish(self, entities: Sequence[Entity], ctx: ToolContext) -> DirectAnswer | None:
+        """The command that asked "which one?" in `ctx`'s conversation, carried out on the
+        entities the answer chose ("the first one", "both"); None when none waits."""
         action = self._unfinished.pop(ctx.conversation_id, None)
         if action is None:
             return None
-        return _asking(await self._execute(replace(action, targets=[entity]), ctx, alone=False))
+        return _asking(await self._execute(replace(action, targets=list(entities)), ctx, alone=False))
 
     def _hold(self, conversation_id: str, action: Action) -> None:
         self._unfinished[conversation_id] = action
@@ -288,7 +292,8 @@ class FastPath:
         """The plan's calls; None when the only command did nothing the model could not do better
         (in a sentence of several, that part's failure is said instead)."""
         calls, results = [], []
-        arguments = [{"entity_id": e.entity_id, **plan.args} for e in plan.targets] or [dict(plan.args)]
+        arguments = [{"entity_id": e.entity_id, **plan.args, **plan.each.get(e.entity_id, {})}
+                     for e in plan.targets] or [dict(plan.args)]
         for number, args in enumerate(arguments):
             call = ToolCall(plan.tool, args, id=f"fast_path_{number}")
             calls.append(call)

@@ -69,6 +69,7 @@ class Action:
     args: dict[str, Any]
     targets: list[Entity] = field(default_factory=list)
     named: bool = False  # the targets are what a name fits (else a group: a kind, an area, a floor)
+    each: dict[str, dict[str, Any]] = field(default_factory=dict)  # entity id → its own arguments
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Any, Iterable
 
 from home_assistant_intents import get_intents
 
+from hub.understanding.follow_up_templates import spec_of
 from hub.understanding.recognition import HANDLED_INTENTS, add_own_sentences, older_intents
 
 
@@ -31,7 +32,19 @@ def template_words(code: str) -> frozenset[str]:
                     if rules or lists else shared
                 for sentence in block["sentences"]:
                     words |= said.words(sentence)
-    return frozenset(words)
+    return frozenset(words | _follow_up_words(code))
+
+
+def _follow_up_words(code: str) -> set[str]:
+    """The words of the hub's follow-up templates ("apágala", "zet hem uit"): short requests
+    that are told from them alone."""
+    spec = spec_of(code.split("-", 1)[0].lower())
+    if spec is None:
+        return set()
+    amounts = {"amount": {"values": [w for said in (spec.get("amount") or {}).values() for w in said]}}
+    said = _Said(dict(spec.get("rules") or {}), amounts)
+    return {word for sentences in spec["sentences"].values() for sentence in sentences
+            for word in said.words(sentence)}
 
 
 _Forms = tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]

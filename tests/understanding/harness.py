@@ -51,6 +51,7 @@ from hub.backends.demo.home import DemoBackend
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.understanding import language as language_id
 from hub.understanding.fast_path import FastPath
+from hub.understanding.follow_ups import FollowUps
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry
@@ -560,7 +561,8 @@ class Rig:
         self.fast_path = FastPath(self.store, self.registry, resolver)
         self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(hub_options(config).settings),
                            options=hub_options(config).agent, home=StoreHomeView(self.store, resolver), fast_path=self.fast_path,
-                           confirmations=ConfirmationHook(policy, self.registry))
+                           confirmations=ConfirmationHook(policy, self.registry),
+                           follow_ups=FollowUps(self.store, resolver, self.fast_path))
 
     async def __aenter__(self) -> "Rig":
         await self.later.start()
