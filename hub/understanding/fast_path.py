@@ -21,6 +21,7 @@ from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
 from hub.understanding.answers import answer
+from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
 from hub.understanding.compound import split_parts, with_shared_words
 from hub.home.entities import Entity, EntityStore
 from hub.home.namesakes import option_names
@@ -43,16 +44,12 @@ from hub.understanding.recognition import (
 from hub.home.resolve import EntityResolver
 from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
-from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
-from hub.core.tools import ToolContext, ToolRegistry, ToolResult
+from hub.core.tools import ToolContext, ToolRegistry
 from hub.core.messages import ToolCall
-from hub.locales import SUPPORTED_LANGUAGES, format_number, join_list, phrase
+from hub.locales import SUPPORTED_LANGUAGES, join_list, phrase
 
 _LOGGER = logging.getLogger(__name__)
 
-# Failures after which the model may still do better: nothing was done, nothing was refused.
-_FALL_BACK_CODES = frozenset({"unsupported", "unknown_entity", "invalid_arguments", "unknown_tool"})
-_ON_OFF_DOMAINS = ("light", "switch", "fan", "input_boolean", "media_player", "climate")
 _UNFINISHED_KEPT = 256  # conversations whose "which one?" may still be answered
 
 
@@ -113,12 +110,12 @@ class FastPath:
             outcome = await self._carry_out(plans[0], ctx, alone=True)
         else:
             outcomes = [await self._carry_out(plan, ctx, alone=False) for plan in plans]
-            outcome = _joined([o for o in outcomes if o is not None])
-        return _asking(outcome)
+            outcome = joined([o for o in outcomes if o is not None])
+        return asking(outcome)
 
     async def carry_out(self, plan: Plan, ctx: ToolContext) -> DirectAnswer | None:
         """A plan made elsewhere (hub.understanding.follow_ups) carried out as the fast path's own."""
-        return _asking(await self._carry_out(plan, ctx, alone=True))
+        return asking(await self._carry_out(plan, ctx, alone=True))
 
     def unfinished(self, conversation_id: str) -> tuple[Entity, ...]:
         """The options of the command that asked "which one?" in the conversation (none: none)."""
@@ -131,7 +128,7 @@ class FastPath:
         action = self._unfinished.pop(ctx.conversation_id, None)
         if action is None:
             return None
-        return _asking(await self._execute(replace(action, targets=list(entities)), ctx, alone=False))
+        return asking(await self._execute(replace(action, targets=list(entities)), ctx, alone=False))
 
     def _hold(self, conversation_id: str, action: Action) -> None:
         self._unfinished[conversation_id] = action
@@ -299,9 +296,9 @@ class FastPath:
             calls.append(call)
             results.append(await self._registry.call(call, ctx))
         if alone and not any(r.ok for r in results) and all(
-                r.data.get("error") in _FALL_BACK_CODES for r in results):
+                r.data.get("error") in FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
-        return DirectAnswer(_reply(plan, results, ctx.language), plan.intent, calls, results)
+        return DirectAnswer(reply_for(plan, results, ctx.language), plan.intent, calls, results)
 
 
 def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:
@@ -334,70 +331,3 @@ def _merged(plans: list[Plan]) -> list[Plan]:
         else:
             merged.append(plan)
     return merged
-
-
-def _asking(outcome: DirectAnswer | None) -> DirectAnswer | None:
-    """What was done, then the question for what the policy holds: asked once, last, in the last
-    held call's words (they name every call of the request held so far)."""
-    if outcome is None:
-        return None
-    questions = [str(r.data.get("message")) for r in outcome.results if r.data.get("error") == CONFIRMATION_REQUIRED]
-    if not questions:
-        return outcome
-    return replace(outcome, reply=" ".join(p for p in (outcome.reply, questions[-1]) if p))
-
-
-def _joined(outcomes: list[DirectAnswer]) -> DirectAnswer:
-    """Several commands, answered once: each part's sentence in order, every call and result."""
-    return DirectAnswer(
-        reply=" ".join(o.reply for o in outcomes if o.reply),
-        intent="+".join(o.intent for o in outcomes),
-        calls=[c for o in outcomes for c in o.calls],
-        results=[r for o in outcomes for r in o.results],
-        candidates=[c for o in outcomes for c in o.candidates])
-
-
-def _reply(plan: Action, results: list[ToolResult], language: str) -> str:
-    """One short sentence for what was done, then what failed; nothing for what the policy holds
-    (`_asking` asks about it)."""
-    done = [e for e, r in zip(plan.targets, results) if r.ok]
-    held = [r.data.get("error") == CONFIRMATION_REQUIRED for r in results]
-    # the tools' own sentences, or (for what they word for the model) that it did not work
-    targets: list[Entity | None] = list(plan.targets) or [None]
-    failures = [_failure(e, r, language) for e, r, h in zip(targets, results, held) if not r.ok and not h]
-    parts: list[str] = []
-    if len(results) == 1 and results[0].ok:
-        parts.append(speech_of(results[0], language))
-    elif done:
-        parts.append(_group_sentence(plan, done, language))
-    parts += list(dict.fromkeys(f for f in failures if f))
-    return " ".join(parts) or ("" if any(held) else phrase(language, "error.generic"))
-
-
-def _failure(entity: Entity | None, result: ToolResult, language: str) -> str:
-    """The tool's own sentence, or (for errors it words for the model) that it did not work."""
-    if result.data.get("error") not in _FALL_BACK_CODES:
-        return str(result.data.get("message", ""))
-    if entity is None:
-        return phrase(language, "error.generic")
-    return phrase(language, "tool.failed", name=entity.name)
-
-
-def _group_sentence(plan: Action, done: list[Entity], language: str) -> str:
-    names = join_list([e.name for e in done], language)
-    on_off = all(e.domain in _ON_OFF_DOMAINS for e in done)
-    if plan.tool == "turn_on" and on_off:
-        return phrase(language, "action.turned_on", name=names)
-    if plan.tool == "turn_off" and on_off:
-        return phrase(language, "action.turned_off", name=names)
-    if plan.tool == "set_light" and "brightness" in plan.args:
-        value = phrase(language, "unit.percent", value=format_number(plan.args["brightness"], language))
-        return phrase(language, "action.set_brightness", name=names, value=value)
-    if plan.tool == "set_temperature":
-        value = phrase(language, "unit.degrees",
-                       value=format_number(plan.args["temperature"], language))
-        return phrase(language, "action.set_temperature", name=names, value=value)
-    if plan.tool == "set_position":
-        value = phrase(language, "unit.percent", value=format_number(plan.args["position"], language))
-        return phrase(language, "action.set_position", name=names, value=value)
-    return phrase(language, "action.done")

@@ -16,6 +16,7 @@ from hub.backends.demo.home import DemoBackend, load_demo_home
 from hub.home.entities import EntityStore
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
+from hub.home.places import SpeakerPlaces
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
@@ -62,6 +63,7 @@ class TestHub:
             home=StoreHomeView(self.store, self.resolver), fast_path=self.fast_path,
             confirmations=ConfirmationHook(self.policy, self.registry),
             follow_ups=FollowUps(self.store, self.resolver, self.fast_path) if self.fast_path else None,
+            places=SpeakerPlaces(self.store, self.resolver),
             clock_text=lambda: "Monday 2026-11-30 08:00",
         )
         self.later.reporter.connect_agent(self.agent)

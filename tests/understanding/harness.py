@@ -52,6 +52,7 @@ from hub.home.entities import BackendError, Entity, EntityStore
 from hub.understanding import language as language_id
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
+from hub.home.places import SpeakerPlaces
 from hub.home.policy import CONFIRMATION_REQUIRED, ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolContext, ToolRegistry
@@ -562,7 +563,8 @@ class Rig:
         self.agent = Agent(engine=self.engine, registry=self.registry, settings=RuntimeSettings(hub_options(config).settings),
                            options=hub_options(config).agent, home=StoreHomeView(self.store, resolver), fast_path=self.fast_path,
                            confirmations=ConfirmationHook(policy, self.registry),
-                           follow_ups=FollowUps(self.store, resolver, self.fast_path))
+                           follow_ups=FollowUps(self.store, resolver, self.fast_path),
+                           places=SpeakerPlaces(self.store, resolver))
 
     async def __aenter__(self) -> "Rig":
         await self.later.start()
