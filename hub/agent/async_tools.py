@@ -8,7 +8,8 @@ from typing import Any
 
 from hub.agent.reports import MqttReportPublisher, Publisher, ReportHub, Reporter, SatelliteAnnouncer, ServiceCaller
 from hub.home.entities import EntityStore
-from hub.home.timers import TimerService, build_timer_tools
+from hub.home.timer_tools import build_timer_tools
+from hub.home.timers import TimerService
 from hub.home.watches import ActionTracker, NotifyWhen, StateWatches
 
 

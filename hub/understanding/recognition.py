@@ -41,19 +41,19 @@ from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
 
 from hub.home.entities import Entity, Floor
+from hub.understanding.assist_plans import ASSIST_INTENTS, TIMER_INTENTS
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
 
-TIMER_INTENTS = frozenset({"HassStartTimer", "HassCancelTimer", "HassTimerStatus"})
 ACTION_INTENTS = frozenset({
     "HassTurnOn", "HassTurnOff", "HassLightSet", "HassClimateSetTemperature", "HassSetPosition",
     "HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume",
     "HassVacuumStart", "HassVacuumReturnToBase",
-    *TIMER_INTENTS,
+    *ASSIST_INTENTS,
 })
 QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "HassGetCurrentTime",
-                              "HassGetCurrentDate"})
-HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
+                              "HassGetCurrentDate", "HassGetWeather"})
+HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind", "HassRespond"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
 _KINDS = ("domain", "device_class")

@@ -6,7 +6,7 @@ of them maybe the speaker's, `context_area`; floors; running timers). Upstream's
 (`tests/test_slot_combinations.py` there) checks only recognition and the rendered response, so
 a file's home may lack the device its sentences act on ("turn on the lights in here" with no
 light): such a home gets the device its slots describe (a device of that kind, in that area,
-named "Zed <n>" so no sentence says it), timers its slots describe (and a second one they do not
+named "Zed <n>" so no sentence says it; an area with no device gets its voice satellite), timers its slots describe (and a second one they do not
 mean, where they single one out), a to-do item to complete, a satellite to broadcast on. What HA's
 intent handlers would do there is the expected outcome (`expect_file`): the service calls, the
 timers left, an answer that acts on nothing. The hub gets every sentence through `Agent.ask`
@@ -175,6 +175,9 @@ def file_home(f: SuiteFile) -> FileHome:
                                source=SOURCE))
     home = FileHome(SampleHome(f.language, (), tuple(areas), tuple(floors), area_floor), speaker, entities,
                     [dict(t) for t in data.get("timers") or []])
+    for area in areas:  # an area is known by its devices: a room with none has its voice satellite
+        if not any(e.area == area for e in entities):
+            home.add("assist_satellite", area, state="idle")
     return home
 
 
@@ -199,6 +202,7 @@ class TimerState:
     area: str | None
     seconds: int  # left
     active: bool
+    start: int  # the duration it was started with
 
 
 @dataclass(frozen=True)
@@ -265,14 +269,15 @@ def _running(intent: str, slots: dict[str, Any], timers: list[dict[str, Any]]) -
     if timers:
         return tuple(TimerState(t.get("name") or None, t.get("area") or None,
                                 int(t.get("total_seconds_left") or _seconds(t, "start_") or _TIMER_S),
-                                bool(t.get("is_active", intent != "HassUnpauseTimer"))) for t in timers)
+                                bool(t.get("is_active", intent != "HassUnpauseTimer")),
+                                _seconds(t, "start_") or int(t.get("total_seconds_left") or _TIMER_S)) for t in timers)
     name = str(slots["name"]) if slots.get("name") else None
     area = str(slots["area"]) if slots.get("area") else None
     start = _seconds(slots, "start_") or _TIMER_S
     active = intent != "HassUnpauseTimer"
-    meant = TimerState(name, area, start, active)
+    meant = TimerState(name, area, start, active, start)
     singled = name or area or _seconds(slots, "start_")
-    return (meant, TimerState(None, None, start + 17 * 60, active)) if singled else (meant,)
+    return (meant, TimerState(None, None, start + 17 * 60, active, start + 17 * 60)) if singled else (meant,)
 
 
 def expect(intent: str, slots: dict[str, Any], home: FileHome, running: tuple[TimerState, ...]) -> Want:
@@ -414,7 +419,7 @@ def _timer_want(intent: str, slots: dict[str, Any], running: tuple[TimerState, .
     delta = _seconds(slots) * (1 if intent == "HassIncreaseTimer" else -1)
     changed = {"HassCancelTimer": None,
                "HassIncreaseTimer": replace(one, seconds=one.seconds + delta),
-               "HassDecreaseTimer": replace(one, seconds=max(0, one.seconds + delta)),
+               "HassDecreaseTimer": replace(one, seconds=one.seconds + delta) if one.seconds + delta > 0 else None,
                "HassPauseTimer": replace(one, active=False),
                "HassUnpauseTimer": replace(one, active=True)}[intent]
     return Want(timers=tuple(changed if t is one else t for t in running if t is not one or changed))
@@ -428,7 +433,7 @@ def _find_timers(slots: dict[str, Any], running: tuple[TimerState, ...]) -> list
         found = [t for t in found if fold(t.area or "") == fold(str(slots["area"]))]
     start = _seconds(slots, "start_")
     if start:
-        found = [t for t in found if t.seconds == start]
+        found = [t for t in found if t.start == start]
     return found
 
 
@@ -532,8 +537,10 @@ async def _run(rig: Rig, case: SuiteCase, home: FileHome) -> tuple[bool, str, Tu
     for timer in list(timers.timers()):
         timers.cancel(timer.id)
     for state in case.running:
-        started = timers.add(state.seconds, state.name, ToolContext("running-before", case.file.language,
-                                                                    area=state.area))
+        started = timers.add(state.start, state.name,
+                             ToolContext("running-before", case.file.language, area=state.area))
+        if state.start != state.seconds:
+            timers.add_time(started.id, state.seconds - state.start)
         if not state.active:
             timers.pause(started.id)
     backend = rig.backend
@@ -545,7 +552,8 @@ async def _run(rig: Rig, case: SuiteCase, home: FileHome) -> tuple[bool, str, Tu
     if any(c.data.get("error") == CONFIRMATION_REQUIRED for c in result.tool_calls):
         yes = template(result.language, "policy.yes_words").split("|")[0]
         await rig.agent.ask(replace(request, text=yes, conversation_id=result.conversation_id))
-    left = tuple(TimerState(t.name, t.area, round(timers.remaining_s(t)), t.active) for t in timers.timers())
+    left = tuple(TimerState(t.name, t.area, round(timers.remaining_s(t)), t.active, t.duration_s)
+                 for t in timers.timers())
     ok, why = score(case, result, list(rig.backend.calls), left)
     for entity in rig.home.entities:
         if rig.store.get(entity.entity_id) != entity:
@@ -592,7 +600,7 @@ def _same_timers(left: tuple[TimerState, ...], wanted: tuple[TimerState, ...]) -
         return False
     key = lambda t: (t.name or "", t.area or "", t.seconds)  # noqa: E731
     return all(a.name == b.name and a.area == b.area and a.active == b.active and abs(a.seconds - b.seconds) <= 5
-               for a, b in zip(sorted(left, key=key), sorted(wanted, key=key)))
+               and a.start == b.start for a, b in zip(sorted(left, key=key), sorted(wanted, key=key)))
 
 
 async def measure(language: str, *, sample: int | None = None, source: Path = VENDORED) -> list[Scored]:
