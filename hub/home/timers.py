@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hub.core.tools import ToolContext
+from hub.home.normalize import fold
 from hub.home.watches import OutcomeSink
 from hub.locales import join_list, phrase, plural_phrase
 
@@ -260,6 +261,7 @@ def _same_area(started_in: str | None, said: str) -> bool:
     """Whether a timer started in `started_in` (an area id or name) is in the area `said`."""
     if not started_in:
         return False
+
     def key(text: str) -> str:
-        return "".join(ch for ch in text.casefold() if ch.isalnum())
+        return "".join(ch for ch in fold(text) if ch.isalnum())
     return key(started_in) == key(said)

@@ -33,10 +33,10 @@ def assist_answer(question: Question, language: str) -> str:
     station = question.targets[0]
     state = SimpleNamespace(state=station.state, attributes=station.attributes, name=station.name)
     said = ha_response(language, question.intent, question.response, state=state)
-    temperature = station.attributes.get("temperature")
+    temperature = _number(station.attributes.get("temperature"))
     if said and (temperature is None or format_number(temperature, language) in said or str(temperature) in said):
         return said
-    value = format_number(temperature, language) if isinstance(temperature, (int, float)) else "?"
+    value = format_number(temperature, language) if temperature is not None else "?"
     unit = str(station.attributes.get("temperature_unit") or "")
     return phrase(language, "weather.now", name=station.name, temperature=f"{value} {unit}".strip())
 
@@ -54,3 +54,11 @@ def ha_response(language: str, intent: str, key: str, slots: dict[str, Any] | No
     except TemplateError:
         return None
     return " ".join(rendered.split()) or None
+
+
+def _number(value: Any) -> float | None:
+    """A temperature attribute as a number (some integrations write "32")."""
+    try:
+        return float(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
