@@ -184,7 +184,7 @@ class TimerService:
             lambda t: t.ctx.conversation_id == ctx.conversation_id,
             lambda t: bool(ctx.satellite_id) and t.ctx.satellite_id == ctx.satellite_id,
             lambda t: bool(ctx.device_id) and t.ctx.device_id == ctx.device_id,
-            lambda t: bool(ctx.area) and _same_area(t.area, ctx.area))
+            lambda t: _same_area(t.area, ctx.area))
         for same in sameness:
             found = [t for t in timers if same(t)]
             if found:
@@ -257,9 +257,9 @@ def _named(timers: list[Timer], name: str) -> list[Timer]:
     return exact or within or [t for t in timers if t.name and set(t.name.casefold().split()) <= said]
 
 
-def _same_area(started_in: str | None, said: str) -> bool:
+def _same_area(started_in: str | None, said: str | None) -> bool:
     """Whether a timer started in `started_in` (an area id or name) is in the area `said`."""
-    if not started_in:
+    if not started_in or not said:
         return False
 
     def key(text: str) -> str:
