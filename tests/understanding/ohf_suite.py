@@ -248,11 +248,12 @@ def load_cases(f: SuiteFile, home: FileHome) -> list[SuiteCase]:
 
 
 def _said(slots: dict[str, Any], sentence: str, language: str) -> dict[str, Any]:
-    """A slot listing several values means the one the sentence says (else the first)."""
+    """A slot listing several values (areas, names, a number said two ways) means the one the
+    sentence says (else the first); a list of kinds stays a list."""
     text = f" {fold(sentence, language)} "
     said = dict(slots)
     for key, value in slots.items():
-        if isinstance(value, list) and key in ("area", "floor", "name"):
+        if isinstance(value, list) and key not in ("domain", "device_class"):
             named = [v for v in value if f" {fold(str(v), language)} " in text]
             said[key] = (named or value)[0]
     return said
