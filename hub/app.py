@@ -13,6 +13,7 @@ from hub.agent.personas import PersonaBook, home_persona
 from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.config import ConfigError, HubConfig
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_secrets
+from hub.home.assist_tools import build_assist_tools
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.backends.ha.announcer import SatelliteAnnouncer
@@ -67,6 +68,7 @@ class HubApp:
         self.policy = ActionPolicy.from_options(options.policy)
         self.later = Later(options.later, self.store)  # timers, watches, slow actions, reports
         for tool in [*build_home_tools(self.store, self.resolver, self.policy, self.later.tracker),
+                     *build_assist_tools(self.store, self.resolver, self.policy, self.later.tracker),
                      *self.later.tools()]:
             self.registry.register(tool)
         home_tools = self.registry.names()  # what the home persona may call

@@ -86,7 +86,7 @@ OPTIONS: tuple[Option, ...] = (
     # safety policy for actions, and reports of outcomes that arrive later
     Option("allowed_domains", "str", "light,switch,fan,cover,valve,climate,humidifier,water_heater,"
                                      "media_player,vacuum,lawn_mower,lock,scene,script,button,input_button,"
-                                     "input_boolean"),
+                                     "input_boolean,todo,assist_satellite"),
     Option("allowed_services", "str?"),  # comma-separated domain.service globs; empty: any
     Option("read_only_entities", "str?"),  # ids/globs the hub may read but never control
     Option("confirm_entities", "str?"),  # ids/globs whose actions need a spoken yes

@@ -26,7 +26,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from hub.core.tools import Tool, ToolContext
 from hub.home.entities import EntityStore
-from hub.home.timers import TimerService, build_timer_tools
+from hub.home.timer_tools import build_timer_tools
+from hub.home.timers import TimerService
 from hub.home.watches import ActionTracker, NotifyWhen, StateWatches
 
 _LOGGER = logging.getLogger(__name__)

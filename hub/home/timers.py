@@ -1,7 +1,8 @@
-"""The hub's own timers: start, cancel, ask what is left.
+"""The hub's own timers: start, cancel, pause, resume, add or remove time, ask what is left.
 
 A timer belongs to the request that started it (its ToolContext: conversation, language,
-interface, satellite), so its "done" is reported there. Timers are kept in `timers.json` in the
+interface, satellite, device and the speaker's area), so its "done" is reported there and "the
+kitchen timer" is the one started in the kitchen. The tools are `hub.home.timer_tools`. Timers are kept in `timers.json` in the
 state folder, written on every change, so a restart keeps them: each fires at its wall-clock end,
 or at once after start when that end passed while the hub was down (the report says how late).
 """
@@ -18,9 +19,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
+from hub.core.tools import ToolContext
+from hub.home.normalize import fold
 from hub.home.watches import OutcomeSink
-from hub.core.messages import ToolSpec
 from hub.locales import join_list, phrase, plural_phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -46,8 +47,18 @@ class Timer:
     id: str
     name: str | None
     duration_s: int
-    ends_at: float  # epoch seconds
+    ends_at: float  # epoch seconds (while it runs)
     ctx: ToolContext
+    paused_left: float | None = None  # seconds left when paused; None: running
+
+    @property
+    def active(self) -> bool:
+        return self.paused_left is None
+
+    @property
+    def area(self) -> str | None:
+        """The area of the device that started it (where "the kitchen timer" runs)."""
+        return self.ctx.area
 
     def label(self, language: str) -> str:
         """What the timer is called when spoken: its name, else its duration."""
@@ -55,14 +66,15 @@ class Timer:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "duration_s": self.duration_s,
-                "ends_at": self.ends_at, "ctx": asdict(self.ctx)}
+                "ends_at": self.ends_at, "ctx": asdict(self.ctx), "paused_left": self.paused_left}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Timer":
         ctx = ToolContext(**{k: data["ctx"][k] for k in ToolContext.__dataclass_fields__ if k in data["ctx"]})
         name = data.get("name")
+        paused = data.get("paused_left")
         return cls(str(data["id"]), str(name) if name else None, int(data["duration_s"]),
-                   float(data["ends_at"]), ctx)
+                   float(data["ends_at"]), ctx, float(paused) if paused is not None else None)
 
 
 class TimerService:
@@ -112,33 +124,67 @@ class TimerService:
         timer = self._timers.pop(timer_id, None)
         if timer is None:
             return None
-        task = self._tasks.pop(timer_id, None)
-        if task is not None:
-            task.cancel()
+        self._unschedule(timer_id)
         self._save()
         _LOGGER.info("timer %s cancelled", timer_id)
         return timer
 
+    def pause(self, timer_id: str) -> Timer | None:
+        timer = self._timers.get(timer_id)
+        if timer is None or not timer.active:
+            return timer
+        timer.paused_left = self.remaining_s(timer)
+        self._unschedule(timer_id)
+        self._save()
+        return timer
+
+    def resume(self, timer_id: str) -> Timer | None:
+        timer = self._timers.get(timer_id)
+        if timer is None or timer.paused_left is None:
+            return timer
+        timer.ends_at, timer.paused_left = self._clock() + timer.paused_left, None
+        self._save()
+        self._schedule(timer)
+        return timer
+
+    def add_time(self, timer_id: str, seconds: float) -> Timer | None:
+        """More time (`seconds` < 0: less; a timer brought to 0 ends now)."""
+        timer = self._timers.get(timer_id)
+        if timer is None:
+            return None
+        if timer.paused_left is not None:
+            timer.paused_left = min(MAX_TIMER_S, max(0.0, timer.paused_left + seconds))
+        else:
+            timer.ends_at = self._clock() + min(MAX_TIMER_S, max(0.0, self.remaining_s(timer) + seconds))
+            self._unschedule(timer_id)
+            self._schedule(timer)
+        self._save()
+        return timer
+
     def timers(self) -> list[Timer]:
-        return sorted(self._timers.values(), key=lambda t: t.ends_at)
+        return sorted(self._timers.values(), key=self.remaining_s)
 
     def remaining_s(self, timer: Timer) -> float:
+        if timer.paused_left is not None:
+            return timer.paused_left
         return max(0.0, timer.ends_at - self._clock())
 
-    def find(self, name: str | None, ctx: ToolContext, duration_s: int | None = None) -> list[Timer]:
-        """By name when given; else this conversation's, else this satellite's, else all;
-        `duration_s`: only those started for that long ("the 5 minute timer")."""
+    def find(self, name: str | None, ctx: ToolContext, duration_s: int | None = None,
+             area: str | None = None) -> list[Timer]:
+        """As Home Assistant finds a timer: by name, by the area it was started in and by the
+        duration it was started with ("the 5 minute timer"), as far as each is said; of several,
+        this conversation's, else this satellite's or device's, else those of the speaker's area;
+        else all that fit."""
         timers = [t for t in self.timers() if duration_s is None or t.duration_s == duration_s]
         if name and name.strip():
-            wanted = name.strip().casefold()
-            exact = [t for t in timers if (t.name or "").casefold() == wanted]
-            within = [t for t in timers if t.name and wanted in t.name.casefold()]
-            said = set(wanted.split())  # "my pizza" said, "pizza" named: the name's words among those said
-            return exact or within or [t for t in timers if t.name and set(t.name.casefold().split()) <= said]
+            timers = _named(timers, name)
+        if area:
+            timers = [t for t in timers if _same_area(t.area, area)]
         sameness: tuple[Callable[[Timer], bool], ...] = (
             lambda t: t.ctx.conversation_id == ctx.conversation_id,
             lambda t: bool(ctx.satellite_id) and t.ctx.satellite_id == ctx.satellite_id,
-            lambda t: bool(ctx.device_id) and t.ctx.device_id == ctx.device_id)
+            lambda t: bool(ctx.device_id) and t.ctx.device_id == ctx.device_id,
+            lambda t: _same_area(t.area, ctx.area))
         for same in sameness:
             found = [t for t in timers if same(t)]
             if found:
@@ -147,12 +193,17 @@ class TimerService:
 
     # --- running ------------------------------------------------------------------------------
 
+    def _unschedule(self, timer_id: str) -> None:
+        task = self._tasks.pop(timer_id, None)
+        if task is not None:
+            task.cancel()
+
     def _schedule(self, timer: Timer) -> None:
-        if self._running and timer.id not in self._tasks:
+        if self._running and timer.active and timer.id not in self._tasks:
             self._tasks[timer.id] = asyncio.create_task(self._run(timer), name=f"timer {timer.id}")
 
     async def _run(self, timer: Timer) -> None:
-        while (left := timer.ends_at - self._clock()) > 0:
+        while (left := self.remaining_s(timer)) > 0:
             await asyncio.sleep(min(left, _CHECK_EVERY_S))
         late_s = max(0.0, self._clock() - timer.ends_at)
         self._tasks.pop(timer.id, None)
@@ -196,83 +247,21 @@ class TimerService:
         os.replace(tmp, self.path)
 
 
-# --- tools --------------------------------------------------------------------------------------
-
-_NAME = {"type": "string", "maxLength": MAX_NAME_CHARS, "description": "what the timer is for"}
-_DURATION = {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
-             "minutes": {"type": "integer", "minimum": 0, "maximum": 1440},
-             "seconds": {"type": "integer", "minimum": 0, "maximum": 86400}}
-# the timer a cancel or status call means: its name, or the duration it was started with
-_WHICH_TIMER = {"type": "object", "additionalProperties": False, "properties": {"name": _NAME, **_DURATION}}
-
-
-def _seconds(args: dict[str, Any]) -> int:
-    return int(args.get("hours", 0) * 3600 + args.get("minutes", 0) * 60 + args.get("seconds", 0))
+def _named(timers: list[Timer], name: str) -> list[Timer]:
+    """The timers called `name`: exactly, else holding it, else whose name's words were all said
+    ("my pizza" said, "pizza" named)."""
+    wanted = name.strip().casefold()
+    exact = [t for t in timers if (t.name or "").casefold() == wanted]
+    within = [t for t in timers if t.name and wanted in t.name.casefold()]
+    said = set(wanted.split())
+    return exact or within or [t for t in timers if t.name and set(t.name.casefold().split()) <= said]
 
 
-class StartTimer(ToolTraits):
-    spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends.", {
-        "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME}})
+def _same_area(started_in: str | None, said: str | None) -> bool:
+    """Whether a timer started in `started_in` (an area id or name) is in the area `said`."""
+    if not started_in or not said:
+        return False
 
-    def __init__(self, service: TimerService) -> None:
-        self._service = service
-
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        total = _seconds(args)
-        if not 1 <= total <= MAX_TIMER_S:
-            raise ToolError(f"Give a duration between 1 second and {MAX_TIMER_S // 3600} hours "
-                            "in hours, minutes and/or seconds.", code="invalid_arguments")
-        timer = self._service.add(total, args.get("name"), ctx)
-        duration = spoken_duration(total, ctx.language)
-        return ToolResult(ok=True, pending=True, speech=phrase(ctx.language, "timer.started", duration=duration),
-                          data={"timer_id": timer.id, "name": timer.name, "duration_s": total,
-                                "status": "pending",
-                                "message": "Timer running. The user will be told when it ends."})
-
-
-def _one_timer(service: TimerService, args: dict[str, Any], ctx: ToolContext) -> list[Timer]:
-    found = service.find(args.get("name"), ctx, _seconds(args) or None)
-    if not found:
-        raise ToolError(phrase(ctx.language, "entity.not_found", name=args.get("name") or phrase(ctx.language, "timer.word")),
-                        code="no_timer", running=[t.name or t.id for t in service.timers()])
-    return found
-
-
-class CancelTimer(ToolTraits):
-    spec = ToolSpec("cancel_timer", "Cancel a running timer (by its name or the duration it was started with).",
-                    _WHICH_TIMER)
-
-    def __init__(self, service: TimerService) -> None:
-        self._service = service
-
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        found = _one_timer(self._service, args, ctx)
-        if len(found) > 1:
-            options = join_list([t.label(ctx.language) for t in found], ctx.language)
-            raise ToolError(phrase(ctx.language, "entity.ambiguous", options=options), code="ambiguous",
-                            timers=[{"name": t.name, "duration_s": t.duration_s} for t in found])
-        timer = self._service.cancel(found[0].id)
-        return ToolResult(ok=True, speech=phrase(ctx.language, "action.done"),
-                          data={"cancelled": found[0].id, "name": timer.name if timer else None})
-
-
-class TimerStatus(ToolTraits):
-    spec = ToolSpec("timer_status", "How much time is left on the running timers.", _WHICH_TIMER)
-
-    def __init__(self, service: TimerService) -> None:
-        self._service = service
-
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        found = _one_timer(self._service, args, ctx)
-        left = [(t, self._service.remaining_s(t)) for t in found]
-        if len(left) == 1:
-            speech = spoken_duration(left[0][1], ctx.language) + "."
-        else:
-            speech = "; ".join(f"{t.label(ctx.language)}: {spoken_duration(s, ctx.language)}"
-                               for t, s in left) + "."
-        return ToolResult(ok=True, speech=speech, data={"timers": [
-            {"name": t.name, "duration_s": t.duration_s, "remaining_s": round(s)} for t, s in left]})
-
-
-def build_timer_tools(service: TimerService) -> list[Any]:
-    return [StartTimer(service), CancelTimer(service), TimerStatus(service)]
+    def key(text: str) -> str:
+        return "".join(ch for ch in fold(text) if ch.isalnum())
+    return key(started_in) == key(said)

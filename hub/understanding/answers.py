@@ -12,6 +12,7 @@ from datetime import datetime
 
 from hub.home.state_speech import spoken_state
 from hub.home.entities import Entity
+from hub.understanding.assist_responses import assist_answer
 from hub.understanding.planning import Question
 from hub.locales import join_list, phrase, template
 from hub.locales.states import StateWord, state_word
@@ -33,6 +34,8 @@ def answer(question: Question, language: str, now: datetime) -> str:
 
 
 def _answer(question: Question, language: str, now: datetime) -> str:
+    if question.intent in ("HassRespond", "HassGetWeather"):
+        return assist_answer(question, language)
     if question.intent == "HassGetCurrentTime":
         return phrase(language, "answer.time", time=f"{now.hour}:{now.minute:02d}")
     if question.intent == "HassGetCurrentDate":

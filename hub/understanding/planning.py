@@ -34,14 +34,13 @@ from hub.understanding.device_intents import (
     light_temperature,
     preferred,
 )
+from hub.understanding.assist_plans import ASSIST_INTENTS, assist_call, weather_station
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 from hub.home.resolve import EntityResolver
 from hub.home.vocabulary import domain_words, stop_words
 
 _MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
                   "HassMediaNext": "next", "HassMediaPrevious": "previous"}
-_TIMER_TOOLS = {"HassStartTimer": "start_timer", "HassCancelTimer": "cancel_timer",
-                "HassTimerStatus": "timer_status"}
 _TOOL_DOMAINS = {
     "turn_on": set(TURN_ON_SERVICES) | {"lock"},  # the tool itself refuses locks, and says so
     "turn_off": set(TURN_OFF_SERVICES) | {"lock"},
@@ -133,7 +132,7 @@ class Planner:
             unmatched = result.unmatched_entities
             name_slot = unmatched.get("name")
             if set(unmatched) - {"name", "domain"} or not isinstance(name_slot, UnmatchedTextEntity) \
-                    or result.intent.name in QUESTION_INTENTS | set(_TIMER_TOOLS):
+                    or result.intent.name in QUESTION_INTENTS | ASSIST_INTENTS:
                 continue
             name = str(name_slot.text).strip(" .,!?")
             folded = fold(name, language)
@@ -178,10 +177,16 @@ class Planner:
         intent = result.intent.name
         if intent == "HassNevermind":
             return Nevermind()
-        if intent in ("HassGetCurrentTime", "HassGetCurrentDate"):
+        if intent in ("HassGetCurrentTime", "HassGetCurrentDate") or (intent, result.response) == ("HassRespond", "hello"):
+            # of HA's canned replies only the greeting is the hub's too ("what can you do?",
+            # "where does my data go?" are answered by HA about itself: the model answers them)
             return Question(intent, result.response or "default", [])
-        if intent in _TIMER_TOOLS:
-            return _timer_action(intent, slots, result)
+        if intent == "HassGetWeather":
+            station = weather_station(slots, self._store)
+            return Question(intent, result.response or "default", [station]) if station else None
+        if intent in ASSIST_INTENTS:  # timers, lists, weather, broadcast (hub.understanding.assist_plans)
+            call = assist_call(intent, slots, result, self._store)
+            return Action(intent, *call) if call is not None else None
         tool, args = _tool_for(intent, slots)
         if tool is None and intent not in QUESTION_INTENTS:
             return None
@@ -316,25 +321,6 @@ def _supporting(tool: str, args: dict[str, Any], targets: list[Entity]) -> list[
 
     able = [e for e in targets if supports(e)]
     return able or targets
-
-
-def _timer_action(intent: str, slots: dict[str, Any], result: RecognizeResult) -> Action | None:
-    args: dict[str, Any] = {}
-    if intent == "HassStartTimer":
-        seconds = sum(float(slots.get(unit) or 0) * factor
-                      for unit, factor in (("hours", 3600), ("minutes", 60), ("seconds", 1)))
-        if seconds < 1:
-            return None
-        hours, rest = divmod(round(seconds), 3600)
-        minutes, secs = divmod(rest, 60)
-        args = {k: v for k, v in (("hours", hours), ("minutes", minutes), ("seconds", secs)) if v}
-    else:  # the timer meant by the duration it was started with ("cancel the 5 minute timer")
-        args = {unit: int(slots[f"start_{unit}"]) for unit in ("hours", "minutes", "seconds")
-                if isinstance(slots.get(f"start_{unit}"), (int, float))}
-    name = result.entities.get("name")
-    if name is not None and len(str(name.text).split()) <= 3:
-        args["name"] = str(name.text).strip()
-    return Action(intent, _TIMER_TOOLS[intent], args)
 
 
 def _asks(result: RecognizeResult) -> bool:

@@ -41,20 +41,20 @@ from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
 
 from hub.home.entities import Entity, Floor
+from hub.understanding.assist_plans import ASSIST_INTENTS, TIMER_INTENTS
 from hub.understanding.device_intents import DEVICE_INTENTS, SAID_ANYWHERE
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
 
-TIMER_INTENTS = frozenset({"HassStartTimer", "HassCancelTimer", "HassTimerStatus"})
 ACTION_INTENTS = frozenset({
     "HassTurnOn", "HassTurnOff", "HassLightSet", "HassClimateSetTemperature", "HassSetPosition",
     "HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious", "HassSetVolume",
     "HassVacuumStart", "HassVacuumReturnToBase",
-    *TIMER_INTENTS, *DEVICE_INTENTS,
+    *ASSIST_INTENTS, *DEVICE_INTENTS,
 })
 QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "HassGetCurrentTime",
-                              "HassGetCurrentDate"})
-HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
+                              "HassGetCurrentDate", "HassGetWeather"})
+HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind", "HassRespond"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
 _SAID_ANYWHERE_DOMAINS = frozenset({"media_player", "fan"})

@@ -12,7 +12,8 @@ import pytest
 
 from hub.home.entities import Entity
 from hub.understanding.fast_path import FastPath
-from hub.home.timers import TimerService, build_timer_tools
+from hub.home.timer_tools import build_timer_tools
+from hub.home.timers import TimerService
 from hub.core.tools import ToolContext
 from hub.locales import phrase
 from tests.home.test_fast_path import Home

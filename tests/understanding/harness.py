@@ -45,6 +45,7 @@ from hub.agent.pending import ConfirmationHook
 from hub.agent.types import TurnRequest, TurnResult
 from hub.config import validate
 from hub.options import hub_options
+from hub.home.assist_tools import build_assist_tools
 from hub.home.catalogue import build_home_tools
 from hub.home.colors import COLORS, color_key
 from hub.backends.demo.home import DemoBackend
@@ -555,7 +556,8 @@ class Rig:
         self.registry = ToolRegistry()
         policy = ActionPolicy.from_options(hub_options(config).policy)
         self.later = Later(hub_options(config).later, self.store)
-        for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
+        for tool in [*build_home_tools(self.store, resolver, policy, self.later.tracker),
+                     *build_assist_tools(self.store, resolver, policy, self.later.tracker), *self.later.tools()]:
             self.registry.register(tool)
         self.options = hub_options(config).agent
         self.engine = engine or SilentEngine()

@@ -1,0 +1,94 @@
+"""What the fast path does for Assist's intents beyond devices: timers (start, cancel one or all,
+pause, resume, add or remove time, status), to-do and shopping lists, the weather, a broadcast
+— as the tool call that carries each out; the weather station asked about.
+
+HA's handlers' semantics: a timer is meant by its name, area and starting duration (the tool
+picks the asking device's, then its area's, of several); a list by its name (the shopping list:
+`todo.shopping_list`, else the only list); the weather of the station named, else the first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hassil.recognize import RecognizeResult
+
+from hub.home.entities import Entity, EntityStore
+
+_TIMER_TOOLS = {"HassStartTimer": "start_timer", "HassCancelTimer": "cancel_timer",
+                "HassCancelAllTimers": "cancel_all_timers", "HassPauseTimer": "pause_timer",
+                "HassUnpauseTimer": "resume_timer", "HassIncreaseTimer": "change_timer",
+                "HassDecreaseTimer": "change_timer", "HassTimerStatus": "timer_status"}
+TIMER_INTENTS = frozenset(_TIMER_TOOLS)
+_LIST_TOOLS = {"HassListAddItem": "add_to_list", "HassShoppingListAddItem": "add_to_list",
+               "HassListCompleteItem": "complete_on_list", "HassShoppingListCompleteItem": "complete_on_list",
+               "HassListRemoveItem": "remove_from_list"}
+LIST_INTENTS = frozenset(_LIST_TOOLS)
+ASSIST_INTENTS = TIMER_INTENTS | LIST_INTENTS | {"HassBroadcast"}
+SHOPPING_LIST = "todo.shopping_list"
+_UNITS = ("hours", "minutes", "seconds")
+_MAX_TIMER_NAME_WORDS = 3
+
+
+def assist_call(intent: str, slots: dict[str, Any], result: RecognizeResult,
+                store: EntityStore) -> tuple[str, dict[str, Any], list[Entity]] | None:
+    """(tool, arguments, targets: one call each, else one call with the arguments alone)."""
+    if intent in TIMER_INTENTS:
+        args = _timer_args(intent, slots, result)
+        return (_TIMER_TOOLS[intent], args, []) if args is not None else None
+    if intent in LIST_INTENTS:
+        todo = _list(slots, store, shopping=intent.startswith("HassShoppingList"))
+        item = str(result.entities["item"].text if "item" in result.entities else "").strip(" .,!?")
+        return (_LIST_TOOLS[intent], {"item": item}, [todo]) if todo is not None and item else None
+    if intent == "HassBroadcast" and "message" in result.entities:
+        message = str(result.entities["message"].text).strip()
+        return ("broadcast", {"message": message}, []) if message else None
+    return None
+
+
+def _timer_args(intent: str, slots: dict[str, Any], result: RecognizeResult) -> dict[str, Any] | None:
+    said = {unit: int(slots[unit]) for unit in _UNITS if isinstance(slots.get(unit), (int, float))}
+    start = {f"start_{unit}": int(slots[f"start_{unit}"]) for unit in _UNITS
+             if isinstance(slots.get(f"start_{unit}"), (int, float))}
+    if intent == "HassStartTimer":
+        seconds = sum(v * f for v, f in zip((said.get(u, 0) for u in _UNITS), (3600, 60, 1)))
+        if seconds < 1:
+            return None
+        hours, rest = divmod(seconds, 3600)
+        args: dict[str, Any] = {k: v for k, v in zip(_UNITS, (hours, *divmod(rest, 60))) if v}
+    elif intent in ("HassIncreaseTimer", "HassDecreaseTimer"):
+        if not said:
+            return None
+        args = {**said, **start, **({"remove": True} if intent == "HassDecreaseTimer" else {})}
+    else:
+        args = dict(start)
+    if isinstance(slots.get("area"), str) and intent != "HassStartTimer":
+        args["area"] = slots["area"]
+    name = result.entities.get("name")
+    if name is not None and len(str(name.text).split()) <= _MAX_TIMER_NAME_WORDS and intent != "HassCancelAllTimers":
+        args["name"] = str(name.text).strip()
+    return args
+
+
+def weather_station(slots: dict[str, Any], store: EntityStore) -> Entity | None:
+    """The weather entity named, else the first (HA's handler takes the first match)."""
+    stations = [e for e in _named(slots, store) if e.domain == "weather"] or \
+        [e for e in store.all() if e.domain == "weather"]
+    return stations[0] if stations else None
+
+
+def _named(slots: dict[str, Any], store: EntityStore) -> list[Entity]:
+    ids = slots.get("name")
+    if not isinstance(ids, frozenset):
+        return []
+    return [e for e in map(store.get, sorted(ids)) if e is not None]
+
+
+def _list(slots: dict[str, Any], store: EntityStore, shopping: bool) -> Entity | None:
+    named = [e for e in _named(slots, store) if e.domain == "todo"]
+    if named:
+        return named[0]
+    if not shopping:
+        return None
+    lists = [e for e in store.all() if e.domain == "todo"]
+    return store.get(SHOPPING_LIST) or (lists[0] if len(lists) == 1 else None)

@@ -1,0 +1,64 @@
+"""Home Assistant's own reply to an intent, in the request's language: the response templates the
+installed home-assistant-intents ships (Jinja, as HA renders them, here in a sandbox), for
+HassRespond ("hello", "where does my data go?") and the weather ("47 °F and raining"). A
+language with no such reply hears the hub's own words (`hub/locales/phrases/assist/`)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from types import SimpleNamespace
+from typing import Any
+
+from home_assistant_intents import get_intents
+from jinja2 import TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from hub.locales import format_number, phrase
+from hub.understanding.planning import Question
+from hub.understanding.recognition import intents_language
+
+_ENV = ImmutableSandboxedEnvironment()
+
+
+@lru_cache(maxsize=None)
+def _responses(code: str) -> dict[str, dict[str, str]]:
+    data = get_intents(code) or {}
+    return dict((data.get("responses") or {}).get("intents") or {})
+
+
+def assist_answer(question: Question, language: str) -> str:
+    """HA's reply to HassRespond or HassGetWeather (its station, `question.targets[0]`)."""
+    if question.intent == "HassRespond":
+        return ha_response(language, question.intent, question.response) or phrase(language, "action.done")
+    station = question.targets[0]
+    state = SimpleNamespace(state=station.state, attributes=station.attributes, name=station.name)
+    said = ha_response(language, question.intent, question.response, state=state)
+    temperature = _number(station.attributes.get("temperature"))
+    if said and (temperature is None or format_number(temperature, language) in said or str(temperature) in said):
+        return said
+    value = format_number(temperature, language) if temperature is not None else "?"
+    unit = str(station.attributes.get("temperature_unit") or "")
+    return phrase(language, "weather.now", name=station.name, temperature=f"{value} {unit}".strip())
+
+
+def ha_response(language: str, intent: str, key: str, slots: dict[str, Any] | None = None,
+                **context: Any) -> str | None:
+    """HA's reply `key` to `intent` in `language`, rendered with `slots` (and `context`: `state`
+    as HA's templates read it); None if it has none."""
+    code = intents_language(language)
+    text = _responses(code).get(intent, {}).get(key) if code else None
+    if not text:
+        return None
+    try:
+        rendered = _ENV.from_string(text).render(slots=slots or {}, **context)
+    except TemplateError:
+        return None
+    return " ".join(rendered.split()) or None
+
+
+def _number(value: Any) -> float | None:
+    """A temperature attribute as a number (some integrations write "32")."""
+    try:
+        return float(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
