@@ -24,6 +24,7 @@ from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier
 from hub.agent.prefix_primer import PrefixPrimer
+from hub.agent.plans import PlanBook, PlanRun, TurnPlan, language_reading, plan_of, run_plan_calls
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure
 from hub.agent.types import (
     TurnDone,
@@ -85,6 +86,7 @@ class Agent:
         self.persona_primers: list[PrefixPrimer] = []  # the other personas' prefixes (from start())
         self._priming: set[asyncio.Task[bool]] = set()
         self._running = RunningTurns()
+        self._plans = PlanBook()  # plans made without acting, runnable once for five minutes
         self._stopping = False
         self._language_loading: asyncio.Task[bool] | None = None  # from start()
 
@@ -111,8 +113,7 @@ class Agent:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
         try:
-            persona = self.personas.choose(request.persona or (known.persona if known else None),
-                                           request.satellite_id, request.device_id)
+            persona = self._persona_for(request, known)
         except UnknownPersona as err:
             _LOGGER.warning("%s", err)
             persona, error = self.personas.get(None), error or "unknown_persona"
@@ -142,8 +143,7 @@ class Agent:
             return
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
         try:
-            persona = self.personas.choose(request.persona or (known.persona if known else None),
-                                           request.satellite_id, request.device_id)
+            persona = self._persona_for(request, known)
         except UnknownPersona:
             return  # the turn itself will say so
         language = normalize_language(request.language or persona.language, default=self._options.language)
@@ -153,6 +153,51 @@ class Agent:
 
     async def ask(self, request: TurnRequest) -> TurnResult:
         return await final_result(self.run(request))
+
+    async def plan(self, request: TurnRequest) -> TurnPlan:
+        """What the hub would do with `request`, acting on nothing (hub.agent.plans): its routes
+        and model run on a throwaway conversation in a dry run; the plan is kept for `run_plan`.
+        Raises UnknownPersona, ValueError for a text that cannot be a turn."""
+        request = dataclasses.replace(request, text=without_format_characters(request.text))
+        problem = request_problem(request.text)
+        if problem:
+            raise ValueError(problem)
+        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
+        persona = self._persona_for(request, known)
+        languages = await self._languages(request, persona, known)
+        conversation = Conversation(f"plan-{uuid.uuid4().hex[:12]}", languages[0],
+                                    list(known.messages) if known is not None else [], persona.key)
+        ctx = ToolContext(conversation.id, languages[0], request.source, request.satellite_id, request.device_id,
+                          persona.key, request.client, uuid.uuid4().hex, area=request.area, dry_run=True)
+        timeout = self._options.turn_timeout
+        state = TurnState(request, conversation, languages[0], ctx, persona, time.monotonic() + timeout,
+                          lambda _: None, languages)
+        answer = functools.partial(self._model.fitted, state, functools.partial(self._turn, state))
+        try:
+            result = await asyncio.wait_for(ended(state, answer), timeout)
+        except TimeoutError:
+            result = failure(conversation.id, state.language, "timeout")
+        reading = language_reading(state.language, request.language, self._preferred(persona, known), languages,
+                                   self._identify.confidences(state.text))
+        match = self._home.match(state.text, state.language) if self._home is not None and persona.home else None
+        plan = plan_of(self._plans.new_id(), state, result, reading, match)
+        self._plans.keep(plan, request.source)
+        return plan
+
+    async def run_plan(self, plan_id: str, client: str | None = None) -> PlanRun:
+        """Run the calls of a plan made in the last five minutes, once, on a throwaway
+        conversation: validation and the policy decide again (a call it holds for a yes is
+        dropped: nobody can answer it there). Raises PlanNotRunnable, UnknownPersona."""
+        plan, source = self._plans.take(plan_id)
+        persona = self.personas.get(plan.persona)
+        ctx = ToolContext(f"plan-{uuid.uuid4().hex[:12]}", plan.language.used, source, None, plan.device_id,
+                          persona.key, client, uuid.uuid4().hex, area=plan.area)
+        name_of = self._home.name_of if self._home is not None else (lambda _: None)
+        run = await run_plan_calls(self._registry, plan, ctx, self.personas.tool_names(persona),
+                                   self.activity.tool_called, name_of)
+        if self._confirmations is not None:
+            self._confirmations.forget(ctx.conversation_id)
+        return run
 
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
@@ -289,12 +334,22 @@ class Agent:
         (else the persona's or the home's) breaks ties, so a short "ja" stays German. Identification
         still loading from start() is waited for at most its `ready_wait_s`; past that the
         script, the named and the preferred language are the candidates (their templates decide)."""
-        preferred = known.language if known is not None else normalize_language(
-            persona.language, default=self._options.language)
+        preferred = self._preferred(persona, known)
         loading = self._language_loading
         if request.language is None and loading is not None and not self._identify.ready():
             await asyncio.wait([loading], timeout=self._identify.ready_wait_s)  # the load goes on
         return self._identify.candidates(request.text, request.language, preferred)
+
+    def _persona_for(self, request: TurnRequest, known: Conversation | None) -> Persona:
+        """The persona the request names, else its conversation's, else the device's or the
+        default (PersonaBook.choose). Raises UnknownPersona."""
+        return self.personas.choose(request.persona or (known.persona if known else None),
+                                    request.satellite_id, request.device_id)
+
+    def _preferred(self, persona: Persona, known: Conversation | None) -> str:
+        """The language that breaks ties: the conversation's so far, else the persona's or the home's."""
+        return known.language if known is not None else normalize_language(
+            persona.language, default=self._options.language)
 
     def _prime_continuation(self, state: TurnState) -> None:
         """Evaluate the conversation so far while the user listens, so its next turn only pays

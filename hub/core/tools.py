@@ -27,6 +27,9 @@ class ToolContext:
     client: str | None = None  # who asked (TurnRequest.client): a confirmation must come from them
     request: str | None = None  # the turn it belongs to: one yes confirms a turn's held calls together
     area: str | None = None  # the speaker's area id, when the request says where it was spoken
+    # a plan, not a turn: ToolRegistry.call validates, and a tool that `previews` goes as far as
+    # its action and says what it would do (WouldCall); any other tool is not run at all
+    dry_run: bool = False
 
 
 @dataclass
@@ -70,8 +73,23 @@ class Tool(Protocol):
     # `changes_home: bool`, optional (read with getattr, so not a protocol member): the tool acts
     # on a device. Questions and a stand-in model are never offered such tools (hub.agent.agent)
     # `domains: frozenset[str] | None`, optional likewise: the domains it can act on (None: any)
+    # `previews: bool`, optional likewise: in a dry run (ToolContext.dry_run) it runs up to its
+    # action and raises WouldCall there; a tool without it is not run in a dry run
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+class WouldCall(Exception):
+    """Raised by a previewing tool in a dry run where it would act: what it would do, and what
+    the policy would say (ActionPolicy.verdict: allowed | confirm), nothing done."""
+
+    def __init__(self, entity_id: str, service: str, data: dict[str, Any], verdict: str,
+                 changes: bool, question: str | None = None) -> None:
+        super().__init__(f"would call {service} on {entity_id}")
+        self.details: dict[str, Any] = {"entity_id": entity_id, "service": service, "service_data": data,
+                                        "verdict": verdict, "changes": changes}
+        if question is not None:
+            self.details["question"] = question
 
 
 class ToolError(Exception):
@@ -140,8 +158,13 @@ class ToolRegistry:
                 data={"error": "invalid_arguments", "message": invalid.message,
                       "path": "/".join(str(p) for p in invalid.absolute_path)},
             )
+        if ctx.dry_run and not getattr(tool, "previews", False):
+            # a tool that cannot tell what it would do is not run in a plan (a timer, a custom tool)
+            return ToolResult(ok=True, data={"dry_run": True, "verdict": "unchecked"})
         try:
             return await tool.execute(call.arguments, ctx)
+        except WouldCall as would:
+            return ToolResult(ok=True, data={"dry_run": True, **would.details})
         except ToolError as err:
             return ToolResult(ok=False, data={"error": err.code, "message": str(err), **err.details})
         except Exception as err:  # a tool bug must not end the turn

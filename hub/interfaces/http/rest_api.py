@@ -32,7 +32,7 @@ from aiohttp.typedefs import Handler
 
 from hub import __version__
 from hub.agent.api import AgentApi
-from hub.agent.types import TurnDone, TurnRequest
+from hub.agent.types import TurnDone
 from hub.config import validator_for
 from hub.interfaces import json_input
 from hub.interfaces.http import openapi, sse, rest_schema as schema
@@ -40,9 +40,10 @@ from hub.interfaces.http.agent_routes import AgentHost, AgentRoutes, running_age
 from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
-from hub.llm.types import Engine, Reasoning, ReasoningMode
+from hub.llm.types import Engine
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
-from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event
+from hub.interfaces.http.plan_routes import PlanRoutes
+from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event, turn_request
 from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
 from hub.startup import SERVING
 
@@ -97,7 +98,8 @@ class RestApi:
         self._openapi = openapi.openapi_document()  # start() adds the routes of route hooks
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
-            for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
+            for name, body in (("ask", schema.ASK_REQUEST), ("plan", schema.PLAN_REQUEST),
+                               ("tool", schema.TOOL_RUN_REQUEST),
                                ("greet", schema.GREET_REQUEST),
                                ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
         }
@@ -109,6 +111,8 @@ class RestApi:
         self._attached = asyncio.Event()  # the agent is there (see attach())
         self._agent_routes = AgentRoutes(hub_app, self._json_body, options.language, self.metrics)
         self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
+        self._plans = PlanRoutes(hub_app, self._json_body, lambda request: self._auth.client_of(request),
+                                 lambda: hub_app.settings.reasoning.budget)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -219,6 +223,7 @@ class RestApi:
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
         self._agent_routes.add_routes(app)
+        self._plans.add_routes(app)
         self._openai.add_routes(app)
 
     # --- page and plumbing --------------------------------------------------------------------
@@ -299,12 +304,7 @@ class RestApi:
     async def _ask(self, request: web.Request) -> web.StreamResponse:
         body = await self._json_body(request, "ask")
         agent = self._agent
-        turn = TurnRequest(
-            body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
-            source="rest", conversational=body.get("conversational"),
-            reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
-            persona=body.get("persona"), client=self._auth.client_of(request),
-        )
+        turn = turn_request(body, self._auth.client_of(request), self._hub.settings.reasoning.budget)
         if "text/event-stream" not in request.headers.get("Accept", ""):
             return web.json_response(result_json(await agent.ask(turn)))
         return await self._stream_turn(request, agent.run(turn))
@@ -340,14 +340,6 @@ class RestApi:
         return web.json_response(self._hub.settings.as_dict())
 
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reasoning | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return Reasoning(ReasoningMode(value), default_budget)
-    return Reasoning(ReasoningMode(value["mode"]), value.get("budget", default_budget))
 
 
 def _reject_constant(name: str) -> None:
