@@ -49,8 +49,9 @@ from hub.startup import SERVING
 
 _LOGGER = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/style.css", "/favicon.svg"})
-STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css", "favicon.svg": "image/svg+xml"}
+PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/pages.js", "/style.css", "/favicon.svg"})
+STATIC_TYPES = {"app.js": "text/javascript", "pages.js": "text/javascript", "style.css": "text/css",
+                "favicon.svg": "image/svg+xml"}
 RouteHook = Callable[[web.Application], None]
 
 
@@ -103,7 +104,7 @@ class RestApi:
                                ("greet", schema.GREET_REQUEST),
                                ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
         }
-        self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css", "favicon.svg")}
+        self._static = {name: _read_web_file(name) for name in ("index.html", *STATIC_TYPES)}
         self.token = ""
         self._token_is_new = False
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
@@ -212,9 +213,8 @@ class RestApi:
     def _add_routes(self, app: web.Application) -> None:
         app.router.add_get("/", self._page)
         app.router.add_get("/index.html", self._page)
-        app.router.add_get("/app.js", self._static_file)
-        app.router.add_get("/style.css", self._static_file)
-        app.router.add_get("/favicon.svg", self._static_file)
+        for name in STATIC_TYPES:
+            app.router.add_get(f"/{name}", self._static_file)
         app.router.add_get("/health", self._health)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api/openapi.json", self._openapi_json)
