@@ -17,6 +17,7 @@ from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_sec
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.home.entities import EntityStore
+from hub.home.name_book import NAMES_FILE, NameBook
 from hub.understanding.fast_path import FastPath
 from hub.understanding.language import TextLanguages
 from hub.home.policy import ActionPolicy
@@ -56,6 +57,8 @@ class HubApp:
         self.options = options = hub_options(config)  # each part gets its own
         self.settings = RuntimeSettings(options.settings, config.state_dir / "settings.json")
         self.store = EntityStore()
+        self.names = NameBook(config.state_dir / NAMES_FILE, self.store)  # the user's names (Names page)
+        self.store.set_overlay(self.names)
         self.resolver = EntityResolver(self.store)
         self.registry = ToolRegistry()
         self.policy = ActionPolicy.from_options(options.policy)

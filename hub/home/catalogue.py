@@ -80,6 +80,10 @@ class _EntityTool:
 
     def _entity(self, entity_id: str, ctx: ToolContext) -> Entity:
         entity = self._store.get(entity_id)
+        untargeted = self._store.known(entity_id) if entity is None else None
+        if untargeted is not None:  # the user untargeted it (hub.home.name_book): never acted on
+            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=untargeted.name),
+                            code="not_allowed", entity_id=entity_id)
         if entity is None:
             suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
             spoken = entity_id.split(".", 1)[-1].replace("_", " ")  # "light.desk_lamp" → "desk lamp"

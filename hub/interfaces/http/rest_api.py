@@ -34,6 +34,7 @@ from hub import __version__
 from hub.agent.api import AgentApi
 from hub.agent.types import TurnDone
 from hub.config import validator_for
+from hub.home.name_book import NameBook
 from hub.interfaces import json_input
 from hub.interfaces.http import openapi, sse, rest_schema as schema
 from hub.interfaces.http.agent_routes import AgentHost, AgentRoutes, running_agent
@@ -42,6 +43,7 @@ from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
+from hub.interfaces.http.names_routes import NamesRoutes
 from hub.interfaces.http.plan_routes import PlanRoutes
 from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event, turn_request
 from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
@@ -70,6 +72,7 @@ class HubAppLike(AgentHost, Protocol):
     """What the API needs from `hub.app.HubApp` (after `start()` loaded the engine and agent)."""
 
     settings: RuntimeSettings
+    names: NameBook
 
     @property
     def engine(self) -> Engine: ...
@@ -100,6 +103,7 @@ class RestApi:
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
             for name, body in (("ask", schema.ASK_REQUEST), ("plan", schema.PLAN_REQUEST),
+                               ("name", schema.NAME_CHANGE), ("untargeted", schema.UNTARGETED_UPDATE),
                                ("tool", schema.TOOL_RUN_REQUEST),
                                ("greet", schema.GREET_REQUEST),
                                ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
@@ -114,6 +118,7 @@ class RestApi:
         self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
         self._plans = PlanRoutes(hub_app, self._json_body, lambda request: self._auth.client_of(request),
                                  lambda: hub_app.settings.reasoning.budget)
+        self._names = NamesRoutes(hub_app, self._json_body)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -224,6 +229,7 @@ class RestApi:
         app.router.add_put("/api/settings", self._put_settings)
         self._agent_routes.add_routes(app)
         self._plans.add_routes(app)
+        self._names.add_routes(app)
         self._openai.add_routes(app)
 
     # --- page and plumbing --------------------------------------------------------------------

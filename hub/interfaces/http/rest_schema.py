@@ -72,6 +72,23 @@ PLAN_REQUEST: dict[str, Any] = {
     },
 }
 
+_ENTITY_ID = {"type": "string", "pattern": r"^[a-z0-9_]+\.[A-Za-z0-9_]+$(?!\n)", "maxLength": 255}
+NAME_CHANGE: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["kind", "target", "name"],
+    "properties": {
+        "kind": {"enum": ["entity", "area", "floor"]},
+        "target": {"type": "string", "minLength": 1, "maxLength": 255,
+                   "description": "The entity id, or the area's or floor's name (GET /api/names)."},
+        "name": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "\\S",
+                 "description": "The name to add or to take away."},
+    },
+}
+UNTARGETED_UPDATE: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["entity_ids"],
+    "properties": {"entity_ids": {"type": "array", "maxItems": 10000, "items": _ENTITY_ID,
+                                  "description": "Every entity the hub must leave be (the whole list)."}},
+}
+
 TOOL_RUN_REQUEST: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -244,6 +261,32 @@ PLAN_RUN = {
     "type": "object", "required": ["plan_id", "language", "reply", "ok", "tool_calls"],
     "properties": {"plan_id": {"type": "string"}, "language": {"type": "string"}, "reply": {"type": "string"},
                    "ok": {"type": "boolean"}, "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT}},
+}
+_NAME_ENTRY = {
+    "type": "object", "required": ["name", "origin", "removable"],
+    "properties": {"name": {"type": "string"},
+                   "origin": {"enum": ["home", "home_alias", "added", "generated", "translation"]},
+                   "source": {"type": ["string", "null"], "description": "generated: the name it comes from; "
+                                                                         "translation: its languages."},
+                   "removable": {"type": "boolean"}},
+}
+TARGET_NAMES = {
+    "type": "object", "required": ["kind", "target", "name", "names", "removed", "targeted"],
+    "properties": {"kind": {"enum": ["entity", "area", "floor"]}, "target": {"type": "string"},
+                   "name": {"type": "string"}, "names": {"type": "array", "items": _NAME_ENTRY},
+                   "removed": {"type": "array", "items": {"type": "string"},
+                               "description": "The home's names taken away."},
+                   "targeted": {"type": "boolean"}, "area": {"type": ["string", "null"]},
+                   "domain": {"type": ["string", "null"]}, "areas": {"type": "array", "items": {"type": "string"}}},
+}
+UNTARGETED = {"type": "object", "required": ["untargeted"],
+              "properties": {"untargeted": {"type": "array", "items": {"type": "string"}}}}
+NAMES = {
+    "type": "object", "required": ["entities", "areas", "floors", "untargeted"],
+    "properties": {"entities": {"type": "array", "items": TARGET_NAMES},
+                   "areas": {"type": "array", "items": TARGET_NAMES},
+                   "floors": {"type": "array", "items": TARGET_NAMES},
+                   "untargeted": {"type": "array", "items": {"type": "string"}}},
 }
 ENTITY = {
     "type": "object", "required": ["entity_id", "name", "state", "domain"],
