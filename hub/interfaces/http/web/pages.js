@@ -157,7 +157,110 @@ async function onRun() {
   }
 }
 
+// --- Names --------------------------------------------------------------------------------
+
+const ORIGINS = { home: "home", home_alias: "home alias", added: "added here", generated: "generated", translation: "translation" };
+const SHOWN_CARDS = 60; // cards drawn at once; the search narrows the rest
+let namesListing = null;
+
+async function loadNames() {
+  try {
+    namesListing = await apiJson("api/names");
+    $("names-error").hidden = true;
+    drawNames();
+  } catch (error) {
+    showNamesError(error);
+  }
+}
+
+function showNamesError(error) {
+  $("names-error").hidden = false;
+  $("names-error").textContent = error.message;
+}
+
+function folded(text) {
+  return (text || "").normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+function matches(target, query) {
+  if (!query) return true;
+  const words = [target.target, target.name, target.area, ...target.names.map((n) => n.name)];
+  return words.some((w) => folded(w).includes(query));
+}
+
+function drawNames() {
+  if (!namesListing) return;
+  const query = folded($("names-search").value.trim());
+  const entities = namesListing.entities.filter((t) => matches(t, query));
+  const places = [...namesListing.areas, ...namesListing.floors].filter((t) => matches(t, query));
+  $("names-count").textContent = `(${entities.length} of ${namesListing.entities.length})`;
+  const cards = entities.slice(0, SHOWN_CARDS).map(nameCard);
+  if (entities.length > SHOWN_CARDS) cards.push(el("p", { class: "muted", text: `${entities.length - SHOWN_CARDS} more: search to narrow them down` }));
+  $("names-entities").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted", text: "nothing matches" })]));
+  $("names-places").replaceChildren(...(places.length ? places.map(nameCard) : [el("p", { class: "muted", text: "nothing matches" })]));
+}
+
+function nameCard(target) {
+  const card = el("div", { class: "card", "data-kind": target.kind, "data-target": target.target, "data-targeted": String(target.targeted) });
+  const where = target.kind === "entity" ? `${target.target}${target.area ? ` · ${target.area}` : ""}`
+    : target.kind === "floor" ? `floor${target.areas.length ? ` · ${target.areas.join(", ")}` : ""}` : "area";
+  const header = el("header", {}, el("strong", { text: target.name }), el("span", { class: "muted", text: where }));
+  if (target.kind === "entity") {
+    const box = el("input", { type: "checkbox", "data-role": "targeted", "aria-label": `The hub may act on ${target.name}` });
+    box.checked = target.targeted;
+    box.addEventListener("change", () => setTargeted(target.target, box.checked));
+    header.append(el("label", { class: "switch" }, box, target.targeted ? "the hub acts on it" : "untargeted: the hub leaves it be"));
+  }
+  const chips = el("div", { class: "chips" }, ...target.names.map((n) => nameChip(target, n)));
+  const input = el("input", { maxlength: "100", placeholder: "another name", "aria-label": `Another name for ${target.name}` });
+  const add = el("form", { class: "add-name" }, input, el("button", { type: "submit", text: "Add" }));
+  add.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.value.trim()) changeName("POST", target, input.value.trim());
+  });
+  card.append(header, chips, add);
+  if (target.removed.length) card.append(el("div", { class: "muted", text: `taken away: ${target.removed.join(", ")}` }));
+  return card;
+}
+
+function nameChip(target, entry) {
+  const label = entry.origin === "generated" ? `from ${entry.source}` : entry.origin === "translation" ? entry.source : ORIGINS[entry.origin];
+  const chip = el("span", { class: "chip", "data-origin": entry.origin, "data-name": entry.name, title: ORIGINS[entry.origin] },
+    entry.name, el("small", { text: label }));
+  if (entry.removable) {
+    const remove = el("button", { type: "button", "data-role": "remove-name", "aria-label": `Remove ${entry.name}`, text: "×" });
+    remove.addEventListener("click", () => changeName("DELETE", target, entry.name));
+    chip.append(remove);
+  }
+  return chip;
+}
+
+async function changeName(method, target, name) {
+  try {
+    await apiJson("api/names", { method, headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ kind: target.kind, target: target.target, name }) });
+    await loadNames();
+  } catch (error) {
+    showNamesError(error);
+  }
+}
+
+async function setTargeted(entityId, targeted) {
+  const untargeted = new Set(namesListing.untargeted);
+  if (targeted) untargeted.delete(entityId);
+  else untargeted.add(entityId);
+  try {
+    await apiJson("api/names/untargeted", { method: "PUT", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ entity_ids: [...untargeted] }) });
+    await loadNames();
+  } catch (error) {
+    showNamesError(error);
+    await loadNames();
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  $("names-search").addEventListener("input", drawNames);
   $("plan-form").addEventListener("submit", onPlan);
   $("plan-run").addEventListener("click", onRun);
   window.addEventListener("hashchange", showView);
