@@ -48,14 +48,13 @@ class NamesNotSaved(ValueError):
 
 
 def clean_name(name: str) -> str:
-    """A name as kept: blanks collapsed; NameRefused when empty, too long or holding control characters."""
-    cleaned = " ".join(name.split())
+    """A name as kept: control and invisible format characters dropped, blanks collapsed;
+    NameRefused when nothing is left or it is too long."""
+    cleaned = " ".join("".join(ch for ch in name if unicodedata.category(ch) not in ("Cc", "Cf")).split())
     if not cleaned:
-        raise NameRefused("invalid_name", "A name needs at least one letter or digit.")
+        raise NameRefused("invalid_name", "A name needs at least one visible character.")
     if len(cleaned) > MAX_NAME_CHARS:
         raise NameRefused("invalid_name", f"A name has at most {MAX_NAME_CHARS} characters.")
-    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in cleaned) or not any(ch.isalnum() for ch in cleaned):
-        raise NameRefused("invalid_name", "A name is words: letters or digits, no control characters.")
     return cleaned
 
 
@@ -104,8 +103,8 @@ class NameBook:
 
     def add(self, kind: Kind, target: str, name: str) -> str:
         """Add `name` to the target (a home name taken away is given back); the name as kept."""
-        name = clean_name(name)
         own, _ = self.names(kind, target)
+        name = clean_name(name)
         data = copy.deepcopy(self._data)
         entry = data[kind].setdefault(target, {"added": [], "removed": []})
         taken = [n for n in entry["removed"] if fold(n) == fold(name)]

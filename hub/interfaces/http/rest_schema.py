@@ -79,7 +79,10 @@ NAME_CHANGE: dict[str, Any] = {
         "kind": {"enum": ["entity", "area", "floor"]},
         "target": {"type": "string", "minLength": 1, "maxLength": 255,
                    "description": "The entity id, or the area's or floor's name (GET /api/names)."},
-        "name": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "\\S",
+        "name": {"type": "string", "minLength": 1, "maxLength": 100,
+                 # a character that is no blank, control or invisible format character
+                 "pattern": "[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f"
+                            "\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb]",
                  "description": "The name to add or to take away."},
     },
 }
