@@ -88,7 +88,8 @@ NAME_CHANGE: dict[str, Any] = {
 }
 UNTARGETED_UPDATE: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["entity_ids"],
-    "properties": {"entity_ids": {"type": "array", "maxItems": 10000, "items": _ENTITY_ID,
+    # 800 ids of the longest kind still fit in MAX_BODY_BYTES
+    "properties": {"entity_ids": {"type": "array", "maxItems": 800, "items": _ENTITY_ID,
                                   "description": "Every entity the hub must leave be (the whole list)."}},
 }
 
