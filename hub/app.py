@@ -20,6 +20,7 @@ from hub.backends.ha.announcer import SatelliteAnnouncer
 from hub.home.entities import EntityStore
 from hub.home.later import Later
 from hub.home.places import SpeakerPlaces, parse_satellites
+from hub.home.name_book import NAMES_FILE, NameBook
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
 from hub.understanding.language import TextLanguages
@@ -62,6 +63,8 @@ class HubApp:
         self.options = options = hub_options(config)  # each part gets its own
         self.settings = RuntimeSettings(options.settings, config.state_dir / "settings.json")
         self.store = EntityStore()
+        self.names = NameBook(config.state_dir / NAMES_FILE, self.store)  # the user's names (Names page)
+        self.store.set_overlay(self.names)
         self.resolver = EntityResolver(self.store)
         self.places = SpeakerPlaces(self.store, self.resolver, _satellites(options.places.satellites))
         self.registry = ToolRegistry()

@@ -13,7 +13,7 @@ import functools
 import logging
 import time
 import uuid
-from typing import Any, AsyncGenerator, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable
 
 from hub.agent.activity import AgentActivity, ConversationsCleared, Observer, Reported
 from hub.agent import prompt
@@ -25,6 +25,7 @@ from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_person
 from hub.agent.ports import (AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath, HomeView,
                              LanguageIdentifier, SpeakerLocator)
 from hub.agent.prefix_primer import PrefixPrimer
+from hub.agent.plans import PlanBook, PlanRun, TurnPlan, language_reading, plan_of, run_plan_calls
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
 from hub.agent.types import (
     TurnDone,
@@ -91,6 +92,7 @@ class Agent:
         self.persona_primers: list[PrefixPrimer] = []  # the other personas' prefixes (from start())
         self._priming: set[asyncio.Task[bool]] = set()
         self._running = RunningTurns()
+        self._plans = PlanBook()  # plans made without acting, runnable once for five minutes
         self._stopping = False
         self._language_loading: asyncio.Task[bool] | None = None  # from start()
 
@@ -117,8 +119,7 @@ class Agent:
             request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
         try:
-            persona = self.personas.choose(request.persona or (known.persona if known else None),
-                                           request.satellite_id, request.device_id)
+            persona = self._persona_for(request, known)
         except UnknownPersona as err:
             _LOGGER.warning("%s", err)
             persona, error = self.personas.get(None), error or "unknown_persona"
@@ -150,8 +151,7 @@ class Agent:
             return
         known = self.conversations.get(request.conversation_id) if request.conversation_id else None
         try:
-            persona = self.personas.choose(request.persona or (known.persona if known else None),
-                                           request.satellite_id, request.device_id)
+            persona = self._persona_for(request, known)
         except UnknownPersona:
             return  # the turn itself will say so
         language = normalize_language(request.language or persona.language, default=self._options.language)
@@ -161,6 +161,49 @@ class Agent:
 
     async def ask(self, request: TurnRequest) -> TurnResult:
         return await final_result(self.run(request))
+
+    async def plan(self, request: TurnRequest) -> TurnPlan:
+        """What the hub would do with `request`, acting on nothing (hub.agent.plans): its routes
+        and model run on a throwaway conversation in a dry run; the plan is kept for `run_plan`.
+        Raises UnknownPersona, ValueError for a text that cannot be a turn."""
+        request = dataclasses.replace(request, text=without_format_characters(request.text))
+        problem = request_problem(request.text)
+        if problem:
+            raise ValueError(problem)
+        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
+        persona = self._persona_for(request, known)
+        languages = await self._languages(request, persona, known)
+        conversation = Conversation(f"plan-{uuid.uuid4().hex[:12]}", languages[0],
+                                    list(known.messages) if known is not None else [], persona.key)
+        ctx = self._context(request, conversation.id, languages[0], persona, dry_run=True)
+        timeout = self._options.turn_timeout
+        state = TurnState(request, conversation, languages[0], ctx, persona, time.monotonic() + timeout,
+                          lambda _: None, languages)
+        try:
+            result = await asyncio.wait_for(ended(state, self._fitted(state)), timeout)
+        except TimeoutError:
+            result = failure(conversation.id, state.language, "timeout")
+        reading = language_reading(state.language, request.language, self._preferred(persona, known), languages,
+                                   self._identify.confidences(state.text))
+        match = self._home.match(state.text, state.language) if self._home is not None and persona.home else None
+        plan = plan_of(self._plans.new_id(), state, result, reading, match)
+        self._plans.keep(plan, request.source)
+        return plan
+
+    async def run_plan(self, plan_id: str, client: str | None = None) -> PlanRun:
+        """Run the calls of a plan made in the last five minutes, once, on a throwaway
+        conversation: validation and the policy decide again (a call it holds for a yes is
+        dropped: nobody can answer it there). Raises PlanNotRunnable, UnknownPersona."""
+        plan, source = self._plans.take(plan_id)
+        persona = self.personas.get(plan.persona)
+        ctx = ToolContext(f"plan-{uuid.uuid4().hex[:12]}", plan.language.used, source, None, plan.device_id,
+                          persona.key, client, uuid.uuid4().hex, area=plan.area)
+        name_of = self._home.name_of if self._home is not None else (lambda _: None)
+        run = await run_plan_calls(self._registry, plan, ctx, self.personas.tool_names(persona),
+                                   self.activity.tool_called, name_of)
+        if self._confirmations is not None:
+            self._confirmations.forget(ctx.conversation_id)
+        return run
 
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,
@@ -267,15 +310,9 @@ class Agent:
                            persona: Persona, emit: Callable[[TurnEvent], None], deadline: float) -> None:
         language = languages[0]
         async with conversation.lock:
-            place = self._places.locate(satellite_id=request.satellite_id, device_id=request.device_id,
-                                        area=request.area, language=language) if self._places else None
-            ctx = ToolContext(conversation.id, language, request.source, request.satellite_id, request.device_id,
-                              persona.key, request.client, uuid.uuid4().hex,
-                              area=place.area if place else None, floor=place.floor if place else None)
+            ctx = self._context(request, conversation.id, language, persona)
             state = TurnState(request, conversation, language, ctx, persona, deadline, emit, languages)
-            answer = functools.partial(fitted, state, functools.partial(self._turn, state), self._options.history_tokens,
-                                       self._engine.count_tokens)
-            result = await ended(state, answer)
+            result = await ended(state, self._fitted(state))
             conversation.recent = recent_after(
                 conversation.recent, [(f.call.name, f.call.arguments, f.ok) for f in state.finished_calls],
                 self._registry.device_actions(), [e.entity_id for e in self._choices.options(conversation.id)],
@@ -283,6 +320,20 @@ class Agent:
             emit(TurnDone(result))
             if result.ok and result.path == "model":
                 self._prime_continuation(state)
+
+    def _context(self, request: TurnRequest, conversation_id: str, language: str, persona: Persona,
+                 dry_run: bool = False) -> ToolContext:
+        """Who asks, in which language, from where (the speaker's area and floor, when found)."""
+        place = self._places.locate(satellite_id=request.satellite_id, device_id=request.device_id,
+                                    area=request.area, language=language) if self._places else None
+        return ToolContext(conversation_id, language, request.source, request.satellite_id, request.device_id,
+                           persona.key, request.client, uuid.uuid4().hex, area=place.area if place else None,
+                           floor=place.floor if place else None, dry_run=dry_run)
+
+    def _fitted(self, state: TurnState) -> Callable[[], Awaitable[TurnResult]]:
+        """The turn's routes, its history trimmed to fit the model (agent.turn.fitted)."""
+        return functools.partial(fitted, state, functools.partial(self._turn, state), self._options.history_tokens,
+                                 self._engine.count_tokens)
 
     async def _turn(self, state: TurnState) -> TurnResult:
         """The first route that answers, in order, else the model."""
@@ -305,12 +356,22 @@ class Agent:
         (else the persona's or the home's) breaks ties, so a short "ja" stays German. Identification
         still loading from start() is waited for at most its `ready_wait_s`; past that the
         script, the named and the preferred language are the candidates (their templates decide)."""
-        preferred = known.language if known is not None else normalize_language(
-            persona.language, default=self._options.language)
+        preferred = self._preferred(persona, known)
         loading = self._language_loading
         if request.language is None and loading is not None and not self._identify.ready():
             await asyncio.wait([loading], timeout=self._identify.ready_wait_s)  # the load goes on
         return self._identify.candidates(request.text, request.language, preferred)
+
+    def _persona_for(self, request: TurnRequest, known: Conversation | None) -> Persona:
+        """The persona the request names, else its conversation's, else the device's or the
+        default (PersonaBook.choose). Raises UnknownPersona."""
+        return self.personas.choose(request.persona or (known.persona if known else None),
+                                    request.satellite_id, request.device_id)
+
+    def _preferred(self, persona: Persona, known: Conversation | None) -> str:
+        """The language that breaks ties: the conversation's so far, else the persona's or the home's."""
+        return known.language if known is not None else normalize_language(
+            persona.language, default=self._options.language)
 
     def _prime_continuation(self, state: TurnState) -> None:
         """Evaluate the conversation so far while the user listens, so its next turn only pays

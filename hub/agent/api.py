@@ -8,6 +8,7 @@ from typing import Any, AsyncGenerator, Callable, Protocol
 from hub.agent.activity import Observer
 from hub.agent.conversation import ConversationStore
 from hub.agent.personas import PersonaBook
+from hub.agent.plans import PlanRun, TurnPlan
 from hub.agent.types import TurnEvent, TurnRequest, TurnResult
 from hub.core.tools import ToolContext, ToolResult
 
@@ -25,6 +26,10 @@ class AgentApi(Protocol):
         ...
 
     async def ask(self, request: TurnRequest) -> TurnResult: ...
+
+    async def plan(self, request: TurnRequest) -> TurnPlan: ...
+
+    async def run_plan(self, plan_id: str, client: str | None = None) -> PlanRun: ...
 
     def greet(self, persona_key: str | None, conversation_id: str | None = None) -> TurnResult: ...
 

@@ -39,7 +39,9 @@ class Choices:
         self._waiting: dict[str, Choice] = {}  # conversation id → the command asking "which one?"
 
     def ask(self, state: TurnState, text: str, options: Sequence[Entity], by_fast_path: bool = False) -> None:
-        """Keep a command that asked "which one?" for the asker's next answer."""
+        """Keep a command that asked "which one?" for the asker's next answer (not a plan's)."""
+        if state.ctx.dry_run:
+            return
         request = state.request
         self._waiting[state.conversation.id] = Choice(text, tuple(options), request.source, request.client,
                                                       time.monotonic(), by_fast_path)

@@ -197,6 +197,8 @@ class ModelTurn:
                 calls = [as_reading(c, actions, context.allowed) for c in calls]
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
             results = await run_tools(self._registry, calls, state, turn_messages, context.allowed)
+            if any(r.data.get("dry_run") for r in results):
+                break  # a plan: what the calls would do is known, and nothing was done to talk about
             spoken_results = [speech_of(r, state.language, self._entity_name) for r in results]
             confirm = [str(r.data.get("message")) for r in results
                        if r.data.get("error") == CONFIRMATION_REQUIRED]

@@ -57,6 +57,12 @@ class ConfirmationHook:
         held = self._policy.peek_pending(conversation_id)
         return held is not None and self._policy.is_fresh(held)
 
+    def forget(self, conversation_id: str) -> None:
+        held = self._policy.take_pending(conversation_id)
+        if held is not None:
+            _LOGGER.info("dropped in %s (nobody can answer there): %s", conversation_id,
+                         ", ".join(f"{a.call.name}({a.entity_id})" for a in held.actions))
+
     async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None:
         held = self._policy.peek_pending(ctx.conversation_id)
         if held is None:

@@ -89,6 +89,10 @@ class ConfirmationsLike(Protocol):
 
     def waiting(self, conversation_id: str) -> bool: ...
 
+    def forget(self, conversation_id: str) -> None:
+        """Drop what the conversation holds for a yes (a plan's run: nobody can answer there)."""
+        ...
+
 
 class HomeView(Protocol):
     """What the agent needs to know about the home to build prompts and narrow tool calls."""

@@ -42,6 +42,7 @@ class TurnState:
     timings: TurnTimings = field(default_factory=TurnTimings)
     started: float = field(default_factory=time.monotonic)
     finished_calls: list[ToolFinished] = field(default_factory=list)
+    direct: DirectAnswer | None = None  # what a route answered without the model (a plan shows its intent)
 
     @property
     def text(self) -> str:
@@ -58,6 +59,7 @@ class TurnState:
 
 def answered_directly(state: TurnState, text: str, outcome: DirectAnswer, path: str) -> TurnResult:
     """A turn answered without the model (fast path, or a confirmed/cancelled action)."""
+    state.direct = outcome
     for call, result in zip(outcome.calls, outcome.results):
         state.emit(ToolStarted(call))
         finished = ToolFinished(call, result.ok, result.data, 0.0)

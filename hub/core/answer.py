@@ -14,3 +14,4 @@ class DirectAnswer:
     calls: list[ToolCall] = field(default_factory=list)
     results: list[ToolResult] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)  # entity ids, when `intent` is "ambiguous"
+    slots: list[dict[str, str]] = field(default_factory=list)  # each command's slots, as said (a plan shows them)

@@ -28,6 +28,9 @@ class ToolContext:
     request: str | None = None  # the turn it belongs to: one yes confirms a turn's held calls together
     area: str | None = None  # the speaker's area, as the home's entities name it (hub.home.places)
     floor: str | None = None  # the floor of the speaker's area, when the home has floors
+    # a plan, not a turn: ToolRegistry.call validates, and a tool that `previews` goes as far as
+    # its action and says what it would do (WouldCall); any other tool is not run at all
+    dry_run: bool = False
 
 
 @dataclass
@@ -80,6 +83,12 @@ class Tool(Protocol):
         """The domains it can act on (None: any)."""
         ...
 
+    @property
+    def previews(self) -> bool:
+        """In a dry run (ToolContext.dry_run) it runs up to its action and raises WouldCall there;
+        a tool that does not preview is not run at all in a dry run."""
+        ...
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
 
@@ -88,6 +97,20 @@ class ToolTraits:
 
     changes_home: bool | None = None
     domains: frozenset[str] | None = None
+    previews = False  # not run in a dry run
+
+
+class WouldCall(Exception):
+    """Raised by a previewing tool in a dry run where it would act: what it would do, and what
+    the policy would say (ActionPolicy.verdict: allowed | confirm), nothing done."""
+
+    def __init__(self, entity_id: str, service: str, data: dict[str, Any], verdict: str,
+                 changes: bool, question: str | None = None) -> None:
+        super().__init__(f"would call {service} on {entity_id}")
+        self.details: dict[str, Any] = {"entity_id": entity_id, "service": service, "service_data": data,
+                                        "verdict": verdict, "changes": changes}
+        if question is not None:
+            self.details["question"] = question
 
 
 class ToolError(Exception):
@@ -106,7 +129,7 @@ class ToolRegistry:
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
 
     def register(self, tool: Tool) -> None:
-        missing = [trait for trait in ("changes_home", "domains") if not hasattr(tool, trait)]
+        missing = [trait for trait in ("changes_home", "domains", "previews") if not hasattr(tool, trait)]
         if missing:  # a test's or a plugin's tool: say what it lacks now, not in some later turn
             raise TypeError(f"tool {tool.spec.name!r} declares no {' or '.join(missing)} (see ToolTraits)")
         if tool.spec.name in self._tools:
@@ -158,8 +181,13 @@ class ToolRegistry:
                 data={"error": "invalid_arguments", "message": invalid.message,
                       "path": "/".join(str(p) for p in invalid.absolute_path)},
             )
+        if ctx.dry_run and not tool.previews:
+            # a tool that cannot tell what it would do is not run in a plan (a timer, a custom tool)
+            return ToolResult(ok=True, data={"dry_run": True, "verdict": "unchecked"})
         try:
             return await tool.execute(call.arguments, ctx)
+        except WouldCall as would:
+            return ToolResult(ok=True, data={"dry_run": True, **would.details})
         except ToolError as err:
             return ToolResult(ok=False, data={"error": err.code, "message": str(err), **err.details})
         except Exception as err:  # a tool bug must not end the turn

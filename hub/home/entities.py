@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Iterator, Protocol
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Protocol
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,6 +43,19 @@ class Floor:
 StateListener = Callable[[Entity | None, Entity], Awaitable[None] | None]
 
 
+class NameOverlay(Protocol):
+    """Names the user added or removed, and the entities they untargeted (hub.home.name_book),
+    laid over what the backends say: every reader of the store sees the result."""
+
+    def entity(self, entity: Entity) -> Entity | None:
+        """The entity with its names as the user wants them; None: untargeted (the hub leaves it be)."""
+        ...
+
+    def area_aliases(self, aliases: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]: ...
+
+    def floors(self, floors: Mapping[str, Floor]) -> dict[str, Floor]: ...
+
+
 def bounded(entity: Entity) -> Entity:
     """The entity with its texts cut to the caps above (itself when they fit)."""
     attributes = {k: v[:MAX_TEXT_CHARS] if isinstance(v, str) else v for k, v in entity.attributes.items()}
@@ -74,11 +87,14 @@ class EntityStore:
     """The live set of exposed entities, with listeners for state changes.
 
     Backends push entities in with `upsert`; tools read them and route service calls to the
-    backend registered for the entity's source.
+    backend registered for the entity's source. With a `NameOverlay`, what they read is the
+    backends' entities with the user's names, less the untargeted ones (`known` still has them).
     """
 
     def __init__(self) -> None:
         self._entities: dict[str, Entity] = {}
+        self._known: dict[str, Entity] = {}  # as the backends gave them, untargeted ones too
+        self._overlay: NameOverlay | None = None
         self._backends: dict[str, EntityBackend] = {}
         self._listeners: list[StateListener] = []
         self._area_aliases: dict[str, tuple[str, ...]] = {}
@@ -118,6 +134,26 @@ class EntityStore:
     def get(self, entity_id: str) -> Entity | None:
         return self._entities.get(entity_id)
 
+    def known(self, entity_id: str) -> Entity | None:
+        """The entity as its backend gave it, untargeted or not."""
+        return self._known.get(entity_id)
+
+    def all_known(self) -> list[Entity]:
+        """Every entity as its backend gave it, the untargeted ones too (the Names page)."""
+        return sorted(self._known.values(), key=lambda e: e.entity_id)
+
+    def set_overlay(self, overlay: NameOverlay | None) -> None:
+        """Lay the user's names over the backends' (and again after each change: `refresh_names`)."""
+        self._overlay = overlay
+        self.refresh_names()
+
+    def refresh_names(self) -> None:
+        """The overlay changed: every entity placed again, and the version bumped (the fast path's
+        slot lists, the resolver's index and the model's prompt are rebuilt from it)."""
+        for entity in list(self._known.values()):
+            self._place(entity)
+        self.version += 1
+
     def all(self) -> list[Entity]:
         return sorted(self._entities.values(), key=lambda e: e.entity_id)
 
@@ -135,8 +171,16 @@ class EntityStore:
             self.version += 1
 
     def area_aliases(self) -> dict[str, tuple[str, ...]]:
-        """Area → its aliases, for areas that have any."""
-        return {area: aliases for area, aliases in self._area_aliases.items() if aliases}
+        """Area → its aliases (the user's too), for areas that have any."""
+        if self._overlay is None:
+            return {area: aliases for area, aliases in self._area_aliases.items() if aliases}
+        known = set(self._area_aliases) | {e.area for e in self._entities.values() if e.area}
+        merged = self._overlay.area_aliases(self._area_aliases)
+        return {area: aliases for area, aliases in merged.items() if aliases and area in known}
+
+    def own_area_aliases(self) -> dict[str, tuple[str, ...]]:
+        """Area → the aliases its backend gave it (the Names page tells them from the user's)."""
+        return dict(self._area_aliases)
 
     def set_floor(self, floor: str, areas: Iterable[str], aliases: Iterable[str] = ()) -> None:
         """A floor ("First floor", aliases "upstairs") and the areas on it, as HA's floor registry has."""
@@ -146,6 +190,10 @@ class EntityStore:
             self.version += 1
 
     def floors(self) -> dict[str, Floor]:
+        return self._overlay.floors(self._floors) if self._overlay is not None else dict(self._floors)
+
+    def own_floors(self) -> dict[str, Floor]:
+        """The floors as their backend gave them."""
         return dict(self._floors)
 
     def set_places(self, source: str, places: dict[str, str]) -> None:
@@ -167,7 +215,17 @@ class EntityStore:
                                 MAX_TEXT_CHARS)
                 self._capped.add(entity.entity_id)
             entity = capped
-        old = self._entities.get(entity.entity_id)
+        self._known[entity.entity_id] = entity
+        self._place(entity)
+
+    def _place(self, known: Entity) -> None:
+        """The entity as the hub sees it (the overlay's), or gone when it is untargeted."""
+        entity = self._overlay.entity(known) if self._overlay is not None else known
+        old = self._entities.get(known.entity_id)
+        if entity is None:
+            if self._entities.pop(known.entity_id, None) is not None:
+                self.version += 1
+            return
         self._entities[entity.entity_id] = entity
         if old is None or _identity(old) != _identity(entity):
             self.version += 1
@@ -177,21 +235,22 @@ class EntityStore:
     def update_state(
         self, entity_id: str, state: str, attributes: dict[str, Any] | None = None
     ) -> Entity | None:
-        old = self._entities.get(entity_id)
+        old = self._known.get(entity_id)
         if old is None:
             return None
         new = replace(old, state=state, attributes=attributes if attributes is not None else old.attributes)
         self.upsert(new)
-        return new
+        return self._entities.get(entity_id)
 
     def remove(self, entity_id: str) -> None:
+        self._known.pop(entity_id, None)
         if self._entities.pop(entity_id, None) is not None:
             self.version += 1
 
     def replace_all(self, entities: Iterable[Entity], source: str) -> None:
         """Make the entities of one source exactly `entities` (a full reload)."""
         wanted = {e.entity_id: e for e in entities}
-        for entity_id in [i for i, e in self._entities.items() if e.source == source and i not in wanted]:
+        for entity_id in [i for i, e in self._known.items() if e.source == source and i not in wanted]:
             self.remove(entity_id)
         for entity in wanted.values():
             self.upsert(entity)

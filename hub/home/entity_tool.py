@@ -15,10 +15,10 @@ from typing import Any
 
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.outcomes import already_so
-from hub.home.policy import ActionPolicy
+from hub.home.policy import ALLOWED, CONFIRM, NOT_ALLOWED, RATE_LIMITED, ActionPolicy, PendingAction, confirm_question
 from hub.home.resolve import EntityResolver
 from hub.home.state_speech import state_data
-from hub.core.tools import ToolContext, ToolError, ToolResult
+from hub.core.tools import ToolContext, ToolError, ToolResult, WouldCall
 from hub.home.watches import ActionTracker
 from hub.core.messages import ToolCall, ToolSpec
 from hub.locales import phrase
@@ -44,6 +44,7 @@ class EntityTool:
     parameters: dict[str, Any] = entity_schema()
     domains: frozenset[str] | None = None  # None: whatever `act` accepts
     changes_home: bool | None = True  # a device action (see Tool.changes_home)
+    previews = True  # a dry run stops where it would act (`_call`); GetState only reads
 
     def __init__(self, store: EntityStore, resolver: EntityResolver,
                  policy: ActionPolicy | None = None, tracker: ActionTracker | None = None) -> None:
@@ -66,6 +67,10 @@ class EntityTool:
 
     def _entity(self, entity_id: str, ctx: ToolContext) -> Entity:
         entity = self._store.get(entity_id)
+        untargeted = self._store.known(entity_id) if entity is None else None
+        if untargeted is not None:  # the user untargeted it (hub.home.name_book): never acted on
+            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=untargeted.name),
+                            code="not_allowed", entity_id=entity_id)
         if entity is None:
             suggestions = [e.entity_id for e in self._resolver.candidates(entity_id, ctx.language, 5)]
             spoken = entity_id.split(".", 1)[-1].replace("_", " ")  # "light.desk_lamp" → "desk lamp"
@@ -97,6 +102,8 @@ class EntityTool:
 
         `args` are the tool's own arguments: a call held for confirmation is re-run with them.
         """
+        if ctx.dry_run:
+            raise self._would_call(entity, service, data, ctx, args)
         if self._policy is not None:
             self._policy.check(entity, service, ToolCall(self.name, dict(args)), ctx)
         try:
@@ -117,6 +124,19 @@ class EntityTool:
                             detail=str(err)) from err
         self._record(entity, service, data, ctx, "ok")
         return self._store.get(entity.entity_id) or entity
+
+    def _would_call(self, entity: Entity, service: str, data: dict[str, Any], ctx: ToolContext,
+                    args: dict[str, Any]) -> WouldCall:
+        """A dry run's end, where the call would go out: what the policy would say, nothing held,
+        counted or sent (a refusal is the error the real call gets)."""
+        verdict = self._policy.verdict(entity, service) if self._policy is not None else ALLOWED
+        if verdict in (NOT_ALLOWED, RATE_LIMITED):
+            raise ActionPolicy.refusal(entity, verdict, ctx.language)
+        question = None
+        if verdict == CONFIRM:
+            held = PendingAction(ToolCall(self.name, dict(args)), entity.entity_id, entity.name, service)
+            question = confirm_question([held], ctx.language)
+        return WouldCall(entity.entity_id, service, data, verdict, not already_so(entity, service, data), question)
 
     def _record(self, entity: Entity, service: str, data: dict[str, Any], ctx: ToolContext,
                 outcome: str) -> None:

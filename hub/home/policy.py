@@ -38,7 +38,9 @@ SENSITIVE_COVER_CLASSES = frozenset({"garage", "gate", "door"})
 # The safe direction on a sensitive entity needs no confirmation: locking, arming.
 SAFE_SERVICES = {"lock": ("lock",), "alarm_control_panel": ("alarm_arm_*",)}
 RATE_WINDOW_S = 60.0
-NAMED_IN_QUESTION = 3  # more held devices of one verb are counted in the question, not named
+NAMED_IN_QUESTION = 3
+# ActionPolicy.verdict's answers
+ALLOWED, CONFIRM, NOT_ALLOWED, RATE_LIMITED = "allowed", "confirm", "not_allowed", "rate_limited"  # more held devices of one verb are counted in the question, not named
 
 
 # The verb `policy.confirm` needs ("Do you really want me to {action} {name}?"), per service:
@@ -158,6 +160,21 @@ class ActionPolicy:
             return True
         return any(fnmatch.fnmatchcase(entity.entity_id.lower(), p) for p in self.confirm_entities)
 
+    def verdict(self, entity: Entity, service: str) -> str:
+        """What `check` would decide now, changing nothing (a plan's dry run): "not_allowed",
+        "rate_limited", "confirm" (it would ask for a yes) or "allowed"."""
+        if not self.allows(entity, service):
+            return NOT_ALLOWED
+        if self._rate_limited(entity.entity_id):
+            return RATE_LIMITED
+        return CONFIRM if self.needs_confirmation(entity, service) else ALLOWED
+
+    @staticmethod
+    def refusal(entity: Entity, verdict: str, language: str) -> ToolError:
+        """The error a call refused with `verdict` (not_allowed, rate_limited) answers."""
+        return ToolError(phrase(language, f"policy.{verdict}", name=entity.name), code=verdict,
+                         entity_id=entity.entity_id)
+
     def check(self, entity: Entity, service: str, call: ToolCall, ctx: ToolContext) -> None:
         """Raise a ToolError with a spoken reason unless the call may run now.
 
@@ -166,15 +183,11 @@ class ActionPolicy:
         calls already joins them, and its question asks for all of them (a new request's
         replaces them).
         """
-        if not self.allows(entity, service):
-            self._log(entity, service, ctx, "refused: not allowed")
-            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
-                            code="not_allowed", entity_id=entity.entity_id)
-        if self._rate_limited(entity.entity_id):
-            self._log(entity, service, ctx, "refused: rate limited")
-            raise ToolError(phrase(ctx.language, "policy.rate_limited", name=entity.name),
-                            code="rate_limited", entity_id=entity.entity_id)
-        if not self.needs_confirmation(entity, service):
+        verdict = self.verdict(entity, service)
+        if verdict in (NOT_ALLOWED, RATE_LIMITED):
+            self._log(entity, service, ctx, f"refused: {verdict.replace('_', ' ')}")
+            raise self.refusal(entity, verdict, ctx.language)
+        if verdict == ALLOWED:
             return
         grant = (ctx.conversation_id, entity.entity_id, service)
         if grant in self._grants:

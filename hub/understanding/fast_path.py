@@ -271,18 +271,18 @@ class FastPath:
     async def _carry_out(self, plan: Plan, ctx: ToolContext, alone: bool) -> DirectAnswer | None:
         language = ctx.language
         if isinstance(plan, Question):
-            return DirectAnswer(answer(plan, language, self._clock()), plan.intent)
+            return DirectAnswer(answer(plan, language, self._clock()), plan.intent, slots=[plan.slots])
         if isinstance(plan, Nevermind):
             return DirectAnswer(phrase(language, "policy.cancelled"), plan.intent)
         if isinstance(plan, NotFound):
-            return DirectAnswer(phrase(language, "entity.not_found", name=plan.name), "not_found")
+            return DirectAnswer(phrase(language, "entity.not_found", name=plan.name), "not_found", slots=[plan.slots])
         if isinstance(plan, Ambiguous):
             self._unfinished.pop(ctx.conversation_id, None)
-            if plan.action is not None and alone:
+            if plan.action is not None and alone and not ctx.dry_run:  # a plan holds nothing
                 self._hold(ctx.conversation_id, plan.action)
             options = join_list(option_names(plan.candidates), language)
             return DirectAnswer(phrase(language, "entity.ambiguous", options=options), "ambiguous",
-                                candidates=[e.entity_id for e in plan.candidates])
+                                candidates=[e.entity_id for e in plan.candidates], slots=[plan.slots])
         return await self._execute(plan, ctx, alone)
 
     async def _execute(self, plan: Action, ctx: ToolContext, alone: bool) -> DirectAnswer | None:
@@ -298,7 +298,7 @@ class FastPath:
         if alone and not any(r.ok for r in results) and all(
                 r.data.get("error") in FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
-        return DirectAnswer(reply_for(plan, results, ctx.language), plan.intent, calls, results)
+        return DirectAnswer(reply_for(plan, results, ctx.language), plan.intent, calls, results, slots=[plan.slots])
 
 
 def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:
@@ -327,7 +327,10 @@ def _merged(plans: list[Plan]) -> list[Plan]:
         if isinstance(plan, Action) and isinstance(last, Action) and plan.targets and last.targets \
                 and (plan.tool, plan.args) == (last.tool, last.args):
             extra = [e for e in plan.targets if e not in last.targets]
-            merged[-1] = Action(last.intent, last.tool, last.args, [*last.targets, *extra], last.named)
+            slots = {k: " + ".join(dict.fromkeys(v for v in (last.slots.get(k), plan.slots.get(k)) if v))
+                     for k in {**last.slots, **plan.slots}}
+            merged[-1] = Action(last.intent, last.tool, last.args, [*last.targets, *extra], last.named,
+                                each={**last.each, **plan.each}, slots=slots)
         else:
             merged.append(plan)
     return merged

@@ -35,7 +35,8 @@ def joined(outcomes: list[DirectAnswer]) -> DirectAnswer:
         intent="+".join(o.intent for o in outcomes),
         calls=[c for o in outcomes for c in o.calls],
         results=[r for o in outcomes for r in o.results],
-        candidates=[c for o in outcomes for c in o.candidates])
+        candidates=[c for o in outcomes for c in o.candidates],
+        slots=[s for o in outcomes for s in o.slots])
 
 
 def reply_for(plan: Action, results: list[ToolResult], language: str) -> str:

@@ -69,6 +69,7 @@ class Action:
     targets: list[Entity] = field(default_factory=list)
     named: bool = False  # the targets are what a name fits (else a group: a kind, an area, a floor)
     each: dict[str, dict[str, Any]] = field(default_factory=dict)  # entity id → its own arguments
+    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Question:
     targets: list[Entity]
     state: str | None = None  # the state asked about ("locked"), and how it was said
     state_text: str | None = None
+    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
 
 
 @dataclass
@@ -87,12 +89,14 @@ class Ambiguous:
     intent: str
     candidates: list[Entity]
     action: Action | None = None  # the command to carry out on the one the answer to "which one?" names
+    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
 
 
 @dataclass
 class NotFound:
     intent: str
     name: str
+    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
 
 
 @dataclass
@@ -171,6 +175,13 @@ class Planner:
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
                  name_text: str | None = None, text: str | None = None) -> Plan | None:
         """`name_text`: a name the resolver reads (no slot value), said in `text` (the sentence)."""
+        plan = self._plan_one(result, home, language, name_text, text)
+        if plan is not None and not isinstance(plan, Nevermind):
+            plan.slots = said_slots(result, name_text)
+        return plan
+
+    def _plan_one(self, result: RecognizeResult, home: HomeData, language: str,
+                  name_text: str | None, text: str | None) -> Plan | None:
         # an area "" is the speaker's, asked for by a template and unknown (recognition's `ANY_AREA`)
         slots = {key: entity.value for key, entity in result.entities.items()
                  if not (key == "area" and entity.value == "")}
@@ -302,6 +313,21 @@ class Planner:
         while words and words[-1] in stops:
             words.pop()
         return set(self._forms[1].get(" ".join(words), ()))
+
+
+def said_slots(result: RecognizeResult, name_text: str | None = None) -> dict[str, str]:
+    """The slots as said ("kitchen"), with the value they stand for when it differs ("kitchen →
+    Kitchen"); a name the resolver read (`name_text`) as the name. For a plan's display."""
+    said: dict[str, str] = {}
+    for key, entity in result.entities.items():
+        text, value = str(entity.text).strip(), entity.value
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        shown = str(value) if isinstance(value, (str, int, float)) else text
+        said[key] = text if shown in ("", text) else f"{text} → {shown}" if text else shown
+    if name_text is not None:
+        said["name"] = name_text
+    return said
 
 
 def is_question(text: str) -> bool:

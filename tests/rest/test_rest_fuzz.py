@@ -18,7 +18,7 @@ from schemathesis.checks import positive_data_acceptance
 from helpers.live_hub import TOKEN, LiveHub
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-MODEL_ROUTES = ("/api/ask", "/v1/chat/completions")
+MODEL_ROUTES = ("/api/ask", "/api/plan", "/v1/chat/completions")
 
 
 @pytest.fixture(scope="module")

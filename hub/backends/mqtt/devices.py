@@ -240,7 +240,7 @@ class MqttDevices:
                 del self._on_command_topic[topic]
         for unsubscribe in tracked.unsubscribes:
             unsubscribe()
-        existing = self.store.get(tracked.entity_id)
+        existing = self.store.known(tracked.entity_id)  # untargeted ones too
         if existing is not None and existing.source == SOURCE:
             self.store.remove(tracked.entity_id)
 
@@ -264,7 +264,7 @@ class MqttDevices:
         for tracked in self._tracked.values():
             if tracked.shadowed_by is None and _same_thing(new, tracked):
                 tracked.shadowed_by = new.entity_id
-                existing = self.store.get(tracked.entity_id)
+                existing = self.store.known(tracked.entity_id)  # untargeted ones too
                 if existing is not None and existing.source == SOURCE:
                     self.store.remove(tracked.entity_id)
                 _LOGGER.info("MQTT entity %s is %s in Home Assistant: using that one", tracked.entity_id, new.entity_id)

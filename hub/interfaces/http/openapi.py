@@ -8,8 +8,9 @@ from typing import Any
 from hub import __version__
 from hub.interfaces.http.rest_schema import (
     ASK_REQUEST, ASK_RESULT, CHAT_REQUEST, CONVERSATION, DOMAIN_PATTERN, ENTITY, ERROR, GREET_REQUEST,
-    DOWNLOAD, OPENAI_ERROR, OPENAI_MODEL, PERSONA, PERSONA_INFO, SETTINGS, SETTINGS_UPDATE, STATUS, TOOL,
-    TOOL_RUN_REQUEST, TOOL_RUN_RESULT,
+    DOWNLOAD, NAME_CHANGE, NAMES, OPENAI_ERROR, OPENAI_MODEL, PERSONA, PERSONA_INFO, PLAN, PLAN_REQUEST, PLAN_RUN,
+    SETTINGS, SETTINGS_UPDATE, STATUS, TARGET_NAMES, TOOL, TOOL_RUN_REQUEST, TOOL_RUN_RESULT, UNTARGETED,
+    UNTARGETED_UPDATE,
 )
 
 
@@ -56,7 +57,9 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _errors(*codes: int, shape: dict[str, Any] = ERROR) -> dict[str, Any]:
     words = {400: "Invalid request body or parameters.", 401: "Missing or wrong API token.",
-             403: "Not allowed for this persona.", 404: "Not found.", 413: "Body too large.", 503: "The model is busy; retry later.",
+             403: "Not allowed for this persona.", 404: "Not found.", 409: "Conflicts with the current state.",
+             410: "Expired.", 413: "Body too large.", 503: "The model is busy; retry later.",
+             507: "The data folder could not be written (full or read-only): nothing was changed.",
              504: "Not done within turn_timeout."}
     return {str(code): {"description": words[code], "content": _json(shape)} for code in codes}
 
@@ -113,6 +116,41 @@ def _turn_paths(sse: dict[str, Any]) -> dict[str, Any]:
             "responses": {"200": {"description": "The turn's result (or its event stream).",
                                   "content": {**_json(ASK_RESULT), **sse}},
                           **_errors(400, 401, 413)}}},
+        "/api/plan": {"post": {
+            "summary": "What the hub would do with a request, without acting: the language and why, the path "
+                       "(fast path with intent and slots, or the model), the entities weighed, each call it "
+                       "would make and the policy's verdict. The model runs; no call acts.",
+            "requestBody": _body(PLAN_REQUEST),
+            "responses": {"200": {"description": "The plan.", "content": _json(PLAN)},
+                          **_errors(400, 401, 404, 413)}}},
+        "/api/plan/{plan_id}/run": {"post": {
+            "summary": "Run a plan's calls once, within five minutes of making it; validation and the policy "
+                       "decide again. 404: no such plan; 409: run already; 410: expired.",
+            "parameters": [{"name": "plan_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "What the calls did.", "content": _json(PLAN_RUN)},
+                          **_errors(400, 401, 404, 409, 410)}}},
+        "/api/names": {
+            "get": {"summary": "Every entity, area and floor with each name the hub accepts and where it came "
+                               "from (home, home_alias, added, generated, translation), and the untargeted "
+                               "entities.",
+                    "responses": {"200": {"description": "The names.", "content": _json(NAMES)}, **_errors(401)}},
+            "post": {"summary": "Add a name to an entity, area or floor (saved, applied at once). 409: it "
+                                "already answers to it.",
+                     "requestBody": _body(NAME_CHANGE),
+                     "responses": {"200": {"description": "The target's names now.", "content": _json(TARGET_NAMES)},
+                                   **_errors(400, 401, 404, 409, 413, 507)}},
+            "delete": {"summary": "Take a name away: an added one, or one from the home (an entity keeps one "
+                                  "name, an area and a floor their own; generated variants go with their name).",
+                       "requestBody": _body(NAME_CHANGE),
+                       "responses": {"200": {"description": "The target's names now.",
+                                             "content": _json(TARGET_NAMES)},
+                                     **_errors(400, 401, 404, 413, 507)}}},
+        "/api/names/untargeted": {"put": {
+            "summary": "The entities the hub never acts on (the whole list): not by the fast path, not by the "
+                       "model, not by a direct tool call.",
+            "requestBody": _body(UNTARGETED_UPDATE),
+            "responses": {"200": {"description": "The untargeted entities now.", "content": _json(UNTARGETED)},
+                          **_errors(400, 401, 404, 413, 507)}}},
         "/api/entities": {"get": {
             "summary": "The entities the hub may act on.",
             "parameters": [{"name": "domain", "in": "query", "required": False,

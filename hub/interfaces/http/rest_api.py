@@ -33,24 +33,28 @@ from aiohttp.typedefs import Handler
 from hub import __version__
 from hub.agent.activity import Activity, Turn
 from hub.agent.api import AgentApi
-from hub.agent.types import TurnDone, TurnRequest
+from hub.agent.types import TurnDone
 from hub.config import validator_for
+from hub.home.name_book import NameBook
 from hub.interfaces import json_input
 from hub.interfaces.http import openapi, sse, rest_schema as schema
 from hub.interfaces.http.agent_routes import AgentHost, AgentRoutes, running_agent
 from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
-from hub.llm.types import Engine, Reasoning, ReasoningMode
+from hub.llm.types import Engine
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
-from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event
+from hub.interfaces.http.names_routes import NamesRoutes
+from hub.interfaces.http.plan_routes import PlanRoutes
+from hub.interfaces.http.turn_json import namesakes_json, result_json, turn_event, turn_request
 from hub.settings import RUNTIME_TYPES, RuntimeSettings, SettingsNotSaved
 from hub.startup import SERVING
 
 _LOGGER = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/style.css", "/favicon.svg"})
-STATIC_TYPES = {"app.js": "text/javascript", "style.css": "text/css", "favicon.svg": "image/svg+xml"}
+PUBLIC_PATHS = frozenset({"/health", "/", "/index.html", "/app.js", "/pages.js", "/style.css", "/favicon.svg"})
+STATIC_TYPES = {"app.js": "text/javascript", "pages.js": "text/javascript", "style.css": "text/css",
+                "favicon.svg": "image/svg+xml"}
 RouteHook = Callable[[web.Application], None]
 
 
@@ -69,6 +73,7 @@ class HubAppLike(AgentHost, Protocol):
     """What the API needs from `hub.app.HubApp` (after `start()` loaded the engine and agent)."""
 
     settings: RuntimeSettings
+    names: NameBook
 
     @property
     def engine(self) -> Engine: ...
@@ -98,11 +103,13 @@ class RestApi:
         self._openapi = openapi.openapi_document()  # start() adds the routes of route hooks
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
-            for name, body in (("ask", schema.ASK_REQUEST), ("tool", schema.TOOL_RUN_REQUEST),
+            for name, body in (("ask", schema.ASK_REQUEST), ("plan", schema.PLAN_REQUEST),
+                               ("name", schema.NAME_CHANGE), ("untargeted", schema.UNTARGETED_UPDATE),
+                               ("tool", schema.TOOL_RUN_REQUEST),
                                ("greet", schema.GREET_REQUEST),
                                ("settings", schema.SETTINGS_UPDATE), ("chat", schema.CHAT_REQUEST))
         }
-        self._static = {name: _read_web_file(name) for name in ("index.html", "app.js", "style.css", "favicon.svg")}
+        self._static = {name: _read_web_file(name) for name in ("index.html", *STATIC_TYPES)}
         self.token = ""
         self._token_is_new = False
         self._auth = Authenticator("", trust_ingress=False)  # start() makes the real one
@@ -110,6 +117,9 @@ class RestApi:
         self._attached = asyncio.Event()  # the agent is there (see attach())
         self._agent_routes = AgentRoutes(hub_app, self._json_body, options.language, self.metrics)
         self._openai = OpenAiRoutes(hub_app, options.completions, self._json_body, self._stopping)
+        self._plans = PlanRoutes(hub_app, self._json_body, lambda request: self._auth.client_of(request),
+                                 lambda: hub_app.settings.reasoning.budget)
+        self._names = NamesRoutes(hub_app, self._json_body)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -209,9 +219,8 @@ class RestApi:
     def _add_routes(self, app: web.Application) -> None:
         app.router.add_get("/", self._page)
         app.router.add_get("/index.html", self._page)
-        app.router.add_get("/app.js", self._static_file)
-        app.router.add_get("/style.css", self._static_file)
-        app.router.add_get("/favicon.svg", self._static_file)
+        for name in STATIC_TYPES:
+            app.router.add_get(f"/{name}", self._static_file)
         app.router.add_get("/health", self._health)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api/openapi.json", self._openapi_json)
@@ -220,6 +229,8 @@ class RestApi:
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
         self._agent_routes.add_routes(app)
+        self._plans.add_routes(app)
+        self._names.add_routes(app)
         self._openai.add_routes(app)
 
     # --- page and plumbing --------------------------------------------------------------------
@@ -300,13 +311,7 @@ class RestApi:
     async def _ask(self, request: web.Request) -> web.StreamResponse:
         body = await self._json_body(request, "ask")
         agent = self._agent
-        turn = TurnRequest(
-            body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
-            source="rest", conversational=body.get("conversational"),
-            reasoning=_reasoning(body.get("reasoning"), self._hub.settings.reasoning.budget),
-            persona=body.get("persona"), client=self._auth.client_of(request),
-            satellite_id=body.get("satellite_id"), device_id=body.get("device_id"), area=body.get("area"),
-        )
+        turn = turn_request(body, self._auth.client_of(request), self._hub.settings.reasoning.budget)
         if "text/event-stream" not in request.headers.get("Accept", ""):
             return web.json_response(result_json(await agent.ask(turn)))
         return await self._stream_turn(request, agent.run(turn))
@@ -342,14 +347,6 @@ class RestApi:
         return web.json_response(self._hub.settings.as_dict())
 
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reasoning | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return Reasoning(ReasoningMode(value), default_budget)
-    return Reasoning(ReasoningMode(value["mode"]), value.get("budget", default_budget))
 
 
 def _reject_constant(name: str) -> None:

@@ -71,6 +71,39 @@ ASK_REQUEST: dict[str, Any] = {
     },
 }
 
+_SPEAKER_ID = {"type": "string", "minLength": 1, "maxLength": 255}
+PLAN_REQUEST: dict[str, Any] = {
+    **ASK_REQUEST,
+    "description": "What /api/ask takes, and where it was said: the plan answers what the hub would do.",
+    "properties": {
+        **ASK_REQUEST["properties"],
+        "area": {**_SPEAKER_ID, "description": "The speaker's area (an area's name or id)."},
+        "device_id": {**_SPEAKER_ID, "description": "The device the request came from (a satellite's device id)."},
+        "satellite_id": {**_SPEAKER_ID, "description": "The satellite the request came from."},
+    },
+}
+
+_ENTITY_ID = {"type": "string", "pattern": r"^[a-z0-9_]+\.[A-Za-z0-9_]+$(?!\n)", "maxLength": 255}
+NAME_CHANGE: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["kind", "target", "name"],
+    "properties": {
+        "kind": {"enum": ["entity", "area", "floor"]},
+        "target": {"type": "string", "minLength": 1, "maxLength": 255,
+                   "description": "The entity id, or the area's or floor's name (GET /api/names)."},
+        "name": {"type": "string", "minLength": 1, "maxLength": 100,
+                 # a character that is no blank, control or invisible format character
+                 "pattern": "[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f"
+                            "\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb]",
+                 "description": "The name to add or to take away."},
+    },
+}
+UNTARGETED_UPDATE: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["entity_ids"],
+    # 800 ids of the longest kind still fit in MAX_BODY_BYTES
+    "properties": {"entity_ids": {"type": "array", "maxItems": 800, "items": _ENTITY_ID,
+                                  "description": "Every entity the hub must leave be (the whole list)."}},
+}
+
 TOOL_RUN_REQUEST: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -198,6 +231,77 @@ ASK_RESULT = {
         "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT},
         "timings": _TIMINGS, "path": {"type": "string", "enum": ["model", "fast_path", "confirmation", "resolution"]},
     },
+}
+_PLANNED_CALL = {
+    "type": "object", "required": ["name", "arguments", "verdict"],
+    "properties": {
+        "name": {"type": "string"}, "arguments": {"type": "object"},
+        "verdict": {"type": "string", "description": "would_run; would_ask (the policy asks for a yes); "
+                    "not_allowed, rate_limited (the policy refuses); reads (a look at a state, done); "
+                    "unchecked (a tool that is not run in a plan, such as a timer); or the error the call "
+                    "would fail with (unknown_entity, unsupported, invalid_arguments, …)."},
+        "message": {"type": ["string", "null"], "description": "The question, the refusal or the error."},
+        "entity_id": {"type": ["string", "null"]}, "service": {"type": ["string", "null"]},
+        "changes": {"type": ["boolean", "null"], "description": "false: the device is already so."},
+    },
+}
+PLAN = {
+    "type": "object",
+    "required": ["plan_id", "text", "persona", "language", "path", "calls", "weighed", "reply", "runnable",
+                 "expires_in_s"],
+    "properties": {
+        "plan_id": {"type": "string"}, "text": {"type": "string"}, "persona": {"type": "string"},
+        "language": {"type": "object", "required": ["used", "candidates", "confidences"], "properties": {
+            "used": {"type": "string"}, "given": {"type": ["string", "null"]}, "preferred": {"type": "string"},
+            "candidates": {"type": "array", "items": {"type": "string"}},
+            "confidences": {"type": "object", "additionalProperties": {"type": "number"}}}},
+        "path": {"type": "string", "description": "fast_path, model, resolution (which one? / not found) …"},
+        "intent": {"type": ["string", "null"]},
+        "slots": {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string"}}},
+        "calls": {"type": "array", "items": _PLANNED_CALL},
+        "weighed": {"type": "array", "description": "The entities the resolver weighed for the words.", "items": {
+            "type": "object", "required": ["entity_id", "name", "best"],
+            "properties": {"entity_id": {"type": "string"}, "name": {"type": "string"},
+                           "area": {"type": ["string", "null"]}, "best": {"type": "boolean"}}}},
+        "tier": {"type": "string"},
+        "reply": {"type": ["string", "null"], "description": "What the hub would say, when it says it without "
+                                                             "acting (an answer, which one?); null when it acts."},
+        "withheld": {"type": "array", "items": {"type": "string"}},
+        "area": {"type": ["string", "null"]}, "device_id": {"type": ["string", "null"]},
+        "runnable": {"type": "boolean", "description": "Whether the plan has calls to run."},
+        "expires_in_s": {"type": "number"},
+    },
+}
+PLAN_RUN = {
+    "type": "object", "required": ["plan_id", "language", "reply", "ok", "tool_calls"],
+    "properties": {"plan_id": {"type": "string"}, "language": {"type": "string"}, "reply": {"type": "string"},
+                   "ok": {"type": "boolean"}, "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT}},
+}
+_NAME_ENTRY = {
+    "type": "object", "required": ["name", "origin", "removable"],
+    "properties": {"name": {"type": "string"},
+                   "origin": {"enum": ["home", "home_alias", "added", "generated", "translation"]},
+                   "source": {"type": ["string", "null"], "description": "generated: the name it comes from; "
+                                                                         "translation: its languages."},
+                   "removable": {"type": "boolean"}},
+}
+TARGET_NAMES = {
+    "type": "object", "required": ["kind", "target", "name", "names", "removed", "targeted"],
+    "properties": {"kind": {"enum": ["entity", "area", "floor"]}, "target": {"type": "string"},
+                   "name": {"type": "string"}, "names": {"type": "array", "items": _NAME_ENTRY},
+                   "removed": {"type": "array", "items": {"type": "string"},
+                               "description": "The home's names taken away."},
+                   "targeted": {"type": "boolean"}, "area": {"type": ["string", "null"]},
+                   "domain": {"type": ["string", "null"]}, "areas": {"type": "array", "items": {"type": "string"}}},
+}
+UNTARGETED = {"type": "object", "required": ["untargeted"],
+              "properties": {"untargeted": {"type": "array", "items": {"type": "string"}}}}
+NAMES = {
+    "type": "object", "required": ["entities", "areas", "floors", "untargeted"],
+    "properties": {"entities": {"type": "array", "items": TARGET_NAMES},
+                   "areas": {"type": "array", "items": TARGET_NAMES},
+                   "floors": {"type": "array", "items": TARGET_NAMES},
+                   "untargeted": {"type": "array", "items": {"type": "string"}}},
 }
 ENTITY = {
     "type": "object", "required": ["entity_id", "name", "state", "domain"],

@@ -1,12 +1,33 @@
-"""Turns, tool calls and entities as JSON: the shapes of the REST API, its SSE stream and the CLI."""
+"""Turns, tool calls and entities as JSON (the shapes of the REST API, its SSE stream and the
+CLI), and a REST turn from its JSON body."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnResult
+from hub.agent.types import ReplyChunk, ToolFinished, ToolStarted, TurnDone, TurnRequest, TurnResult
 from hub.home.entities import Entity
 from hub.home.namesakes import namesake_groups
+from hub.llm.types import Reasoning, ReasoningMode
+
+
+def turn_request(body: dict[str, Any], client: str | None, default_budget: int) -> TurnRequest:
+    """A REST turn from its validated body (rest_schema.ASK_REQUEST, or PLAN_REQUEST's more)."""
+    return TurnRequest(
+        body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
+        source="rest", conversational=body.get("conversational"),
+        reasoning=_reasoning(body.get("reasoning"), default_budget), persona=body.get("persona"),
+        client=client, area=body.get("area"), device_id=body.get("device_id"),
+        satellite_id=body.get("satellite_id"),
+    )
+
+
+def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reasoning | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return Reasoning(ReasoningMode(value), default_budget)
+    return Reasoning(ReasoningMode(value["mode"]), value.get("budget", default_budget))
 
 
 def result_json(result: TurnResult) -> dict[str, Any]:
