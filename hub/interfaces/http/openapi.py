@@ -106,7 +106,7 @@ def _service_paths() -> dict[str, Any]:
     }
 
 
-def _turn_paths(sse: dict[str, Any]) -> dict[str, Any]:
+def _turn_paths(sse: dict[str, Any]) -> dict[str, Any]:  # data table
     """Turns, the home, its tools and personas, conversations."""
     return {
         "/api/ask": {"post": {
