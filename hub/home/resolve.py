@@ -14,7 +14,7 @@ from typing import Iterable
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
 from hub.home.name_index import (
-    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_compound, read_words,
+    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_words, sense,
 )
 from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
@@ -100,7 +100,8 @@ class EntityResolver:
         language = base_language(language)
         said = fold(name, language).split()
         index = self._index(language)
-        group = bool(said) and not content_words(said, index, language, drop_places=True)
+        group = bool(said) and " ".join(said) not in index.names \
+            and not content_words(said, index, language, drop_places=True)
         return group, bool(read_words(said, index, language).areas)
 
     def candidates(
@@ -157,26 +158,24 @@ class EntityResolver:
                 runs[-1].append(word)
         runs = [run for run in runs if run]
 
-        def compound(word: str) -> Reading:
-            reading = Reading()
-            read_compound(fold(word, language), index, kinds, reading)
-            return reading
-
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if entity.entity_id in ids_with_word(folded, index)[1] or folded in area_words \
-                    or kinds.get(folded) == entity.domain or entity.area in on_floor.get(folded, ()):
+            if folded in area_words or kinds.get(folded) == entity.domain \
+                    or entity.area in on_floor.get(folded, ()):
                 return True
-            parts = compound(word)  # "Küchenlicht": both its area and its kind, or it says more
-            return entity.area in parts.areas and entity.domain in parts.domains
+            found = sense(folded, index)  # as written, inflected ("lampę") or compounded
+            if found.ids or found.says_more:
+                return entity.entity_id in found.ids
+            # "Küchenlicht": both its area and its kind, or it says more
+            return bool(found.areas or found.domains) and entity.area in (found.areas or {entity.area}) \
+                and entity.domain in (found.domains or {entity.domain})
 
         def mentions(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if entity.entity_id in ids_with_word(folded, index)[1] or folded in area_words \
-                    or folded in kinds or folded in on_floor:
+            if folded in area_words or folded in kinds or folded in on_floor:
                 return True
-            parts = compound(word)
-            return bool(parts.areas or parts.domains)
+            found = sense(folded, index)
+            return entity.entity_id in found.ids or bool(found.areas or found.domains)
 
         good: list[Entity] = []
         unexplained: list[list[str]] = []

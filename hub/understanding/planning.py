@@ -48,7 +48,9 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
                    **{intent: "media_player" for intent in _MEDIA_ACTIONS}}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
-_MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
+# words around a name that make a command; one ("tänd taklampan", "sytytä kattolamppu") only for a
+# name the home has, never for "couldn't find"
+_MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4
 
 
 @dataclass
@@ -130,12 +132,13 @@ class Planner:
             words = len(folded.split())
             leftover = len(said.split()) - words
             if not folded or words > _MAX_NAME_WORDS or f" {folded} " not in said \
-                    or not _MIN_COMMAND_WORDS <= leftover <= _MAX_COMMAND_WORDS:
+                    or not 1 <= leftover <= _MAX_COMMAND_WORDS or (leftover == 1 and bare_template(result)):
                 continue
             plan = self.plan_one(result, home, language, name_text=name, text=text)
             if plan is not None:
                 return plan
-            if not_found is None and result.intent.name in ("HassTurnOn", "HassTurnOff") \
+            if not_found is None and leftover >= _MIN_COMMAND_WORDS \
+                    and result.intent.name in ("HassTurnOn", "HassTurnOff") \
                     and set(result.entities) <= {"domain"} \
                     and not self._resolver.group_phrase(name, language)[0] \
                     and not self._resolver.resolve(name=name, language=language):
@@ -211,7 +214,7 @@ class Planner:
             named = True
         elif name_text is not None:
             group, placed = self._resolver.group_phrase(name_text, language)
-            if group and not placed:
+            if group and not placed and not isinstance(slots.get("area"), str):
                 return None  # "the lamps" with no room said: not every lamp in the home
             pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
             named = not group
