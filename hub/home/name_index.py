@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from itertools import islice, product
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -20,6 +21,7 @@ from hub.home.vocabulary import area_translations, domain_words, stop_words
 from hub.home.word_forms import WordForms
 
 MIN_PARTIAL_WORD = 3  # shorter words ("tv" aside, which is a domain word) are too ambiguous
+_MAX_SPELLINGS = 16  # inflected spellings of one run of words tried as a whole name
 
 
 @dataclass
@@ -184,6 +186,20 @@ def _compound(word: str, index: NameIndex) -> Sense:
     return Sense(found, sum(p.weight for p in parts if p.ids), areas, domains, says_more)
 
 
+def whole_name(words: list[str], index: NameIndex) -> list[str]:
+    """The entities whose whole name or alias the folded words say, as written or with inflected
+    words in a known form ("televizi" → "televize", "lampe sufitowa" → "lampa sufitowa")."""
+    ids = index.names.get(" ".join(words))
+    if ids or not words:
+        return ids or []
+    forms = [sorted(index.forms.forms_of(w) | {w}) for w in words]
+    for spelling in islice(product(*forms), _MAX_SPELLINGS):
+        ids = index.names.get(" ".join(spelling))
+        if ids:
+            return ids
+    return []
+
+
 def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
     """Find whole names, areas, kinds of device and name words in folded words."""
     reading = Reading()
@@ -192,7 +208,7 @@ def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
     in_area_phrase: set[int] = set()  # positions an area name explains
     for start in range(len(said)):
         for length in range(min(index.max_name_words, len(said) - start), 0, -1):
-            ids = index.names.get(" ".join(said[start:start + length]))
+            ids = whole_name(said[start:start + length], index)
             if ids:
                 for entity_id in ids:
                     reading.full_names[entity_id] = max(reading.full_names.get(entity_id, 0), length)

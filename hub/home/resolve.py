@@ -14,7 +14,7 @@ from typing import Iterable
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
 from hub.home.name_index import (
-    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_words, sense,
+    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_words, sense, whole_name,
 )
 from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
@@ -100,9 +100,24 @@ class EntityResolver:
         language = base_language(language)
         said = fold(name, language).split()
         index = self._index(language)
-        group = bool(said) and " ".join(said) not in index.names \
+        group = bool(said) and not whole_name(said, index) \
             and not content_words(said, index, language, drop_places=True)
         return group, bool(read_words(said, index, language).areas)
+
+    def said_names(self, text: str, language: str = "en") -> list[str]:
+        """The words of `text`, as written, that read as (part of) a device's name, however
+        inflected or compounded ("skrivbordslampan")."""
+        language = base_language(language)
+        index = self._index(language)
+        stops = stop_words(language)
+        found = []
+        for word in text.split():
+            word = word.strip(".,!?;:¿¡\"'")
+            folded = fold(word, language)
+            if folded and folded not in stops and " " not in folded and (
+                    sense(folded, index).ids or sense(folded, index).says_more):
+                found.append(word)
+        return found
 
     def candidates(
         self, text: str, language: str = "en", limit: int = 8, *, focused: bool = False
@@ -248,11 +263,10 @@ class EntityResolver:
     # --- matching --------------------------------------------------------------------------
 
     def _match_name(self, name: str, pool: set[str], index: NameIndex, language: str) -> set[str]:
-        key = fold(name, language)
-        exact = pool.intersection(index.names.get(key, ()))
+        said = fold(name, language).split()
+        exact = pool.intersection(whole_name(said, index))
         if exact:
             return exact
-        said = key.split()
         reading = read_words(said, index, language)
         of_said_kind = members(reading.domains, index.by_domain)
         content = content_words(said, index, language)
@@ -260,7 +274,8 @@ class EntityResolver:
             partial = set(pool)
             for word in content:
                 partial &= ids_with_word(word, index)[1]
-            if partial:
+            if partial and (partial & of_said_kind or not reading.domains):
+                # a kind said is the kind meant: "tv i vardagsrummet" is no "Living Room Blinds"
                 return (partial & of_said_kind) or partial
         if reading.domains and not content_words(said, index, language, drop_places=True):
             group = pool & of_said_kind

@@ -75,18 +75,19 @@ class WordForms:
         self._split: dict[str, tuple[str, ...]] = {}
 
     def forms_of(self, word: str) -> frozenset[str]:
-        """The known words `word` is, as written or inflected (none: empty)."""
+        """The known words `word` is, as written or inflected (none: empty); a known word is
+        itself and the known words of its stem."""
         found = self._seen.get(word)
         if found is None:
             found = self._seen[word] = self._find(word)
         return found
 
     def _find(self, word: str) -> frozenset[str]:
-        if word in self._known:
-            return frozenset({word})
+        found = {word} if word in self._known else set()
         if len(word) < _MIN_KNOWN:
-            return frozenset()
-        found = set(self._by_stem.get(stem(word, self.language), ())) if self._stems else set()
+            return frozenset(found)
+        if self._stems:  # a known word's other forms too ("televizi" is also "televize")
+            found |= self._by_stem.get(stem(word, self.language), set())
         if self._rule and not found:
             for cut in range(1, _MAX_ENDING + 1):
                 found |= self._by_head.get(word[:-cut], set()) if len(word) - cut >= _MIN_KNOWN - 1 else set()
