@@ -135,8 +135,20 @@ def sense(word: str, index: NameIndex) -> Sense:
         found = _whole(word, index)
         if not (found.ids or found.areas or found.domains):
             found = _compound(word, index)
+        if not (found.ids or found.areas or found.domains or found.says_more) \
+                and word not in stop_words(index.forms.language):
+            found = _near(word, index)
         index.senses[word] = found
     return found
+
+
+def _near(word: str, index: NameIndex) -> Sense:
+    """A misheard word's sense: every known word it is near ("ligth": light), so that two near
+    fits are two candidates to ask about, never one picked."""
+    near = index.forms.near(word)
+    named = [w for w in near if w in index.name_words]
+    return Sense(frozenset(i for w in named for i in index.name_words[w]),
+                 min((index.word_weight[w] for w in named), default=0.0), *_kinds(near, index))
 
 
 def _whole(word: str, index: NameIndex) -> Sense:

@@ -3,7 +3,7 @@
 Rooms and kinds of device have their words in `hub/locales/words/<language>.yaml`; the other
 words names are made of (ceiling, desk, mirror, coffee machine, door …) have theirs in
 `hub/locales/words/names/<language>.yaml`, one `name.<concept>` key each, English defining the
-concepts. No library translates words, so this is a table: a name that says a concept in any
+concepts; beside them the filler words around names ("both") and the words for "then". No library translates words, so this is a table: a name that says a concept in any
 language is also found by that concept's words in the language of the request.
 """
 
@@ -17,6 +17,12 @@ import yaml
 
 from hub.home.normalize import fold
 from hub.locales import SUPPORTED_LANGUAGES
+
+
+def extra_words(language: str, key: str) -> tuple[str, ...]:
+    """The language's `word.filler` (beside `../<language>.yaml`'s: "both", Czech "u") or
+    `word.then` ("then", "dann": where a sentence of several commands may be split)."""
+    return _concepts(language).get(key, ())
 
 
 @lru_cache(maxsize=None)
@@ -39,7 +45,7 @@ def _phrases() -> dict[str, list[tuple[tuple[str, ...], str]]]:
     found: dict[str, list[tuple[tuple[str, ...], str]]] = defaultdict(list)
     for language in SUPPORTED_LANGUAGES:
         for concept, phrases in _concepts(language).items():
-            for phrase in phrases:
+            for phrase in phrases if concept.startswith("name.") else ():
                 words = tuple(fold(phrase).split())
                 if language != "en" and len("".join(words)) < _MIN_FOREIGN:
                     continue

@@ -277,12 +277,32 @@ class EntityResolver:
             if partial and (partial & of_said_kind or not reading.domains):
                 # a kind said is the kind meant: "tv i vardagsrummet" is no "Living Room Blinds"
                 return (partial & of_said_kind) or partial
+        placed = self._named_in_area(said, pool & members(reading.areas, index.by_area), index, language)
+        if placed:
+            return placed
         if reading.domains and not content_words(said, index, language, drop_places=True):
             group = pool & of_said_kind
             if reading.areas:
                 group &= members(reading.areas, index.by_area)
             return group
         return set()
+
+    @staticmethod
+    def _named_in_area(said: list[str], in_area: set[str], index: NameIndex, language: str) -> set[str]:
+        """"the living room smart curtain", "Smart Curtain im Wohnzimmer": a name said with its
+        area's name before or after it — whole, else every other word in the name."""
+        if not in_area:
+            return set()
+        stops = stop_words(language)
+        area_words = {w for key in index.areas for w in key.split()}
+        rest = [w for w in said if w not in stops and w not in area_words]
+        whole = in_area.intersection(whole_name(rest, index))
+        content = content_words(said, index, language, drop_places=True)
+        if whole or not content:
+            return whole
+        for word in content:
+            in_area &= ids_with_word(word, index)[1]
+        return in_area
 
     def _areas_for(self, area: str, index: NameIndex, language: str) -> set[str]:
         key = fold(area, language)

@@ -37,6 +37,7 @@ _MIN_KNOWN = 4  # letters a known word needs before an ending may follow it ("ta
 _MAX_ENDING = 3  # letters of an ending the rule accepts ("-met" of "sovrummet")
 _MIN_PART = 3  # letters of a compound's part ("tak", "bad")
 _MAX_PARTS = 3
+_MIN_NEAR, _LONG = 5, 9  # letters of a word that may be misheard by one letter; by two
 _VOWELS = frozenset("aeiouy")
 
 
@@ -73,6 +74,10 @@ class WordForms:
                     self._by_head[word[:-1]].add(word)
         self._seen: dict[str, frozenset[str]] = {}
         self._split: dict[str, tuple[str, ...]] = {}
+        self._by_initial: dict[str, list[str]] = defaultdict(list)  # for misheard words
+        for word in sorted(self._known):
+            if len(word) >= _MIN_NEAR:
+                self._by_initial[word[0]].append(word)
 
     def forms_of(self, word: str) -> frozenset[str]:
         """The known words `word` is, as written or inflected (none: empty); a known word is
@@ -95,6 +100,16 @@ class WordForms:
                     found.add(word[cut:])
         return frozenset(found)
 
+    def near(self, word: str) -> frozenset[str]:
+        """The known words `word` may be misheard or misspelt for ("ligth", "curtian", "coffe"):
+        the same first letter, at most one letter changed, added, dropped or two swapped — two
+        from `_LONG` letters on; none for words under `_MIN_NEAR` letters."""
+        if len(word) < _MIN_NEAR:
+            return frozenset()
+        most = 2 if len(word) >= _LONG else 1
+        return frozenset(known for known in self._by_initial.get(word[0], ())
+                         if abs(len(known) - len(word)) <= most and _distance(word, known, most) <= most)
+
     def parts(self, word: str) -> tuple[str, ...]:
         """The known words a compound joins, in order ("deckenlampe" → "decke", "lampe"); () when
         the language does not join words or `word` is no compound of known ones."""
@@ -116,10 +131,10 @@ class WordForms:
                 continue
             tails = self.forms_of(tail)
             if tails:
-                return (min(sorted(heads), key=len), min(sorted(tails), key=len))
+                return (_pick(head, heads), _pick(tail, tails))
             rest = self._join(tail, most - 1)
             if rest:
-                return (min(sorted(heads), key=len), *rest)
+                return (_pick(head, heads), *rest)
         return ()
 
     def _head_forms(self, head: str) -> frozenset[str]:
@@ -132,3 +147,24 @@ class WordForms:
             found = frozenset(w for cut in (1, 2) if len(head) - cut >= _MIN_PART
                               for w in ((head[:-cut],) if head[:-cut] in self._known else ()))
         return found
+
+
+def _pick(said: str, forms: frozenset[str]) -> str:
+    """The known word a part is: itself when known, else the shortest of its forms."""
+    return said if said in forms else min(sorted(forms), key=len)
+
+
+def _distance(a: str, b: str, most: int) -> int:
+    """Optimal string alignment distance (a swap of two neighbours is one edit), or `most + 1`
+    once it is sure to be over `most`."""
+    before, row = None, list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, other in enumerate(b, 1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (char != other))
+            if before is not None and i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > most:
+            return most + 1
+        before, row = row, current
+    return row[-1]

@@ -204,6 +204,7 @@ class HomeAssistantInstance:
     start_seconds: float = 0.0  # last start: process launch → API answering with a token
     setup_seconds: float = 0.0  # first start only: onboarding, token, areas, aliases
     process: subprocess.Popen | None = None
+    extra_config: str = ""  # more configuration.yaml (e.g. "demo:" for HA's demo integration)
 
     @property
     def url(self) -> str:
@@ -222,7 +223,8 @@ class HomeAssistantInstance:
     def start(self, timeout: float = START_TIMEOUT_S) -> None:
         hass = ensure_installed()
         self.config_dir.mkdir(parents=True, exist_ok=True)
-        (self.config_dir / "configuration.yaml").write_text(CONFIGURATION_YAML.format(port=self.port), encoding="utf-8")
+        (self.config_dir / "configuration.yaml").write_text(
+            CONFIGURATION_YAML.format(port=self.port) + self.extra_config, encoding="utf-8")
         started = time.monotonic()
         console = open(self.console_path, "ab")
         self.process = spawn(
