@@ -205,11 +205,10 @@ def whole_name(words: list[str], index: NameIndex) -> list[str]:
     if ids or not words:
         return ids or []
     forms = [sorted(index.forms.forms_of(w) | {w}) for w in words]
+    found: dict[str, None] = {}  # every spelling's: "sophio" may be "Sophia" or "Sophie" — ask
     for spelling in islice(product(*forms), _MAX_SPELLINGS):
-        ids = index.names.get(" ".join(spelling))
-        if ids:
-            return ids
-    return []
+        found.update(dict.fromkeys(index.names.get(" ".join(spelling), ())))
+    return list(found)
 
 
 def read_words(said: list[str], index: NameIndex, language: str) -> Reading:

@@ -71,7 +71,7 @@ async def test_a_name_with_its_area_before_or_after_it(language: str, text: str)
     ("open the smart curtian", "cover.smart_curtain", "open_cover"),
     ("turn on the kitchen ligth", "light.kitchen_light", "turn_on"),
     ("turn on the coffe machine", "switch.coffee_machine", "turn_on"),
-    ("turn off the desk lmap", "light.desk_lamp", "turn_off"),
+    ("turn off the coffee machien", "switch.coffee_machine", "turn_off"),
 ])
 async def test_a_misheard_name_within_a_letter_or_two_is_that_device(text, entity_id, service) -> None:
     async with Rig(_home()) as rig:
@@ -122,8 +122,11 @@ async def test_the_one_device_of_a_kind_is_that_device(language: str, text: str)
     async with Rig(_home()) as rig:
         result, acted = await _ask(rig, text, language)
     assert acted == [("fan.bedroom_fan", "turn_on")], result.reply
+
+
+async def test_a_kind_the_home_has_two_of_is_neither() -> None:
     async with Rig(_home(_entity("fan.office_fan", "Office Fan", "Office"))) as rig:
-        result, acted = await _ask(rig, text, language)
+        result, acted = await _ask(rig, "turn on the fan")
     assert acted == [], result.reply  # two fans: not both, not one picked
 
 
