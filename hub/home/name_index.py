@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from itertools import islice, product
 from dataclasses import dataclass, field
+from itertools import islice, product
 from typing import Iterable
 
 from hub.home.entities import EntityStore
@@ -22,6 +22,7 @@ from hub.home.word_forms import WordForms
 
 MIN_PARTIAL_WORD = 3  # shorter words ("tv" aside, which is a domain word) are too ambiguous
 _MAX_SPELLINGS = 16  # inflected spellings of one run of words tried as a whole name
+_MAX_SENSES = 20000  # said words whose sense an index keeps (then it starts again)
 
 
 @dataclass
@@ -138,6 +139,8 @@ def sense(word: str, index: NameIndex) -> Sense:
         if not (found.ids or found.areas or found.domains or found.says_more) \
                 and word not in stop_words(index.forms.language):
             found = _near(word, index)
+        if len(index.senses) >= _MAX_SENSES:
+            index.senses.clear()
         index.senses[word] = found
     return found
 

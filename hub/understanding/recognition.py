@@ -287,17 +287,15 @@ def recognize_masked(text: str, names: Sequence[str], intents: TemplateSets, hom
     slot_lists = {**home.slot_lists, "name": _NO_NAMES}
     for word in names[:2]:
         masked = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", _STAND_IN, text, count=1)
-        found = [replace(result, unmatched_entities={**result.unmatched_entities, "name": replace(
-                     result.unmatched_entities["name"], text=word)})
-                 for result in _matches(masked, intents, slot_lists, language, allow_unmatched_entities=True)
-                 if _stands_in(result.unmatched_entities.get("name"))]
+        found = []
+        for result in _matches(masked, intents, slot_lists, language, allow_unmatched_entities=True):
+            name = result.unmatched_entities.get("name")
+            if isinstance(name, UnmatchedTextEntity) and str(name.text).strip() == _STAND_IN:
+                found.append(replace(result, unmatched_entities={**result.unmatched_entities,
+                                                                 "name": replace(name, text=word)}))
         if found:
             return found
     return []
-
-
-def _stands_in(name: object) -> bool:
-    return isinstance(name, UnmatchedTextEntity) and str(name.text).strip() == _STAND_IN
 
 
 def _wildcard(result: RecognizeResult) -> bool:
