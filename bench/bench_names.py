@@ -6,6 +6,9 @@ acted on that the request does not mean). `--forms` compares how inflected and c
 are found (hub.home.word_forms): Snowball stems with the hand-written ending rule (the hub's),
 the rule alone, Snowball alone, and simplemma's lemmas in place of stems (when installed).
 
+`--forms` also scores each way word by word (bench/data/word_forms.yaml: inflected room and
+device words in ten inflecting languages, found or not, and false matches with another word).
+
     python bench/bench_names.py [--languages de,pl] [--failures 3] [--forms]
 """
 
@@ -38,7 +41,10 @@ def _forms(kind: str) -> Iterator[None]:
         import simplemma  # type: ignore[import-untyped]
 
         def lemma(word: str, language: str) -> str:
-            return str(simplemma.lemmatize(word, lang=language)).casefold()
+            try:
+                return str(simplemma.lemmatize(word, lang={"hr": "hbs", "sr": "hbs"}.get(language, language)))
+            except ValueError:  # a language simplemma lacks
+                return word
 
         word_forms.stem = lemma  # type: ignore[assignment]
     name_index.WordForms = lambda known, language: original(known, language, **options)  # type: ignore[misc,assignment]
@@ -73,6 +79,27 @@ async def run(languages: list[str] | None, failures: int, label: str) -> None:
     print(f"all   {done:3}/{total:3} {100 * done / max(total, 1):5.1f}%  {swaps:3}   ({time.monotonic() - started:.0f} s)")
 
 
+def words(kind: str) -> None:
+    """Each inflected word of bench/data/word_forms.yaml against its language's bases."""
+    import yaml
+
+    from hub.home.normalize import fold
+
+    data = yaml.safe_load((Path(__file__).parent / "data" / "word_forms.yaml").read_text(encoding="utf-8"))
+    hits = false = total = 0
+    cells = []
+    with _forms(kind):
+        for language, pairs in data.items():
+            bases = {fold(base, language) for _, base in pairs}
+            forms = name_index.WordForms(bases, language)
+            found = [forms.forms_of(fold(said, language)) for said, _ in pairs]
+            right = sum(fold(base, language) in f for f, (_, base) in zip(found, pairs))
+            wrong = sum(bool(f - {fold(base, language)}) for f, (_, base) in zip(found, pairs))
+            cells.append(f"{language} {right}/{len(pairs)}" + (f" ({wrong} false)" if wrong else ""))
+            hits, false, total = hits + right, false + wrong, total + len(pairs)
+    print(f"{kind:17} words found {hits}/{total}, false matches {false}: {', '.join(cells)}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--languages", default="")
@@ -91,6 +118,10 @@ async def main() -> None:
     for kind in kinds:
         with _forms(kind):
             await run(chosen, args.failures, kind)
+    if args.forms:
+        print()
+        for kind in kinds:
+            words(kind)
 
 
 if __name__ == "__main__":
