@@ -159,7 +159,10 @@ class EntityResolver:
             return Fit(match.best)  # without a filler table every verb would look like a name
         index = self._index(language)
         stops, kinds = stop_words(language), domain_words(language)
-        area_words = {w for key in index.areas for w in key.split()}
+        area_words: dict[str, set[str]] = defaultdict(set)  # a word of an area's name → those areas
+        for key, area in index.areas.items():
+            for word in key.split():
+                area_words[word].add(area)
         on_floor: dict[str, set[str]] = defaultdict(set)  # a floor's word → the areas on it ("upstairs")
         for floor, found in self._store.floors().items():
             for word in fold(" ".join((floor, *found.aliases)), language).split():
@@ -175,10 +178,14 @@ class EntityResolver:
 
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if folded in area_words or kinds.get(folded) == entity.domain \
-                    or entity.area in on_floor.get(folded, ()):
-                return True
             found = sense(folded, index)  # as written, inflected ("lampę") or compounded
+            # a room's word explains what is in that room or named by it ("kitchen" is no word of
+            # the living room's light)
+            if entity.area in area_words.get(folded, ()) or entity.entity_id in found.ids \
+                    or kinds.get(folded) == entity.domain or entity.area in on_floor.get(folded, ()):
+                return True
+            if folded in area_words:
+                return False
             if found.ids or found.says_more:
                 return entity.entity_id in found.ids
             # "Küchenlicht": both its area and its kind, or it says more

@@ -74,7 +74,8 @@ async def test_a_name_with_its_area_before_or_after_it(language: str, text: str)
     ("turn off the coffee machien", "switch.coffee_machine", "turn_off"),
 ])
 async def test_a_misheard_name_within_a_letter_or_two_is_that_device(text, entity_id, service) -> None:
-    async with Rig(_home()) as rig:
+    """The living room's light shares the misheard word's "light", not its room's "kitchen"."""
+    async with Rig(_home(_entity("light.living_room_light", "Living Room Light", "Living Room"))) as rig:
         result, acted = await _ask(rig, text)
     assert acted == [(entity_id, service)], (text, result.reply)
 

@@ -11,7 +11,7 @@ from typing import Iterator
 import pytest
 
 from ha.ha_harness import HomeAssistantInstance, free_port
-from ha.test_e2e_wyoming import HubProcess, add_hub_to_home_assistant, converse, hub_turn_lines
+from ha.test_e2e_wyoming import HubProcess, add_hub_to_home_assistant, converse, hub_turn_lines, speech
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -76,7 +76,7 @@ async def test_names_as_people_say_them_through_home_assistant(names_ha: HomeAss
     await names_ha.call_service(domain, off, entity_id=entity_id)
     result, seconds = await converse(names_ha, agent_id, text, language=language)
     assert result["response"]["response_type"] != "error", result
+    print(f"\n[e2e] {language} {seconds:.2f} s: {text!r}: {speech(result)!r}")
     await names_ha.wait_for_state(entity_id, on)
     line = hub_turn_lines(process)[-1]
     assert "via fast_path" in line, line
-    print(f"\n[e2e] {language} {seconds:.2f} s: {text!r} → {entity_id} {on}; hub: {line}")
