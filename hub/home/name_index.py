@@ -10,14 +10,19 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import islice, product
 from typing import Iterable
 
 from hub.home.entities import EntityStore
+from hub.home.name_words import name_translations, whole_name_translations
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_keys
 from hub.home.vocabulary import area_translations, domain_words, stop_words
+from hub.home.word_forms import WordForms
 
 MIN_PARTIAL_WORD = 3  # shorter words ("tv" aside, which is a domain word) are too ambiguous
+_MAX_SPELLINGS = 16  # inflected spellings of one run of words tried as a whole name
+_MAX_SENSES = 20000  # said words whose sense an index keeps (then it starts again)
 
 
 @dataclass
@@ -34,6 +39,20 @@ class NameIndex:
     by_area: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     by_domain: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     all_ids: list[str] = field(default_factory=list)
+    forms: WordForms = field(default_factory=lambda: WordForms((), "en"))
+    senses: dict[str, "Sense"] = field(default_factory=dict)  # folded said word → what it says
+
+
+@dataclass(frozen=True)
+class Sense:
+    """What one said word points at: entities by their names' words (with the words' weight),
+    areas and kinds of device — as written, inflected or as the parts of a compound."""
+
+    ids: frozenset[str] = frozenset()
+    weight: float = 0.0
+    areas: frozenset[str] = frozenset()
+    domains: frozenset[str] = frozenset()
+    says_more: bool = False  # a compound naming what no entity of its kind is ("Garagenheizung")
 
 
 @dataclass
@@ -73,7 +92,10 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
         if entity.area:
             index.by_area[entity.area].append(entity.entity_id)
             index.areas.setdefault(fold(entity.area, language), entity.area)
-        for key in name_keys((entity.name, *entity.aliases), language):
+        keys = name_keys((entity.name, *entity.aliases), language)
+        # "TV" is the "Fernseher" too, "Coffee Machine" the "máquina de café": whole names, said
+        # in the request's language
+        for key in [*keys, *(other for key in keys for other in whole_name_translations(key, language))]:
             if entity.entity_id not in index.names[key]:
                 index.names[key].append(entity.entity_id)
             index.max_name_words = max(index.max_name_words, len(key.split()))
@@ -83,6 +105,10 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
                     # "Office Lamp" is the "lampe du bureau" too: a room word in any language
                     for other in area_translations((word,), language):
                         index.name_words[fold(other, language)].add(entity.entity_id)
+            # "Ceiling Lights" is the "Deckenlampe" too: a name's words in the request's language
+            for other in name_translations(key, language):
+                if other not in stops and len(other) >= MIN_PARTIAL_WORD:
+                    index.name_words[other].add(entity.entity_id)
     for area, aliases in areas.items():
         for name in (area, *aliases):
             key = fold(name, language)
@@ -93,15 +119,99 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
     index.word_weight = {
         word: math.log(1 + total / len(ids)) for word, ids in index.name_words.items()
     }
+    index.forms = WordForms((*index.name_words, *index.areas, *domain_words(language)), language)
     return index
 
 
 def ids_with_word(word: str, index: NameIndex) -> tuple[float, set[str]]:
-    """Entities with `word` (or its crude singular) in a name, and that word's weight."""
-    for variant in _word_variants(word):
+    """Entities with `word` in a name (as written, inflected or compounded), and its weight."""
+    found = sense(word, index)
+    return found.weight, set(found.ids)
+
+
+def sense(word: str, index: NameIndex) -> Sense:
+    """What a folded said word points at (`Sense`), cached in the index."""
+    found = index.senses.get(word)
+    if found is None:
+        found = _whole(word, index)
+        if not (found.ids or found.areas or found.domains):
+            found = _compound(word, index)
+        if not (found.ids or found.areas or found.domains or found.says_more) \
+                and word not in stop_words(index.forms.language):
+            found = _near(word, index)
+        if len(index.senses) >= _MAX_SENSES:
+            index.senses.clear()
+        index.senses[word] = found
+    return found
+
+
+def _near(word: str, index: NameIndex) -> Sense:
+    """A misheard word's sense: every known word it is near ("ligth": light), so that two near
+    fits are two candidates to ask about, never one picked."""
+    near = index.forms.near(word)
+    named = [w for w in near if w in index.name_words]
+    return Sense(frozenset(i for w in named for i in index.name_words[w]),
+                 min((index.word_weight[w] for w in named), default=0.0), *_kinds(near, index))
+
+
+def _whole(word: str, index: NameIndex) -> Sense:
+    """The sense of a word as written (or its crude singular), else of the known words it is an
+    inflected form of. A kind of device ("Lampe") is a name's word only as written ("Fernseher"
+    of a TV), not by its likeness to one ("Desk Lamp")."""
+    kind = word in domain_words(index.forms.language)
+    for variant in (word,) if kind else _word_variants(word):
         if variant in index.name_words:
-            return index.word_weight[variant], index.name_words[variant]
-    return 0.0, set()
+            return Sense(frozenset(index.name_words[variant]), index.word_weight[variant],
+                         *_kinds((word, variant), index))
+    forms = index.forms.forms_of(word) - {word}
+    named = [] if kind else [w for w in forms if w in index.name_words]
+    ids = frozenset(i for w in named for i in index.name_words[w])
+    weight = max((index.word_weight[w] for w in named), default=0.0)
+    return Sense(ids, weight, *_kinds((word, *forms), index))
+
+
+def _kinds(words: Iterable[str], index: NameIndex) -> tuple[frozenset[str], frozenset[str]]:
+    """The areas and kinds of device that single words name."""
+    known_domains = domain_words(index.forms.language)
+    areas = frozenset(index.areas[w] for w in words if w in index.areas)
+    domains = frozenset(known_domains[w] for w in words if w in known_domains)
+    return areas, domains
+
+
+def _compound(word: str, index: NameIndex) -> Sense:
+    """A compound's sense: the entities every name part names ("decke" of "Deckenlampe"), of the
+    kind it says; a part that is also a room only narrows when that leaves some, as its rooms do."""
+    parts = [_whole(part, index) for part in index.forms.parts(word)]
+    if not parts:
+        return Sense()
+    ids: frozenset[str] | None = None
+    for part in parts:
+        if not part.ids:
+            continue
+        narrowed = part.ids if ids is None else ids & part.ids
+        if narrowed or not (part.areas or part.domains):
+            ids = narrowed
+    areas = frozenset(a for p in parts for a in p.areas)
+    domains = frozenset(d for p in parts for d in p.domains)
+    found = ids or frozenset()
+    if domains:  # "Garagenheizung" is no "Garage Door": a kind said is the kind meant
+        found &= members(domains, index.by_domain)
+    says_more = bool(ids) and not found
+    found = (found & members(areas, index.by_area)) or found
+    return Sense(found, sum(p.weight for p in parts if p.ids), areas, domains, says_more)
+
+
+def whole_name(words: list[str], index: NameIndex) -> list[str]:
+    """The entities whose whole name or alias the folded words say, as written or with inflected
+    words in a known form ("televizi" → "televize", "lampe sufitowa" → "lampa sufitowa")."""
+    ids = index.names.get(" ".join(words))
+    if ids or not words:
+        return ids or []
+    forms = [sorted(index.forms.forms_of(w) | {w}) for w in words]
+    found: dict[str, None] = {}  # every spelling's: "sophio" may be "Sophia" or "Sophie" — ask
+    for spelling in islice(product(*forms), _MAX_SPELLINGS):
+        found.update(dict.fromkeys(index.names.get(" ".join(spelling), ())))
+    return list(found)
 
 
 def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
@@ -112,7 +222,7 @@ def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
     in_area_phrase: set[int] = set()  # positions an area name explains
     for start in range(len(said)):
         for length in range(min(index.max_name_words, len(said) - start), 0, -1):
-            ids = index.names.get(" ".join(said[start:start + length]))
+            ids = whole_name(said[start:start + length], index)
             if ids:
                 for entity_id in ids:
                     reading.full_names[entity_id] = max(reading.full_names.get(entity_id, 0), length)
@@ -132,44 +242,27 @@ def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
         if position in in_area_phrase or word in stops or word in known_domains \
                 or len(word) < MIN_PARTIAL_WORD:
             continue
-        weight, with_word = ids_with_word(word, index)
-        if not with_word:
-            read_compound(word, index, known_domains, reading)
-        for entity_id in with_word - reading.full_names.keys():
-            reading.partial_names[entity_id] = reading.partial_names.get(entity_id, 0.0) + weight
+        found = sense(word, index)
+        reading.areas |= found.areas
+        reading.domains |= found.domains
+        for entity_id in found.ids - reading.full_names.keys():
+            reading.partial_names[entity_id] = reading.partial_names.get(entity_id, 0.0) + found.weight
     return reading
-
-
-def read_compound(word: str, index: NameIndex, known_domains: dict[str, str],
-                  reading: Reading) -> None:
-    """German/Dutch compounds: "küchenlicht" → area Küche + light, "wohnzimmerlampe"."""
-    for area_key, area in index.areas.items():
-        # "kuche" → "kuchen…": allow a changed last letter (Fugen-n, -e dropped)
-        if " " not in area_key and len(area_key) >= 4 and len(word) > len(area_key) \
-                and word.startswith(area_key[:-1]):
-            reading.areas.add(area)
-    for domain_word, domain in known_domains.items():
-        if " " not in domain_word and len(domain_word) >= 4 and len(word) > len(domain_word) \
-                and word.endswith(domain_word):
-            reading.domains.add(domain)
 
 
 def content_words(said: list[str], index: NameIndex, language: str,
                   drop_places: bool = False) -> list[str]:
-    """Words that are neither filler nor a kind of device (nor, optionally, a place)."""
+    """Words that are neither filler nor a kind of device (nor, optionally, a place), however
+    inflected; a compound with a name's word in it is content ("Deckenlampe")."""
     stops = stop_words(language)
     known_domains = domain_words(language)
-    kept = [w for w in said if w not in stops and w not in known_domains]
-    if not drop_places:
-        return kept
-    area_words = {w for key in index.areas for w in key.split()}
-    compound = Reading()
+    area_words = {w for key in index.areas for w in key.split()} if drop_places else set()
     content = []
-    for word in kept:
-        if word in area_words:
+    for word in said:
+        if word in stops or word in known_domains or word in area_words:
             continue
-        read_compound(word, index, known_domains, compound)
-        if not (compound.areas or compound.domains):
-            content.append(word)
-        compound = Reading()
+        found = sense(word, index) if len(word) >= MIN_PARTIAL_WORD else Sense()
+        if not found.ids and not found.says_more and (found.domains or (drop_places and found.areas)):
+            continue  # "lampę", "Küchenlicht": a kind (in a place), inflected or compounded
+        content.append(word)
     return content

@@ -29,6 +29,9 @@ _NOT_WORD = re.compile(r"[\W_]+", re.UNICODE)
 # collapsing the digraphs makes "Küche", "Kuche" and "Kueche" one key. It is applied to both
 # sides of every comparison, so an incidental digraph ("Feuer" → "feur") still matches itself.
 _GERMAN_DIGRAPHS = re.compile(r"(?<=[a-z])([aou])e")
+# Swedish and Finnish write an abbreviation's ending after a colon ("tv:n", "tv:tä"): the word is "tv"
+_COLON_ENDING = re.compile(r"(?<=[^\W\d_]):[^\W\d_]{1,3}\b")
+_COLON_ENDING_LANGUAGES = ("sv", "fi")
 
 
 @lru_cache(maxsize=4096)
@@ -41,6 +44,8 @@ def fold(text: str, language: str = "en") -> str:
     if language.startswith(("tr", "az")):
         # Turkish capitals: "I" is the capital of "ı", "İ" of "i".
         text = text.replace("I", "ı").replace("İ", "i")
+    if language.startswith(_COLON_ENDING_LANGUAGES):
+        text = _COLON_ENDING.sub("", text)
     folded = text.casefold()  # also ß → ss
     decomposed = unicodedata.normalize("NFKD", folded)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))

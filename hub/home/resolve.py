@@ -14,7 +14,7 @@ from typing import Iterable
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import base_language, fold
 from hub.home.name_index import (
-    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_compound, read_words,
+    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_words, sense, whole_name,
 )
 from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 
@@ -100,8 +100,24 @@ class EntityResolver:
         language = base_language(language)
         said = fold(name, language).split()
         index = self._index(language)
-        group = bool(said) and not content_words(said, index, language, drop_places=True)
+        group = bool(said) and not whole_name(said, index) \
+            and not content_words(said, index, language, drop_places=True)
         return group, bool(read_words(said, index, language).areas)
+
+    def said_names(self, text: str, language: str = "en") -> list[str]:
+        """The words of `text`, as written, that read as (part of) a device's name, however
+        inflected or compounded ("skrivbordslampan")."""
+        language = base_language(language)
+        index = self._index(language)
+        stops = stop_words(language)
+        found = []
+        for word in text.split():
+            word = word.strip(".,!?;:¿¡\"'")
+            folded = fold(word, language)
+            if folded and folded not in stops and " " not in folded and (
+                    sense(folded, index).ids or sense(folded, index).says_more):
+                found.append(word)
+        return found
 
     def candidates(
         self, text: str, language: str = "en", limit: int = 8, *, focused: bool = False
@@ -143,7 +159,10 @@ class EntityResolver:
             return Fit(match.best)  # without a filler table every verb would look like a name
         index = self._index(language)
         stops, kinds = stop_words(language), domain_words(language)
-        area_words = {w for key in index.areas for w in key.split()}
+        area_words: dict[str, set[str]] = defaultdict(set)  # a word of an area's name → those areas
+        for key, area in index.areas.items():
+            for word in key.split():
+                area_words[word].add(area)
         on_floor: dict[str, set[str]] = defaultdict(set)  # a floor's word → the areas on it ("upstairs")
         for floor, found in self._store.floors().items():
             for word in fold(" ".join((floor, *found.aliases)), language).split():
@@ -157,26 +176,28 @@ class EntityResolver:
                 runs[-1].append(word)
         runs = [run for run in runs if run]
 
-        def compound(word: str) -> Reading:
-            reading = Reading()
-            read_compound(fold(word, language), index, kinds, reading)
-            return reading
-
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if entity.entity_id in ids_with_word(folded, index)[1] or folded in area_words \
+            found = sense(folded, index)  # as written, inflected ("lampę") or compounded
+            # a room's word explains what is in that room or named by it ("kitchen" is no word of
+            # the living room's light)
+            if entity.area in area_words.get(folded, ()) or entity.entity_id in found.ids \
                     or kinds.get(folded) == entity.domain or entity.area in on_floor.get(folded, ()):
                 return True
-            parts = compound(word)  # "Küchenlicht": both its area and its kind, or it says more
-            return entity.area in parts.areas and entity.domain in parts.domains
+            if folded in area_words:
+                return False
+            if found.ids or found.says_more:
+                return entity.entity_id in found.ids
+            # "Küchenlicht": both its area and its kind, or it says more
+            return bool(found.areas or found.domains) and entity.area in (found.areas or {entity.area}) \
+                and entity.domain in (found.domains or {entity.domain})
 
         def mentions(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
-            if entity.entity_id in ids_with_word(folded, index)[1] or folded in area_words \
-                    or folded in kinds or folded in on_floor:
+            if folded in area_words or folded in kinds or folded in on_floor:
                 return True
-            parts = compound(word)
-            return bool(parts.areas or parts.domains)
+            found = sense(folded, index)
+            return entity.entity_id in found.ids or bool(found.areas or found.domains)
 
         good: list[Entity] = []
         unexplained: list[list[str]] = []
@@ -249,11 +270,10 @@ class EntityResolver:
     # --- matching --------------------------------------------------------------------------
 
     def _match_name(self, name: str, pool: set[str], index: NameIndex, language: str) -> set[str]:
-        key = fold(name, language)
-        exact = pool.intersection(index.names.get(key, ()))
+        said = fold(name, language).split()
+        exact = pool.intersection(whole_name(said, index))
         if exact:
             return exact
-        said = key.split()
         reading = read_words(said, index, language)
         of_said_kind = members(reading.domains, index.by_domain)
         content = content_words(said, index, language)
@@ -261,14 +281,35 @@ class EntityResolver:
             partial = set(pool)
             for word in content:
                 partial &= ids_with_word(word, index)[1]
-            if partial:
+            if partial and (partial & of_said_kind or not reading.domains):
+                # a kind said is the kind meant: "tv i vardagsrummet" is no "Living Room Blinds"
                 return (partial & of_said_kind) or partial
+        placed = self._named_in_area(said, pool & members(reading.areas, index.by_area), index, language)
+        if placed:
+            return placed
         if reading.domains and not content_words(said, index, language, drop_places=True):
             group = pool & of_said_kind
             if reading.areas:
                 group &= members(reading.areas, index.by_area)
             return group
         return set()
+
+    @staticmethod
+    def _named_in_area(said: list[str], in_area: set[str], index: NameIndex, language: str) -> set[str]:
+        """"the living room smart curtain", "Smart Curtain im Wohnzimmer": a name said with its
+        area's name before or after it — whole, else every other word in the name."""
+        if not in_area:
+            return set()
+        stops = stop_words(language)
+        area_words = {w for key in index.areas for w in key.split()}
+        rest = [w for w in said if w not in stops and w not in area_words]
+        whole = in_area.intersection(whole_name(rest, index))
+        content = content_words(said, index, language, drop_places=True)
+        if whole or not content:
+            return whole
+        for word in content:
+            in_area &= ids_with_word(word, index)[1]
+        return in_area
 
     def _areas_for(self, area: str, index: NameIndex, language: str) -> set[str]:
         key = fold(area, language)

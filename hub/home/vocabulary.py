@@ -14,6 +14,7 @@ from typing import Iterable
 
 import yaml
 
+from hub.home.name_words import extra_words
 from hub.home.normalize import fold
 from hub.locales import SUPPORTED_LANGUAGES, UNSPACED_LANGUAGES
 
@@ -93,7 +94,8 @@ def stop_words(language: str) -> frozenset[str]:
     """Words that never point at an entity by themselves (`word.filler`): articles, prepositions,
     pronouns, polite words and the verbs for on/off/open/close/set; English's count in every
     language (borrowed "the", "on"). Used to keep partial name matching honest."""
-    words = {*_words(language).get("word.filler", ()), *_words("en").get("word.filler", ())}
+    words = {*_words(language).get("word.filler", ()), *_words("en").get("word.filler", ()),
+             *extra_words(language, "word.filler"), *extra_words("en", "word.filler")}
     return frozenset(fold(word, language) for word in words)
 
 

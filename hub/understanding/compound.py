@@ -1,7 +1,8 @@
 """Several commands in one sentence: where to split it, and the verb its parts share.
 
 The language's word for "and" comes from its `list.and` phrase ("{items} and {last}" → "and"),
-so every language the hub speaks splits without a table of its own; commas split too. A part
+so every language the hub speaks splits without a table of its own; commas split too, and the
+language's words for "then" (written with spaces between words). A part
 that is no command alone ("… and the kitchen lights") borrows the words another part has around
 its target ("turn on the …"; German's verb-final "… aus").
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from hub.home.name_words import extra_words
 from hub.locales import template
 
 _MAX_PARTS = 4
@@ -21,9 +23,12 @@ _MAX_FORMS = 12  # borrowed-word forms tried per part (each is a recognition)
 def _splitter(language: str) -> re.Pattern[str]:
     joiner = template(language, "list.and").replace("{items}", "\0").replace("{last}", "\0")
     word = joiner.strip("\0").strip()
-    alternatives = [r"\s*,\s*(?:" + re.escape(word) + r"\s+)?" if word else r"\s*,\s*"]
+    spaced = joiner.strip("\0") != word  # "and" between spaces; "と" / "和" written on
+    # "do X, then do Y", "… and then …": the language's words for "then" (hub/locales/words/names/)
+    then = "|".join(re.escape(w) for w in sorted(extra_words(language, "word.then"), key=len, reverse=True))
+    alternatives = [rf"\s*,?\s+(?:{re.escape(word)}\s+)?(?:{then})\s+"] if then and spaced and word else []
+    alternatives.append(r"\s*,\s*(?:" + re.escape(word) + r"\s+)?" if word else r"\s*,\s*")
     if word:
-        spaced = joiner.strip("\0") != word  # "and" between spaces; "と" / "和" written on
         alternatives.append(r"\s+" + re.escape(word) + r"\s+" if spaced else re.escape(word))
     return re.compile("|".join(alternatives), re.IGNORECASE)
 

@@ -38,6 +38,7 @@ from hub.understanding.recognition import (
     load_intents,
     narrow,
     recognize,
+    recognize_masked,
     recognize_unmatched,
     TemplateSets,
 )
@@ -167,12 +168,16 @@ class FastPath:
             plans = self._parts(parts, intents, loaded, home, code, language, read_names, room)
             if plans:
                 return plans
-        if whole or not read_names:
-            return []  # understood, but nothing in the home fits: the model may know better
-        unmatched = recognize_unmatched(text, intents, home, code, room.context())
+        if not read_names:
+            return []
+        unmatched = recognize_unmatched(text, intents, home, code, room.context()) \
+            or recognize_masked(text, self._resolver.said_names(text, language), intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text) \
             or self._planner.plan_named_question(text, home, language, unmatched)
-        return [prefer_room(self._fitting(plan, text, language, read_name=True), room)] if plan else []
+        plan = prefer_room(self._fitting(plan, text, language, read_name=True), room) if plan is not None else None
+        # understood, but nothing in the home fits: a device the words name ("la porte du garage" of
+        # a garage door the template took for a door), else the model may know better
+        return [plan] if plan is not None and (not whole or isinstance(plan, Action)) else []
 
     def _parts(self, parts: list[str], intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
                code: str, language: str, read_names: bool, room: Room) -> list[Plan]:

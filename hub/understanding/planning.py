@@ -23,6 +23,7 @@ from hassil.recognize import RecognizeResult
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.colors import COLOR_MODES
 from hub.home.entities import Entity, EntityStore
+from hub.home.name_words import name_translations
 from hub.home.normalize import fold
 from hub.understanding.device_intents import (
     DEVICE_INTENTS,
@@ -56,7 +57,9 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
                    "HassClimateGetTemperature": "climate", **IMPLIED_DOMAINS}
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
-_MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4  # words around a name that make a command
+# words around a name that make a command; one ("tänd taklampan", "sytytä kattolamppu") only for a
+# name the home has, never for "couldn't find"
+_MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4
 
 
 @dataclass
@@ -126,7 +129,9 @@ class Planner:
                        text: str) -> Plan | None:
         """Matches whose name is no slot value: the resolver reads the name; a command about a
         device the home lacks is NotFound. Only a short command counts, with its name said in
-        one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do").
+        one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do"),
+        and never "couldn't find" words that hold a device's whole name (a command's words the
+        wildcard swallowed with it: "Robbie go back").
         """
         if is_question(text) or any(_asks(r) for r in results):
             return None  # a question's words read as a name must not become an action
@@ -143,12 +148,14 @@ class Planner:
             words = len(folded.split())
             leftover = len(said.split()) - words
             if not folded or words > _MAX_NAME_WORDS or f" {folded} " not in said \
-                    or not _MIN_COMMAND_WORDS <= leftover <= _MAX_COMMAND_WORDS:
+                    or not 1 <= leftover <= _MAX_COMMAND_WORDS or (leftover == 1 and bare_template(result)):
                 continue
             plan = self.plan_one(result, home, language, name_text=name, text=text)
             if plan is not None:
                 return plan
-            if not_found is None and result.intent.name in ("HassTurnOn", "HassTurnOff") \
+            if not_found is None and leftover >= _MIN_COMMAND_WORDS \
+                    and self._resolver.match(name, language).tier != "name" \
+                    and result.intent.name in ("HassTurnOn", "HassTurnOff") \
                     and set(result.entities) <= {"domain"} \
                     and not self._resolver.group_phrase(name, language)[0] \
                     and not self._resolver.resolve(name=name, language=language):
@@ -169,8 +176,24 @@ class Planner:
         for name, entity_ids in home.names.spoken:  # the longest name said
             if f" {fold(name, language)} " in said:
                 targets = [e for e in map(self._store.get, sorted(entity_ids)) if e is not None]
+                targets = self._part_asked(targets, said, language)
                 return Question("HassGetState", "one", targets) if targets else None
         return None
+
+    def _part_asked(self, targets: list[Entity], said: str, language: str) -> list[Entity]:
+        """The entity of the named device that the other words ask about: "the battery level of
+        the hallway motion sensor" is its battery sensor ("Hallway Motion Sensor Battery"), not
+        its motion state. A sibling (same device) fits when every word its name adds to the
+        device's, or that word in the request's language, is said."""
+        devices = {e.device_id: e for e in targets if e.device_id}
+        if len(targets) != 1 or not devices:
+            return targets
+        own = set(fold(targets[0].name).split())
+        fits = [e for e in self._store.all() if e.device_id in devices and e not in targets
+                and (extra := set(fold(e.name).split()) - own)
+                and all(f" {w} " in said or any(f" {t} " in said for t in name_translations(w, language))
+                        for w in extra)]
+        return fits if len(fits) == 1 else targets
 
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
                  name_text: str | None = None, text: str | None = None) -> Plan | None:
@@ -245,9 +268,11 @@ class Planner:
             named = True
         elif name_text is not None:
             group, placed = self._resolver.group_phrase(name_text, language)
-            if group and not placed:
-                return None  # "the lamps" with no room said: not every lamp in the home
             pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
+            if group and not placed and not isinstance(slots.get("area"), str):
+                if len(pool) != 1:
+                    return None  # "the lamps" with no room said: not every lamp in the home
+                group = False  # "turn on the fan" in a home with one fan: that fan
             named = not group
         elif isinstance(slots.get("area"), str) or isinstance(slots.get("floor"), str) \
                 or "domain" in slots or slots.get("device_class"):

@@ -26,16 +26,17 @@ import json
 import re
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import yaml
 
 from hassil.filter import filter_intents
 from hassil.intents import Intents, SlotList, TextSlotList, TextSlotValue
+from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult, recognize_all
 from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
@@ -60,6 +61,7 @@ _ANY_AREA = {"area": {"value": "", "text": ""}}
 _SAID_ANYWHERE_DOMAINS = frozenset({"media_player", "fan"})
 _KINDS = ("domain", "device_class")
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
+_STAND_IN = "qxq"  # a word no template says, for a name hassil's wildcard misses
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
 _OWN_SENTENCES = _LOCALES / "sentences"
 OLDER_INTENTS = _LOCALES / "intents_2025_6"  # scripts/vendor_intents.py writes it
@@ -282,6 +284,25 @@ def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
     slot_lists = {**home.slot_lists, "name": _NO_NAMES}
     return [result for result in _matches(text, intents, slot_lists, language, allow_unmatched_entities=True,
                                           intent_context=context) if result.unmatched_entities]
+
+
+def recognize_masked(text: str, names: Sequence[str], intents: TemplateSets, home: HomeData,
+                     language: str) -> list[RecognizeResult]:
+    """`recognize_unmatched` with a name the resolver read (`names`, words of `text`) stood in for
+    by a plain word, then put back: hassil misses a wildcard name that starts with letters its
+    template may say after it (Swedish "{name}[e|me][t|n][s]": "tänd skrivbordslampan")."""
+    slot_lists = {**home.slot_lists, "name": _NO_NAMES}
+    for word in names[:2]:
+        masked = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", _STAND_IN, text, count=1)
+        found = []
+        for result in _matches(masked, intents, slot_lists, language, allow_unmatched_entities=True):
+            name = result.unmatched_entities.get("name")
+            if isinstance(name, UnmatchedTextEntity) and str(name.text).strip() == _STAND_IN:
+                found.append(replace(result, unmatched_entities={**result.unmatched_entities,
+                                                                 "name": replace(name, text=word)}))
+        if found:
+            return found
+    return []
 
 
 def _wildcard(result: RecognizeResult) -> bool:
