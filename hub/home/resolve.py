@@ -158,23 +158,9 @@ class EntityResolver:
         if match.tier in ("", "name") or not has_stop_words(language):
             return Fit(match.best)  # without a filler table every verb would look like a name
         index = self._index(language)
-        stops, kinds = stop_words(language), domain_words(language)
-        area_words: dict[str, set[str]] = defaultdict(set)  # a word of an area's name → those areas
-        for key, area in index.areas.items():
-            for word in key.split():
-                area_words[word].add(area)
-        on_floor: dict[str, set[str]] = defaultdict(set)  # a floor's word → the areas on it ("upstairs")
-        for floor, found in self._store.floors().items():
-            for word in fold(" ".join((floor, *found.aliases)), language).split():
-                on_floor[word].update(found.areas)
-        runs: list[list[str]] = [[]]
-        for word in text.split():
-            folded = fold(word, language)
-            if not folded or folded in stops:
-                runs.append([])
-            else:
-                runs[-1].append(word)
-        runs = [run for run in runs if run]
+        kinds = domain_words(language)
+        area_words, on_floor = self._place_words(index, language)
+        runs = _runs_between_fillers(text, language)
 
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
@@ -210,6 +196,18 @@ class EntityResolver:
         longest: list[str] = max(unexplained, key=len, default=[])
         missing = " ".join(longest).strip(".,!?;:¿¡\"'")
         return Fit(good, "" if good else missing, ambiguous=match.tier == "partial" and len(good) > 1)
+
+    def _place_words(self, index: NameIndex, language: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """A word of an area's name → those areas; a floor's word → the areas on it ("upstairs")."""
+        area_words: dict[str, set[str]] = defaultdict(set)
+        for key, area in index.areas.items():
+            for word in key.split():
+                area_words[word].add(area)
+        on_floor: dict[str, set[str]] = defaultdict(set)
+        for floor, found in self._store.floors().items():
+            for word in fold(" ".join((floor, *found.aliases)), language).split():
+                on_floor[word].update(found.areas)
+        return area_words, on_floor
 
     def pick(self, answer: str, among: list[Entity], language: str = "en") -> Entity | None:
         """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp", "the lock"),
@@ -339,3 +337,16 @@ class EntityResolver:
                 self._indexes.clear()
             self._indexes[language] = index
         return index
+
+
+def _runs_between_fillers(text: str, language: str) -> list[list[str]]:
+    """The runs of words of `text` between its filler words (`stop_words`)."""
+    stops = stop_words(language)
+    runs: list[list[str]] = [[]]
+    for word in text.split():
+        folded = fold(word, language)
+        if not folded or folded in stops:
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    return [run for run in runs if run]

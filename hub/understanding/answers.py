@@ -13,7 +13,7 @@ from datetime import datetime
 from hub.home.state_speech import spoken_state
 from hub.home.entities import Entity
 from hub.understanding.assist_responses import assist_answer
-from hub.understanding.planning import Question
+from hub.understanding.plans import Question
 from hub.locales import join_list, phrase, template
 from hub.locales.states import StateWord, state_word
 

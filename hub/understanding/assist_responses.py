@@ -14,7 +14,7 @@ from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from hub.locales import format_number, phrase
-from hub.understanding.planning import Question
+from hub.understanding.plans import Question
 from hub.understanding.recognition import intents_language
 
 _ENV = ImmutableSandboxedEnvironment()

@@ -26,7 +26,8 @@ from hub.understanding.compound import split_parts, with_shared_words
 from hub.home.entities import Entity, EntityStore
 from hub.home.namesakes import option_names
 from hub.home.normalize import base_language
-from hub.understanding.planning import Action, Ambiguous, Nevermind, NotFound, Plan, Planner, Question
+from hub.understanding.planning import Planner
+from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question
 from hub.understanding.recognition import (
     HomeData,
     bare_template,

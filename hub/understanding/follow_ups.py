@@ -32,7 +32,7 @@ from hub.locales import format_number, join_list, phrase
 from hub.understanding import referents
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_up_templates import Said, read
-from hub.understanding.planning import Action, Ambiguous
+from hub.understanding.plans import Action, Ambiguous
 from hub.understanding.recognition import Names, build_names
 from hub.understanding.referents import Recent
 from hub.understanding.relative import QUANTITIES, as_argument, current, quantity_of, stepped, switches_on

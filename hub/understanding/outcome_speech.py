@@ -10,7 +10,7 @@ from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolResult
 from hub.home.entities import Entity
 from hub.locales import format_number, join_list, phrase
-from hub.understanding.planning import Action
+from hub.understanding.plans import Action
 
 # Failures after which the model may still do better: nothing was done, nothing was refused.
 FALL_BACK_CODES = frozenset({"unsupported", "unknown_entity", "invalid_arguments", "unknown_tool"})

@@ -14,7 +14,6 @@ read in part never stands in for a device the sentence names outright ("Garage D
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
 from hassil.models import UnmatchedTextEntity
@@ -36,6 +35,7 @@ from hub.understanding.device_intents import (
     preferred,
 )
 from hub.understanding.assist_plans import ASSIST_INTENTS, assist_call, weather_station
+from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question, said_slots
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 from hub.home.resolve import EntityResolver
 from hub.home.vocabulary import domain_words, stop_words
@@ -60,54 +60,6 @@ _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may
 # words around a name that make a command; one ("tänd taklampan", "sytytä kattolamppu") only for a
 # name the home has, never for "couldn't find"
 _MIN_COMMAND_WORDS, _MAX_COMMAND_WORDS = 2, 4
-
-
-@dataclass
-class Action:
-    """Tool calls: one per target with `args` (and its entity id), or one call without targets."""
-
-    intent: str
-    tool: str
-    args: dict[str, Any]
-    targets: list[Entity] = field(default_factory=list)
-    named: bool = False  # the targets are what a name fits (else a group: a kind, an area, a floor)
-    each: dict[str, dict[str, Any]] = field(default_factory=dict)  # entity id → its own arguments
-    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
-
-
-@dataclass
-class Question:
-    """A question answered from state (`response` is the template's: one, which, how_many, …)."""
-
-    intent: str
-    response: str
-    targets: list[Entity]
-    state: str | None = None  # the state asked about ("locked"), and how it was said
-    state_text: str | None = None
-    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
-
-
-@dataclass
-class Ambiguous:
-    intent: str
-    candidates: list[Entity]
-    action: Action | None = None  # the command to carry out on the one the answer to "which one?" names
-    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
-
-
-@dataclass
-class NotFound:
-    intent: str
-    name: str
-    slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
-
-
-@dataclass
-class Nevermind:
-    intent: str = "HassNevermind"
-
-
-Plan = Action | Question | Ambiguous | NotFound | Nevermind
 
 
 class Planner:
@@ -338,21 +290,6 @@ class Planner:
         while words and words[-1] in stops:
             words.pop()
         return set(self._forms[1].get(" ".join(words), ()))
-
-
-def said_slots(result: RecognizeResult, name_text: str | None = None) -> dict[str, str]:
-    """The slots as said ("kitchen"), with the value they stand for when it differs ("kitchen →
-    Kitchen"); a name the resolver read (`name_text`) as the name. For a plan's display."""
-    said: dict[str, str] = {}
-    for key, entity in result.entities.items():
-        text, value = str(entity.text).strip(), entity.value
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        shown = str(value) if isinstance(value, (str, int, float)) else text
-        said[key] = text if shown in ("", text) else f"{text} → {shown}" if text else shown
-    if name_text is not None:
-        said["name"] = name_text
-    return said
 
 
 def is_question(text: str) -> bool:

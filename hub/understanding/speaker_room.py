@@ -18,7 +18,7 @@ from hassil.models import MatchEntity
 from hassil.recognize import RecognizeResult
 
 from hub.home.normalize import fold
-from hub.understanding.planning import Ambiguous, Plan
+from hub.understanding.plans import Ambiguous, Plan
 
 _SPEAKER = "speaker_area"  # the metadata marking an area slot filled from the speaker's room
 
