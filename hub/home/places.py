@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Collection, Mapping, Sequence
 
 from hub.home.entities import Entity, EntityStore
 from hub.home.resolve import EntityResolver
@@ -36,6 +36,16 @@ class Place:
 
     area: str
     floor: str | None = None
+
+
+def nearest(entities: Sequence[Entity], area: str, floor_areas: Collection[str]) -> list[Entity]:
+    """Those of `entities` in `area`, else those on its floor (in `floor_areas`); [] when none is
+    (Home Assistant's preference among devices that answer to one name)."""
+    for areas in ({area}, floor_areas):
+        chosen = [e for e in entities if e.area in areas]
+        if chosen:
+            return chosen
+    return []
 
 
 def parse_satellites(text: str | None) -> dict[str, str]:
