@@ -41,7 +41,7 @@ from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
 
 from hub.home.entities import Entity, Floor
-from hub.understanding.device_intents import DEVICE_INTENTS, SAID_ANYWHERE
+from hub.understanding.device_intents import DEVICE_INTENTS, IMPLIED_DOMAINS, SAID_ANYWHERE
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
 
@@ -57,7 +57,7 @@ QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "Hass
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
-_SAID_ANYWHERE_DOMAINS = frozenset({"media_player", "fan"})
+_SAID_ANYWHERE_DOMAINS = frozenset(IMPLIED_DOMAINS[intent] for intent in SAID_ANYWHERE)
 _KINDS = ("domain", "device_class")
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
