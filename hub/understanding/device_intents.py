@@ -7,8 +7,8 @@ names none, and which of several unnamed devices they act on, as HA's handlers c
 - several media players not named: pausing, skipping and setting the volume take those playing,
   resuming those paused (HA's media handlers), when that leaves any;
 - HassVacuumCleanArea's area is the room to clean, not where the vacuum is;
-- HassClimateSetFanMode with no place: the home's one thermostat (HA's template asks for the
-  speaker's area).
+- HassClimateSetFanMode with no place: the home's one thermostat, as a temperature is set
+  (recognition's `climate_only`; HA's template asks for the speaker's area).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ DEVICE_INTENTS = frozenset({"HassFanSetSpeed", "HassSetVolumeRelative", "HassMed
                             "HassLawnMowerDock", "HassClimateSetFanMode"})
 # intents whose templates without a name or place ask for the speaker's area; matched without
 # one, they mean every device of their kind (see `anywhere`)
-SAID_ANYWHERE = MEDIA_INTENTS | {"HassFanSetSpeed", "HassClimateSetFanMode"}
+SAID_ANYWHERE = MEDIA_INTENTS | {"HassFanSetSpeed"}
 IMPLIED_DOMAINS = {"HassFanSetSpeed": "fan", "HassVacuumCleanArea": "vacuum",
                    "HassLawnMowerStartMowing": "lawn_mower", "HassLawnMowerDock": "lawn_mower",
                    "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",

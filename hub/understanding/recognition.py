@@ -41,7 +41,7 @@ from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
 
 from hub.home.entities import Entity, Floor
-from hub.understanding.device_intents import DEVICE_INTENTS, IMPLIED_DOMAINS, SAID_ANYWHERE
+from hub.understanding.device_intents import DEVICE_INTENTS, SAID_ANYWHERE
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
 
@@ -57,7 +57,9 @@ QUESTION_INTENTS = frozenset({"HassGetState", "HassClimateGetTemperature", "Hass
 HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind"}
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
-_SAID_ANYWHERE_DOMAINS = frozenset(IMPLIED_DOMAINS[intent] for intent in SAID_ANYWHERE)
+_SAID_ANYWHERE_DOMAINS = frozenset({"media_player", "fan"})
+# said with no place, these mean the home's one thermostat: tried in its area (`climate_context`)
+_ONE_THERMOSTAT = frozenset({"HassClimateSetTemperature", "HassClimateSetFanMode"})
 _KINDS = ("domain", "device_class")
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
 _LOCALES = Path(__file__).resolve().parents[1] / "locales"
@@ -207,7 +209,7 @@ def load_intents(code: str) -> LanguageIntents | None:
              "floor": TextSlotList.from_tuples([])}
     _matches("warm up", intents, empty, code)
     return LanguageIntents(intents,
-                           tuple(filter_intents(i, intent_names={"HassClimateSetTemperature"}) for i in intents),
+                           tuple(filter_intents(i, intent_names=_ONE_THERMOSTAT) for i in intents),
                            tuple(_asking_area(i, TIMER_INTENTS) for i in intents),
                            tuple(_asking_area(i, SAID_ANYWHERE) for i in intents))
 
