@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Awaitable, Callable, Protocol
+from typing import TYPE_CHECKING, Awaitable, Callable, Protocol, TypeVar
 
 from hub.agent.agent import Agent
 from hub.agent.pending import ConfirmationHook
@@ -19,7 +19,7 @@ from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.backends.ha.announcer import SatelliteAnnouncer
 from hub.home.entities import EntityStore
 from hub.home.later import Later
-from hub.home.places import SpeakerPlaces, parse_satellites
+from hub.home.places import ConfiguredFloors, SpeakerPlaces, parse_area_floors, parse_satellites
 from hub.home.name_book import NAMES_FILE, NameBook
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
@@ -49,6 +49,7 @@ _LOGGER = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 2.0  # running turns may still finish on their own
 SHUTDOWN_S = 6.0  # everything, from the stop request to the last part stopped
 PRIMING_WAIT_S = 120.0  # the warm-up ends when the first prompt is primed, or after this
+T = TypeVar("T")
 
 
 class Component(Protocol):
@@ -66,7 +67,8 @@ class HubApp:
         self.names = NameBook(config.state_dir / NAMES_FILE, self.store)  # the user's names (Names page)
         self.store.set_overlay(self.names)
         self.resolver = EntityResolver(self.store)
-        self.places = SpeakerPlaces(self.store, self.resolver, _satellites(options.places.satellites))
+        self.places = SpeakerPlaces(self.store, self.resolver, _option(parse_satellites, options.places.satellites))
+        self.floors = ConfiguredFloors(self.store, _option(parse_area_floors, options.places.area_floors))
         self.registry = ToolRegistry()
         self.policy = ActionPolicy.from_options(options.policy)
         self.later = Later(options.later, self.store)  # timers, watches, slow actions, reports
@@ -270,9 +272,10 @@ class HubApp:
         return RestApi(self, self.options.http, route_hooks=[lambda web_app: add_voice_routes(web_app, voice)])
 
 
-def _satellites(option: str | None) -> dict[str, str]:
+def _option(parse: Callable[[str | None], T], option: str | None) -> T:
+    """An option's text as `parse` reads it; its mistake a ConfigError."""
     try:
-        return parse_satellites(option)
+        return parse(option)
     except ValueError as err:
         raise ConfigError(str(err)) from None
 

@@ -30,6 +30,7 @@ from hub.agent.utterances import is_question, repeats_itself
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolRegistry
 from hub.home.entities import Entity
+from hub.home.places import Place
 from hub.home.resolve import Match
 from hub.home.vocabulary import speaks_of_home
 from hub.llm.text_tools import text_tool_instructions
@@ -134,7 +135,8 @@ class ModelTurn:
         persona = state.persona
         conversational, reasoning = self._modes(persona, state.request)
         home = self._home if persona.home else None
-        match = home.match(text, state.language) if home else Match([], [], named=False)
+        place = Place(state.ctx.area, state.ctx.floor) if state.ctx.area else None
+        match = home.match(text, state.language, place) if home else Match([], [], named=False)
         live = home.live_states(match.candidates, {e.entity_id for e in match.best}) if home else ""
         question = persona.home and is_question(text, state.language)
         # the prompt always declares the same tools (its prefix stays cached); what may run this
@@ -145,7 +147,7 @@ class ModelTurn:
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not match.candidates and not targets))]
         system = self._system_message(persona, conversational)
-        messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text()))]
+        messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text(), place))]
         echo = self._echo(persona, system, tools, messages[0].content, text)
         reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,

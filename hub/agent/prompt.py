@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from hub.agent.ports import HomeView
 from hub.core.messages import Message
+from hub.home.places import Place
 
 ASSISTANT_INSTRUCTIONS = (
     "You are Bolt, the voice assistant of a smart home. You control devices with the tools "
@@ -27,6 +28,7 @@ CONVERSATIONAL_INSTRUCTIONS = (
 WRITTEN_INSTRUCTIONS = "Your replies are read on a screen: be clear and concise."
 OVERVIEW_HEADING = "Home overview (entity id, \"name\", aliases), by area:"
 STATES_HEADING = "Current states:"
+PLACE_HEADING = "Speaker's area:"
 
 LANGUAGE_NAMES = {
     "ar": "Arabic", "bg": "Bulgarian", "ca": "Catalan", "cs": "Czech", "da": "Danish",
@@ -67,15 +69,25 @@ def stable_system_message(home: HomeView | None, conversational: bool,
     return Message("system", system_prompt(PromptParts(instructions, conversational, overview)))
 
 
+def place_line(place: Place) -> str:
+    """Where the request was said (names are data: one line)."""
+    area = " ".join(place.area.split())
+    floor = f" (floor: {' '.join(place.floor.split())})" if place.floor else ""
+    return f"{PLACE_HEADING} {area}{floor}; a request that names no place is about this area."
+
+
 def user_message_head(language: str, clock_text: str) -> str:
     """How every user message starts, whatever its words: primed while a voice turn's words are
     still being transcribed."""
     return f"[{clock_text}; reply in {LANGUAGE_NAMES.get(language, language)}]"
 
 
-def user_message(text: str, language: str, live_context: str, clock_text: str) -> str:
-    """The current request with the volatile context in front of it (after its head)."""
+def user_message(text: str, language: str, live_context: str, clock_text: str, place: Place | None = None) -> str:
+    """The current request with the volatile context in front of it (after its head): where it
+    was said, the states."""
     lines = [user_message_head(language, clock_text)]
+    if place is not None:
+        lines.append(place_line(place))
     if live_context:
         lines.append(STATES_HEADING + "\n" + live_context)
     lines.append(text)

@@ -7,7 +7,8 @@ a water heater. Each carries out one of Home Assistant's intents with HA's seman
 - HassMediaPlayerMute/Unmute: `volume_mute` with `is_volume_muted`;
 - HassVacuumCleanArea: `vacuum.clean_area` with the area;
 - HassHumidifierSetpoint/Mode: a humidifier that is off is turned on first, as HA's handlers do;
-  a mode must be one the device lists.
+  a mode must be one the device lists;
+- HassClimateSetFanMode: `climate.set_fan_mode`, a fan mode the device lists (`fan_modes`).
 """
 
 from __future__ import annotations
@@ -109,7 +110,19 @@ class SetHumidity(EntityTool):
                                         value=_percent(humidity, ctx.language)))
 
 
-class SetMode(EntityTool):
+class _ModeTool(EntityTool):
+    """A tool that sets one of the modes a device lists."""
+
+    def _listed(self, entity: Entity, listed: str, said: Any, language: str) -> str:
+        """The mode of the device's `listed` attribute that `said` names (case aside)."""
+        modes = [str(m) for m in entity.attributes.get(listed) or ()]
+        mode = next((m for m in modes if m.casefold() == str(said).strip().casefold()), None)
+        if mode is None:
+            raise self._invalid(entity, language, f"{entity.entity_id} has the modes: {', '.join(modes) or 'none'}.")
+        return mode
+
+
+class SetMode(_ModeTool):
     name = "set_mode"
     description = "Set the mode of a humidifier or the operation mode of a water heater."
     parameters = entity_schema(("entity_id", "mode"), mode={"type": "string"})
@@ -117,15 +130,23 @@ class SetMode(EntityTool):
 
     async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         service, key, listed = _MODE_SERVICES[entity.domain]
-        modes = [str(m) for m in entity.attributes.get(listed) or ()]
-        mode = next((m for m in modes if m.casefold() == str(args["mode"]).strip().casefold()), None)
-        if mode is None:
-            raise self._invalid(entity, ctx.language,
-                                f"{entity.entity_id} has the modes: {', '.join(modes) or 'none'}.")
+        mode = self._listed(entity, listed, args["mode"], ctx.language)
         if entity.state == "off" and entity.domain == "humidifier":
             entity = await self._call(entity, "turn_on", {}, ctx, args)
         after = await self._call(entity, service, {key: mode}, ctx, args)
         return self._done(after, phrase(ctx.language, "action.set_mode", name=entity.name, mode=mode))
 
 
-DEVICE_TOOLS = (SetFanSpeed, ChangeVolume, Mute, CleanArea, SetHumidity, SetMode)
+class SetFanMode(_ModeTool):
+    name = "set_fan_mode"
+    description = "Set the fan mode of a thermostat or air conditioner (one of its fan_modes)."
+    parameters = entity_schema(("entity_id", "fan_mode"), fan_mode={"type": "string"})
+    domains = frozenset({"climate"})
+
+    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        mode = self._listed(entity, "fan_modes", args["fan_mode"], ctx.language)
+        after = await self._call(entity, "set_fan_mode", {"fan_mode": mode}, ctx, args)
+        return self._done(after, phrase(ctx.language, "action.set_fan_mode", name=entity.name, mode=mode))
+
+
+DEVICE_TOOLS = (SetFanSpeed, ChangeVolume, Mute, CleanArea, SetHumidity, SetMode, SetFanMode)

@@ -33,6 +33,7 @@ class Match:
     best: list[Entity]
     named: bool
     tier: str = ""  # how `best` was found: name | partial | area_domain | area | domain
+    place_said: bool = False  # the utterance says an area or a floor
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,11 @@ class EntityResolver:
         # ("the kitchen light and the fans in the office" is about more than the name)
         named = top_tier == _TIER_NAME and reading.areas <= {e.area for e in best} \
             and reading.domains <= {e.domain for e in best}
+        floor_areas = self._floor_areas_said(text, language)
+        if floor_areas and not reading.areas:  # "the ceiling light upstairs": those on that floor
+            best = [e for e in best if e.area in floor_areas] or best
         return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named,
-                     tier=_TIER_NAMES[int(top_tier)])
+                     tier=_TIER_NAMES[int(top_tier)], place_said=bool(reading.areas or floor_areas))
 
     def fit(self, text: str, language: str = "en", limit: int = 8, match: Match | None = None) -> Fit:
         """The entities a command fits well. Unless it says a whole name, an entity fits only when
@@ -308,6 +312,13 @@ class EntityResolver:
         for word in content:
             in_area &= ids_with_word(word, index)[1]
         return in_area
+
+    def _floor_areas_said(self, text: str, language: str) -> set[str]:
+        """The areas of the floors `text` names by a name or alias ("upstairs")."""
+        spoken = f" {fold(text, language)} "
+        return {area for floor, found in self._store.floors().items()
+                if any(f" {fold(name, language)} " in spoken for name in (floor, *found.aliases)
+                       if fold(name, language)) for area in found.areas}
 
     def _areas_for(self, area: str, index: NameIndex, language: str) -> set[str]:
         key = fold(area, language)

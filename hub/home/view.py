@@ -17,6 +17,8 @@ from typing import Collection, Sequence
 
 from hub.home.context import OVERVIEW_MAX_ENTITIES, candidate_context, entity_overview, live_states
 from hub.home.entities import Entity, EntityStore
+from hub.home.places import Place, nearest
+from hub.home.namesakes import namesakes
 from hub.home.resolve import EntityResolver, Fit, Match
 
 
@@ -38,17 +40,38 @@ class StoreHomeView:
         entity = self._store.get(entity_id)
         return entity.name if entity is not None else None
 
-    def match(self, text: str, language: str) -> Match:
-        """The request's candidates and their best tier, matched once per turn; when it names
-        entities outright (a whole name or alias said), the candidates are only those: the lower
-        tiers are partial word matches, noise that would cost a big home's request ~10 tokens
-        each for entities the grammar does not offer anyway."""
+    def match(self, text: str, language: str, place: Place | None = None) -> Match:
+        """The request's candidates and their best tier, matched once per turn, the speaker's
+        `place` preferred (`_in_place`); when it names entities outright (a whole name or alias
+        said), the candidates are only those: the lower tiers are partial word matches, noise
+        that would cost a big home's request ~10 tokens each for entities the grammar does not
+        offer anyway."""
         match = self._resolver.match(text, language, limit=self._limit)
+        if place is not None:
+            match = self._in_place(match, place)
         return replace(match, candidates=match.best) if match.named else match
 
+    def _in_place(self, match: Match, place: Place) -> Match:
+        """Of several best matches of a request that says no place, those in the speaker's area,
+        else on its floor: one name they all answer to (as Home Assistant prefers), the words of
+        a partial name, or a kind of device ("the lights" are the room's)."""
+        if match.place_said or len(match.best) < 2 or match.tier not in ("name", "partial", "domain"):
+            return match
+        if match.tier == "name" and not _namesakes(match.best):
+            return match  # several names said ("the desk lamp and the kitchen light")
+        floor = self._store.floors().get(place.floor) if place.floor else None
+        best = nearest(match.best, place.area, floor.areas if floor else ())
+        if not best:
+            return match
+        return replace(match, best=best, candidates=[*best, *(e for e in match.candidates if e not in best)])
+
     def fit(self, text: str, language: str, match: Match) -> Fit:
-        """The entities a command fits well enough to act on (EntityResolver.fit)."""
-        return self._resolver.fit(text, language, limit=self._limit, match=match)
+        """The entities a command fits well enough to act on (EntityResolver.fit); devices that
+        answer to the name said ("the ceiling light" of three rooms) are the user's to choose."""
+        fit = self._resolver.fit(text, language, limit=self._limit, match=match)
+        if match.tier == "name" and not fit.ambiguous and _namesakes(fit.entities):
+            return replace(fit, ambiguous=True)
+        return fit
 
     def pick(self, answer: str, among: list[Entity], language: str) -> Entity | None:
         return self._resolver.pick(answer, among, language)
@@ -73,3 +96,8 @@ class StoreHomeView:
         if self.overview_fits:
             return live_states([e for e in entities if best is None or e.entity_id in best])
         return candidate_context(entities, self._store.area_aliases(), best)
+
+
+def _namesakes(entities: Sequence[Entity]) -> bool:
+    """Whether several devices all answer to one of the first one's names (`namesakes`)."""
+    return len(entities) > 1 and len(namesakes(entities[0], entities)) == len(entities) - 1

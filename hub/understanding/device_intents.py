@@ -6,7 +6,9 @@ names none, and which of several unnamed devices they act on, as HA's handlers c
   speaker's area there);
 - several media players not named: pausing, skipping and setting the volume take those playing,
   resuming those paused (HA's media handlers), when that leaves any;
-- HassVacuumCleanArea's area is the room to clean, not where the vacuum is.
+- HassVacuumCleanArea's area is the room to clean, not where the vacuum is;
+- HassClimateSetFanMode with no place: the home's one thermostat, as a temperature is set
+  (recognition's `climate_only`; HA's template asks for the speaker's area).
 """
 
 from __future__ import annotations
@@ -20,16 +22,17 @@ MEDIA_INTENTS = frozenset({"HassMediaPause", "HassMediaUnpause", "HassMediaNext"
                            "HassMediaPlayerUnmute"})
 DEVICE_INTENTS = frozenset({"HassFanSetSpeed", "HassSetVolumeRelative", "HassMediaPlayerMute",
                             "HassMediaPlayerUnmute", "HassVacuumCleanArea", "HassLawnMowerStartMowing",
-                            "HassLawnMowerDock"})
+                            "HassLawnMowerDock", "HassClimateSetFanMode"})
 # intents whose templates without a name or place ask for the speaker's area; matched without
 # one, they mean every device of their kind (see `anywhere`)
 SAID_ANYWHERE = MEDIA_INTENTS | {"HassFanSetSpeed"}
 IMPLIED_DOMAINS = {"HassFanSetSpeed": "fan", "HassVacuumCleanArea": "vacuum",
                    "HassLawnMowerStartMowing": "lawn_mower", "HassLawnMowerDock": "lawn_mower",
                    "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",
+                   "HassClimateSetFanMode": "climate",
                    **{intent: "media_player" for intent in MEDIA_INTENTS}}
 TOOL_DOMAINS = {"set_fan_speed": {"fan"}, "change_volume": {"media_player"}, "mute": {"media_player"},
-                "clean_area": {"vacuum"}}
+                "clean_area": {"vacuum"}, "set_fan_mode": {"climate"}}
 NOT_A_PLACE = {"HassVacuumCleanArea": "area"}  # a slot that says what to do, not where the device is
 _ONE_OF_KIND = SAID_ANYWHERE | {"HassVacuumStart", "HassVacuumReturnToBase", "HassVacuumCleanArea",
                                 "HassLawnMowerStartMowing", "HassLawnMowerDock"}
@@ -52,6 +55,8 @@ def device_tool(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[st
         return "mute", {"muted": intent == "HassMediaPlayerMute"}
     if intent == "HassVacuumCleanArea" and isinstance(slots.get("area"), str) and slots["area"]:
         return "clean_area", {"area": slots["area"]}
+    if intent == "HassClimateSetFanMode" and isinstance(slots.get("fan_mode"), str) and slots["fan_mode"]:
+        return "set_fan_mode", {"fan_mode": slots["fan_mode"]}
     if intent in ("HassLawnMowerStartMowing", "HassLawnMowerDock"):
         return ("turn_on" if intent == "HassLawnMowerStartMowing" else "turn_off"), {}
     return None, {}

@@ -3,7 +3,8 @@
 One utterance goes: strict recognition (`hub.understanding.recognition`) → a plan (`hub.understanding.planning`)
 → tool calls through the ToolRegistry (so validation and policy stay in one place) or an answer
 from state (`hub.understanding.answers`). A sentence of several commands is split (`hub.understanding.compound`)
-when it does not match whole, and each part is run; a name that is no slot value is read by the
+when it does not match whole, each part read as alone in the speaker's room (`hub.understanding.parts`)
+and run; a name that is no slot value is read by the
 resolver. Anything not understood returns None: the model takes it from there. Recognition runs
 in a thread; its slot lists are rebuilt only when the store's names change.
 """
@@ -17,12 +18,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Sequence
 
-from hassil.models import UnmatchedTextEntity
-from hassil.recognize import RecognizeResult
-
 from hub.understanding.answers import answer
 from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
-from hub.understanding.compound import split_parts, with_shared_words
+from hub.understanding.compound import split_parts
 from hub.home.entities import Entity, EntityStore
 from hub.home.namesakes import option_names
 from hub.home.normalize import base_language
@@ -30,7 +28,6 @@ from hub.understanding.planning import Planner
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question
 from hub.understanding.recognition import (
     HomeData,
-    bare_template,
     LanguageIntents,
     Names,
     build_home_data,
@@ -44,6 +41,7 @@ from hub.understanding.recognition import (
     TemplateSets,
 )
 from hub.home.resolve import EntityResolver
+from hub.understanding.parts import PartReader
 from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
 from hub.core.tools import ToolContext, ToolRegistry
@@ -166,7 +164,7 @@ class FastPath:
             return [prefer_room(self._fitting(plan, text, language, read_name=False), room)]
         parts = split_parts(text, language)
         if len(parts) > 1:
-            plans = self._parts(parts, intents, loaded, home, code, language, read_names, room)
+            plans = self._part_reader(intents, loaded, home, code, language, read_names, room).plans(parts)
             if plans:
                 return plans
         if not read_names:
@@ -180,57 +178,15 @@ class FastPath:
         # a garage door the template took for a door), else the model may know better
         return [plan] if plan is not None and (not whole or isinstance(plan, Action)) else []
 
-    def _parts(self, parts: list[str], intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
-               code: str, language: str, read_names: bool, room: Room) -> list[Plan]:
-        """Each part's plan; a part borrows the words around another part's target (its verb,
-        before or after) when it needs them; any part still no command: not a list of commands.
-
-        Borrowed words come before reading an unknown name ("… and the kitchen lights" alone
-        would read as a bare name).
-        """
-        found: list[tuple[Plan | None, RecognizeResult | None]] = [(None, None)] * len(parts)
-        said = list(parts)  # each part as recognized, with the words it borrowed
-        lenders: list[tuple[list[int], list[int]] | None] = [None] * len(parts)
-        for _ in range(2):  # a part completed in the first round may lend its verb in the second
-            for number, part in enumerate(parts):
-                earlier = [i for i in range(number - 1, -1, -1) if found[i][1] is not None]
-                later = [i for i in range(number + 1, len(parts)) if found[i][1] is not None]
-                if found[number][0] is not None or lenders[number] == (earlier, later):
-                    continue  # done, or nothing new to borrow from
-                lenders[number] = (earlier, later)
-                befores = [_around(said[i], found[i][1])[0] for i in earlier[:1]]
-                befores += [" ".join(said[i].split()[:k]) for i in earlier[:1] for k in (2, 1)]
-                afters = [_around(said[i], found[i][1])[1] for i in (later + earlier)[:1]]
-                if not later and number < len(parts) - 1:  # German: "… und im Büro aus"
-                    last = parts[-1].split()
-                    afters += [" ".join(last[-k:]) for k in (1, 2) if len(last) > k]
-                forms = with_shared_words(part, [b for b in befores if b], [a for a in afters if a])
-                # the part alone, strictly; with borrowed words; alone with a name the resolver reads
-                tries = [(part, True), *((f, True) for f in forms), *([(part, False)] if read_names else [])]
-                for text, strict in tries:
-                    # "… and the kitchen light": a bare name is a command alone, not after a verb
-                    found[number] = self._one_part(text, intents, loaded, home, code, language, strict,
-                                                   bare=not earlier or text is not part, room=room)
-                    if found[number][0] is not None:
-                        said[number] = text
-                        break
-        plans = [plan and prefer_room(plan, room) for plan, _ in found]
-        return plans if all(p is not None for p in plans) else []  # type: ignore[return-value]
-
-    def _one_part(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
-                  code: str, language: str, strict: bool = False, bare: bool = True, room: Room = Room(),
-                  ) -> tuple[Plan | None, RecognizeResult | None]:
-        for result in recognize(text, intents, loaded, home, code, room.context()):
-            if not bare and bare_template(result):
-                continue
-            plan = self._planner.plan_one(result, home, language)
-            if plan is not None:
-                return plan, result
-        if strict:
-            return None, None
-        unmatched = recognize_unmatched(text, intents, home, code, room.context())
-        plan = self._planner.plan_unmatched(unmatched, home, language, text)
-        return plan, unmatched[0] if plan is not None and unmatched else None
+    def _part_reader(self, intents: TemplateSets, loaded: LanguageIntents, home: HomeData, code: str,
+                     language: str, read_names: bool, room: Room) -> PartReader:
+        """How the parts of a sentence of several commands are read (hub.understanding.parts)."""
+        return PartReader(
+            recognize=lambda text, context: recognize(text, intents, loaded, home, code, context),
+            recognize_unmatched=lambda text, context: recognize_unmatched(text, intents, home, code, context),
+            plan_one=lambda result: self._planner.plan_one(result, home, language),
+            plan_unmatched=lambda results, text: self._planner.plan_unmatched(results, home, language, text),
+            read_names=read_names, room=room)
 
     # --- recognition data ------------------------------------------------------------------
 
@@ -305,24 +261,6 @@ class FastPath:
                 r.data.get("error") in FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
         return DirectAnswer(reply_for(plan, results, ctx.language), plan.intent, calls, results, slots=[plan.slots])
-
-
-def _around(text: str, result: RecognizeResult | None) -> tuple[str, str]:
-    """The words of `text` before and after its target (name, area or floor), for a shared verb."""
-    if result is None:
-        return "", ""
-    said = [str(result.entities[key].text) for key in ("name", "area", "floor") if key in result.entities]
-    unmatched_name = result.unmatched_entities.get("name")
-    if not said and isinstance(unmatched_name, UnmatchedTextEntity):
-        said = [str(unmatched_name.text)]
-    folded = text.casefold()
-    spans = [(folded.find(t.strip().casefold()), len(t.strip())) for t in said if t.strip()]
-    spans = [(start, length) for start, length in spans if start >= 0]
-    if not spans:
-        return "", ""
-    start = min(s for s, _ in spans)
-    end = max(s + n for s, n in spans)
-    return text[:start].strip(), text[end:].strip(" .!?")
 
 
 def _merged(plans: list[Plan]) -> list[Plan]:

@@ -59,6 +59,8 @@ HANDLED_INTENTS = ACTION_INTENTS | QUESTION_INTENTS | {"HassNevermind", "HassRes
 MAX_RESULTS = 24  # recognitions looked at per utterance (a handful in practice)
 _ANY_AREA = {"area": {"value": "", "text": ""}}
 _SAID_ANYWHERE_DOMAINS = frozenset({"media_player", "fan"})
+# said with no place, these mean the home's one thermostat: tried in its area (`climate_context`)
+_ONE_THERMOSTAT = frozenset({"HassClimateSetTemperature", "HassClimateSetFanMode"})
 _KINDS = ("domain", "device_class")
 _NO_NAMES = TextSlotList.from_tuples([], allow_template=False)
 _STAND_IN = "qxq"  # a word no template says, for a name hassil's wildcard misses
@@ -209,7 +211,7 @@ def load_intents(code: str) -> LanguageIntents | None:
              "floor": TextSlotList.from_tuples([])}
     _matches("warm up", intents, empty, code)
     return LanguageIntents(intents,
-                           tuple(filter_intents(i, intent_names={"HassClimateSetTemperature"}) for i in intents),
+                           tuple(filter_intents(i, intent_names=_ONE_THERMOSTAT) for i in intents),
                            tuple(_asking_area(i, TIMER_INTENTS) for i in intents),
                            tuple(_asking_area(i, SAID_ANYWHERE) for i in intents))
 

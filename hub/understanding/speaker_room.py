@@ -18,6 +18,7 @@ from hassil.models import MatchEntity
 from hassil.recognize import RecognizeResult
 
 from hub.home.normalize import fold
+from hub.home.places import nearest
 from hub.understanding.plans import Ambiguous, Plan
 
 _SPEAKER = "speaker_area"  # the metadata marking an area slot filled from the speaker's room
@@ -63,13 +64,8 @@ def prefer_room(plan: Plan, room: Room) -> Plan:
         return plan
     if len({fold(e.name) for e in plan.candidates}) != 1:
         return plan
-    for areas in ({room.area}, room.floor_areas):
-        chosen = [e for e in plan.candidates if e.area in areas]
-        if len(chosen) == 1:
-            return replace(plan.action, targets=chosen)
-        if chosen:
-            return plan  # several in the room: ask which one
-    return plan
+    chosen = nearest(plan.candidates, room.area, room.floor_areas)
+    return replace(plan.action, targets=chosen) if len(chosen) == 1 else plan  # several: ask which one
 
 
 def on_floor(result: RecognizeResult, floor: str | None) -> RecognizeResult:

@@ -6,7 +6,8 @@ The model server is down: every turn here must be the fast path's.
 
 HA's demo vacuums, valves and media players have no unique id, so they are in no entity registry:
 they cannot be named, given aliases or placed in an area (the vacuum and the valve asked for by
-its area are tested over MQTT, tests/mqtt/test_appliances.py)."""
+its area are tested through HA's MQTT integration, tests/ha/test_e2e_speaker_room.py, and over
+MQTT alone, tests/mqtt/test_appliances.py)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,12 @@ library's own client, as newer HA sends it: `device_id` the id of a device HA ha
 and exposed to Assist in HA: each takes effect without a restart. The exposed one is a YAML lock
 without a `unique_id`, outside HA's entity registry: HA fires no event when it is exposed.
 
+Then the appliances HA 2025.4's demo cannot place in an area (its vacuums and valves have no
+unique id): the hub's own simulated MQTT robot vacuum (Hallway), irrigation valve (Garden) and
+thermostat with fan modes (Living Room), discovered by HA's MQTT integration, started, sent back
+to their base, opened by the area's name and set to a fan mode, in en, de and fr, over Wyoming,
+through HA's services, checked on HA's own states.
+
 This module runs its own HA (the shared one has no MQTT and no such lock).
 """
 
@@ -24,6 +30,8 @@ from wyoming.handle import Handled, NotHandled
 import ha.ha_harness as harness
 from ha.ha_harness import HomeAssistantInstance, ensure_installed
 from ha.test_e2e_wyoming import HubProcess
+from hub.backends.demo.mqtt_home import MqttDemoHome
+from hub.transport.mqtt_broker import BrokerSettings
 from mqtt.mqtt_helpers import Mosquitto, Sniffer
 from mqtt.test_with_home_assistant import _add_mqtt_integration, ensure_mqtt_requirements
 
@@ -103,10 +111,10 @@ def hub(home: tuple[HomeAssistantInstance, str], tmp_path_factory: pytest.TempPa
         process.stop()
 
 
-async def say(hub: HubProcess, text: str, **context: Any) -> str:
+async def say(hub: HubProcess, text: str, language: str = "en", **context: Any) -> str:
     """One transcript to the hub as newer HA sends it; the text it answers with."""
     async with AsyncTcpClient("127.0.0.1", hub.wyoming_port) as client:
-        await client.write_event(Transcript(text, language="en", context=context).event())
+        await client.write_event(Transcript(text, language=language, context=context).event())
         while True:
             event = await asyncio.wait_for(client.read_event(), 240)
             assert event is not None, "the hub closed the connection"
@@ -163,3 +171,71 @@ async def test_the_satellites_room_and_the_home_as_it_is_now(home, hub: HubProce
                 should_expose=True)
     exposed = await until_done(ha, hub, "lock the porch lock", "lock.porch_lock", "locked")
     print(f"\n[room e2e] rename took effect after {renamed:.1f} s, exposure after {exposed:.1f} s")
+
+
+APPLIANCES = ("robot_vacuum", "irrigation_valve", "thermostat")  # of the hub's MQTT demo home
+VACUUM, VALVE, THERMOSTAT = "vacuum.robot_vacuum", "valve.irrigation_valve", "climate.thermostat"
+APPLIANCE_SENTENCES = {  # start, back to its base, the valve by its area, the fan mode (None: no template)
+    "en": ("start the robot vacuum", "return the robot vacuum to base", "open the irrigation valve in the garden",
+           "set the living room fan mode to high"),
+    "de": ("Aktiviere Robot Vacuum", "Schicke Robot Vacuum zurück zur Ladestation",
+           "Öffne das Irrigation Valve im Garten", "Setze den Lüftermodus im Wohnzimmer auf gering"),
+    "fr": ("Démarre Robot Vacuum", "Renvoie Robot Vacuum à sa base", "Ouvre Irrigation Valve dans le jardin", None),
+}
+
+
+async def _appliances_in_home_assistant(ha: HomeAssistantInstance, broker: Mosquitto) -> MqttDemoHome:
+    """The demo vacuum, valve and thermostat on the broker, as HA's MQTT integration has them, in
+    their suggested areas; the valve exposed to Assist (HA does not expose valves by default)."""
+    demo = MqttDemoHome.on_broker(BrokerSettings("127.0.0.1", broker.port), travel_seconds=1.0)
+    demo.devices = {key: device for key, device in demo.devices.items() if key in APPLIANCES}
+    await demo.start()
+    deadline = time.monotonic() + 60
+    while {s["entity_id"]: s["state"] for s in await ha.states()}.get(VALVE) in (None, "unavailable"):
+        if time.monotonic() > deadline:
+            raise ha.failure("HA's MQTT integration did not take the demo appliances")
+        await asyncio.sleep(0.5)
+    await ha.ws("homeassistant/expose_entity", assistants=["conversation"], entity_ids=[VALVE, VACUUM, THERMOSTAT],
+                should_expose=True)
+    registry = {e["entity_id"]: e for e in await ha.ws("config/entity_registry/list")}
+    devices = {d["id"]: d.get("area_id") for d in await ha.ws("config/device_registry/list")}
+    placed = {i: registry[i].get("area_id") or devices.get(registry[i].get("device_id"))
+              for i in (VACUUM, VALVE, THERMOSTAT)}
+    assert all(placed.values()), f"the appliances are in no area: {placed}"
+    return demo
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr"])
+async def test_vacuum_valve_and_fan_mode_through_home_assistant(home, hub: HubProcess, broker: Mosquitto,
+                                                                 language: str) -> None:
+    ha, _ = home
+    start, dock, valve, fan_mode = APPLIANCE_SENTENCES[language]
+    demo = await _appliances_in_home_assistant(ha, broker)
+    try:
+        await ha.call_service("valve", "close_valve", entity_id=VALVE)
+        await ha.wait_for_state(VALVE, "closed")
+        await ha.wait_for_state(VACUUM, "docked")
+        heard = {}
+        started = time.monotonic()
+        while await state(ha, VACUUM) != "cleaning":  # the hub learns of HA's new entities in the background
+            heard["start"] = await say(hub, start, language, conversation_id=f"appliances-{language}")
+            assert time.monotonic() - started < CHANGE_WAIT_S, hub.failure(f"{start!r} did not start the vacuum")
+            await asyncio.sleep(0.5)
+        heard["dock"] = await say(hub, dock, language)
+        await ha.wait_for_state(VACUUM, "docked")  # after its trip back (1 s)
+        heard["valve"] = await say(hub, valve, language)
+        await ha.wait_for_state(VALVE, "open")
+        assert demo.device("irrigation_valve").open
+        if fan_mode is not None:
+            wanted = "high" if language == "en" else "low"
+            heard["fan_mode"] = await say(hub, fan_mode, language)
+            for _ in range(50):
+                if (await ha.state(THERMOSTAT))["attributes"].get("fan_mode") == wanted:
+                    break
+                await asyncio.sleep(0.2)
+            assert (await ha.state(THERMOSTAT))["attributes"].get("fan_mode") == wanted, heard
+            assert demo.device("thermostat").fan_mode == wanted
+        assert "Robot Vacuum" in heard["start"] and "Irrigation Valve" in heard["valve"], heard
+        print(f"\n[appliances e2e] {language}: {heard}")
+    finally:
+        await demo.stop()

@@ -48,7 +48,8 @@ def demo_entities() -> list[Entity]:
                ("Kaffeemaschine", "machine à café")),
         entity("climate.living_room", "Living room thermostat", "heat", "Living room",
                ("thermostat", "heating"), temperature=21.0, current_temperature=20.5,
-               min_temp=7.0, max_temp=30.0, hvac_modes=["off", "heat"], hvac_action="heating"),
+               min_temp=7.0, max_temp=30.0, hvac_modes=["off", "heat"], hvac_action="heating",
+               fan_modes=["auto", "low", "high"], fan_mode="auto"),
         entity("cover.bedroom_blinds", "Bedroom blinds", "closed", "Bedroom", device_class="blind",
                current_position=0),
         entity("media_player.living_room_speaker", "Living room speaker", "paused", "Living room",
@@ -139,6 +140,9 @@ class DemoBackend:
                 raise BackendError(f"temperature {value} is outside {low}–{high}")
             attrs["temperature"] = value
             return (entity.state if entity.state != "off" else "heat"), attrs
+        if service == "set_fan_mode" and data.get("fan_mode") in attrs.get("fan_modes", ()):
+            attrs["fan_mode"] = data["fan_mode"]
+            return entity.state, attrs
         if service in ("turn_on", "turn_off", "set_hvac_mode"):
             mode = {"turn_on": "heat", "turn_off": "off"}.get(service, data.get("hvac_mode"))
             if not isinstance(mode, str) or mode not in attrs.get("hvac_modes", ["off", "heat"]):

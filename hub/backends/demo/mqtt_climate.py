@@ -13,11 +13,13 @@ class Thermostat(DemoDevice):
     """A thermostat and a humidity sensor as one device (device-based discovery with `cmps`)."""
 
     MODES = ["off", "heat", "cool", "auto"]
+    FAN_MODES = ["auto", "low", "medium", "high"]
 
     def __init__(self, home: DemoHost, key: str, name: str, area: str) -> None:
         super().__init__(home)
         self.key, self.name, self.area = key, name, area
         self.mode, self.target, self.current, self.humidity = "heat", 21.0, 20.5, 45
+        self.fan_mode = "auto"
 
     def discovery(self) -> list[tuple[str, dict[str, Any]]]:
         t = self.topic
@@ -45,6 +47,10 @@ class Thermostat(DemoDevice):
                             "min_temp": 10,
                             "max_temp": 28,
                             "temp_step": 0.5,
+                            "fan_mode_cmd_t": f"{t}/fan_mode/set",
+                            "fan_mode_stat_t": f"{t}/state",
+                            "fan_mode_stat_tpl": "{{ value_json.fan_mode }}",
+                            "fan_modes": self.FAN_MODES,
                         },
                         "humidity": {
                             "p": "sensor",
@@ -61,13 +67,17 @@ class Thermostat(DemoDevice):
         ]
 
     def command_topics(self) -> list[str]:
-        return [f"{self.topic}/mode/set", f"{self.topic}/target/set"]
+        return [f"{self.topic}/mode/set", f"{self.topic}/target/set", f"{self.topic}/fan_mode/set"]
 
     async def on_command(self, topic: str, payload: str) -> None:
         if topic.endswith("/mode/set"):
             if payload not in self.MODES:
                 raise ValueError(f"unknown mode {payload!r}")
             self.mode = payload
+        elif topic.endswith("/fan_mode/set"):
+            if payload not in self.FAN_MODES:
+                raise ValueError(f"unknown fan mode {payload!r}")
+            self.fan_mode = payload
         else:
             target = float(payload)
             if not 10 <= target <= 28:
@@ -76,7 +86,8 @@ class Thermostat(DemoDevice):
         self.publish_state()
 
     def publish_state(self) -> None:
-        self._publish("state", {"mode": self.mode, "target": self.target, "current": self.current, "humidity": self.humidity})
+        self._publish("state", {"mode": self.mode, "target": self.target, "current": self.current,
+                                "humidity": self.humidity, "fan_mode": self.fan_mode})
 
 
 class WeatherSensor(DemoDevice):

@@ -53,7 +53,8 @@ class MqttBackend:
       fan: turn_on {percentage}, turn_off, toggle, set_percentage {percentage}
       cover: open_cover, close_cover, stop_cover, set_cover_position {position 0-100}
       lock: lock, unlock, open
-      climate: set_temperature {temperature, hvac_mode?}, set_hvac_mode {hvac_mode}, turn_on, turn_off
+      climate: set_temperature {temperature, hvac_mode?}, set_hvac_mode {hvac_mode}, set_fan_mode {fan_mode},
+               turn_on, turn_off
       the appliances (valve, vacuum, lawn_mower, scene, button, humidifier, water_heater):
       see `appliance_commands`
     Commands are not queued while the broker is away: the call fails with BackendError instead,
@@ -84,6 +85,7 @@ class MqttBackend:
             ("climate", "set_temperature"): self._climate_set_temperature,
             ("climate", "turn_on"): self._climate_turn_on,
             ("climate", "turn_off"): self._climate_turn_off,
+            ("climate", "set_fan_mode"): self._climate_set_fan_mode,
             **{key: functools.partial(service, self) for key, service in APPLIANCE_SERVICES.items()},
         }
 
@@ -313,6 +315,14 @@ class MqttBackend:
         self._publish(t, "temperature_command_topic", self._command(t, "temperature_command_template", temperature))
         if self._optimistic(t, "temperature_state_topic"):
             self.devices.optimistic_update(t, None, temperature=temperature)
+
+    async def _climate_set_fan_mode(self, t: TrackedEntity, data: dict[str, Any]) -> None:
+        mode = data.get("fan_mode")
+        if "fan_mode_command_topic" not in t.config or mode not in t.config["fan_modes"]:
+            raise BackendError(f"{t.entity_id} has no fan mode {str(mode)[:40]!r}")
+        self._publish(t, "fan_mode_command_topic", self._command(t, "fan_mode_command_template", mode))
+        if self._optimistic(t, "fan_mode_state_topic"):
+            self.devices.optimistic_update(t, None, fan_mode=mode)
 
     async def _climate_turn_on(self, t: TrackedEntity, data: dict[str, Any]) -> None:
         if "power_command_topic" in t.config:

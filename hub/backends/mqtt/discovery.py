@@ -53,6 +53,8 @@ ABBREVIATIONS = {
     "curr_temp_t": "current_temperature_topic", "curr_temp_tpl": "current_temperature_template",
     "def_ent_id": "default_entity_id", "dev": "device", "dev_cla": "device_class",
     "en": "enabled_by_default", "ent_cat": "entity_category", "ic": "icon",
+    "fan_mode_cmd_t": "fan_mode_command_topic", "fan_mode_cmd_tpl": "fan_mode_command_template",
+    "fan_mode_stat_t": "fan_mode_state_topic", "fan_mode_stat_tpl": "fan_mode_state_template",
     "json_attr_t": "json_attributes_topic", "json_attr_tpl": "json_attributes_template",
     "max_temp": "max_temp", "min_temp": "min_temp",
     "mode_cmd_t": "mode_command_topic", "mode_cmd_tpl": "mode_command_template",

@@ -27,6 +27,7 @@ from hub.backends.mqtt.schema_base import (
 )
 
 CLIMATE_MODES = ["auto", "off", "cool", "heat", "dry", "fan_only"]
+CLIMATE_FAN_MODES = ["auto", "low", "medium", "high"]  # HA's MQTT climate's default fan_modes
 __all__ = ["DiscoveryError", "command_topics", "validate_component"]
 
 
@@ -142,6 +143,12 @@ CLIMATE = _schema(
         vol.Optional("action_template"): _template,
         vol.Optional("power_command_topic"): _publish_topic,
         vol.Optional("power_command_template"): _template,
+        vol.Optional("fan_mode_command_topic"): _publish_topic,
+        vol.Optional("fan_mode_command_template"): _template,
+        vol.Optional("fan_mode_state_topic"): _subscribe_topic,
+        vol.Optional("fan_mode_state_template"): _template,
+        vol.Optional("fan_modes", default=lambda: list(CLIMATE_FAN_MODES)): vol.All(_ensure_list, [_string],
+                                                                                   vol.Length(max=16)),
         **_ON_OFF,
         vol.Optional("min_temp", default=7.0): _NUMBER,
         vol.Optional("max_temp", default=35.0): _NUMBER,

@@ -44,6 +44,8 @@ def _set_fixed_attributes(tracked: TrackedEntity) -> None:
         tracked.attributes.update(
             hvac_modes=list(c["modes"]), min_temp=c["min_temp"], max_temp=c["max_temp"], target_temp_step=c["temp_step"]
         )
+        if "fan_mode_command_topic" in c:  # as HA's MQTT climate: fan modes only when it takes them
+            tracked.attributes["fan_modes"] = list(c["fan_modes"])
     elif tracked.component == "sensor" and c.get("unit_of_measurement"):
         tracked.attributes["unit_of_measurement"] = c["unit_of_measurement"]
     elif tracked.component == "humidifier":
@@ -311,7 +313,8 @@ _STATE_TOPICS: dict[str, _StateTopics] = {
                 ("temperature_state_topic", _fixed(_number_attribute("temperature_state_template", "temperature"))),
                 ("current_temperature_topic",
                  _fixed(_number_attribute("current_temperature_template", "current_temperature"))),
-                ("action_topic", _fixed(_climate_action))),
+                ("action_topic", _fixed(_climate_action)),
+                ("fan_mode_state_topic", _fixed(_text_attribute("fan_mode_state_template", "fan_mode")))),
     "sensor": (("state_topic", _fixed(_sensor_state)),),
     "valve": (("state_topic", _fixed(_valve_state)),),
     "vacuum": (("state_topic", _fixed(_vacuum_state)),),
