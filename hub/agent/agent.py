@@ -22,7 +22,9 @@ from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, ToModel
 from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import AgentOptions, ConfirmationsLike, DeterministicPath, HomeView, LanguageIdentifier
+from hub.agent.call_fit import remember_targets
+from hub.agent.ports import (ActionReading, AgentOptions, ConfirmationsLike, DeterministicPath, HomeView,
+                             LanguageIdentifier)
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure
 from hub.agent.types import (
@@ -34,6 +36,7 @@ from hub.agent.types import (
     request_problem,
     without_format_characters,
 )
+from hub.understanding.action_words import ActionWords
 from hub.understanding.language import TextLanguages
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.core.messages import Message, ToolCall
@@ -58,6 +61,7 @@ class Agent:
         confirmations: ConfirmationsLike | None = None,
         personas: PersonaBook | None = None,
         identify: LanguageIdentifier | None = None,
+        reading: ActionReading | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -77,7 +81,8 @@ class Agent:
                                                 home_tools=registry.names())
         self._model = ModelTurn(engine=engine, registry=registry, settings=settings, options=options, home=home,
                                 choices=self._choices, personas=lambda: self.personas, model_acts=self.model_acts,
-                                stand_in=self.stand_in, identify=self._identify, clock_text=clock_text)
+                                stand_in=self.stand_in, identify=self._identify,
+                                reading=reading or ActionWords(), clock_text=clock_text)
         self._routes: tuple[DirectRoute, ...] = (
             ChosenOption(self._choices, home, fast_path), Confirmation(confirmations),
             FastPath(fast_path, self._choices, options.fast_path))
@@ -241,6 +246,7 @@ class Agent:
             state = TurnState(request, conversation, language, ctx, persona, deadline, emit, languages)
             answer = functools.partial(self._model.fitted, state, functools.partial(self._turn, state))
             result = await ended(state, answer)
+            remember_targets(conversation, result.tool_calls)
             emit(TurnDone(result))
             if result.ok and result.path == "model":
                 self._prime_continuation(state)

@@ -20,6 +20,7 @@ class Conversation:
     persona: str | None = None  # the persona it started with: follow-ups that name none keep it
     last_used: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one turn at a time, in arrival order
+    targets: dict[str, float] = field(default_factory=dict)  # entity id → when a turn last acted on it
 
     def turns(self) -> list[list[Message]]:
         """History split into turns; each starts at a user message and keeps calls with results."""

@@ -1,0 +1,129 @@
+"""Which way a request would turn a device, told from the words of the language's templates.
+
+Home Assistant's sentence templates say each intent for each kind of device: "turn off", "close",
+"unlock" are HassTurnOff's words for lights, covers and locks; "ein"/"aus", "ouvre"/"ferme",
+"つけて"/"消して" in other languages. A word that one intent's templates say for a domain and its
+opposite's never do (for that domain) is that intent's own: a request saying only HassTurnOff's
+own words for a lock asks to unlock it, whatever verb it shares with locking ("schließe … auf").
+Read once per language from the templates' text (`template_words.said_blocks`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from hub.home.normalize import base_language, fold
+from hub.home.vocabulary import domain_words
+from hub.locales import UNSPACED_LANGUAGES
+from hub.understanding.recognition import ACTION_INTENTS, intents_language
+from hub.understanding.template_words import said_sentences
+
+# Intents that undo each other: a request saying one's own words never runs the other.
+OPPOSITES = {
+    "HassTurnOn": "HassTurnOff", "HassTurnOff": "HassTurnOn",
+    "HassVacuumStart": "HassVacuumReturnToBase", "HassVacuumReturnToBase": "HassVacuumStart",
+    "HassMediaPause": "HassMediaUnpause", "HassMediaUnpause": "HassMediaPause",
+    "HassMediaNext": "HassMediaPrevious", "HassMediaPrevious": "HassMediaNext",
+}
+_ANY = ""  # a block for every domain (no domain among its slots or required context)
+# A word is an intent's own for a domain when at least this share of its sentences for that
+# domain say it, and its opposite's say it at most a third as often (a rule both use, such as
+# "<in>" with its "on", says no word: `said_sentences`).
+_OWN_SHARE = 0.1
+_OPPOSITE_RATIO = 3
+
+_Shares = dict[tuple[str, str], dict[str, float]]  # (intent, domain) → word → share of its sentences
+
+
+@lru_cache(maxsize=None)
+def _intent_words(code: str) -> _Shares:
+    """Each directed intent's words per domain its blocks name (`_ANY` for unnamed), with the
+    share of its sentences saying each."""
+    counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    sentences: Counter[tuple[str, str]] = Counter()
+    for intent, block, words in said_sentences(code, OPPOSITES):
+        folded = {fold(w, code) for w in words} - {""}
+        for domain in _domains(block) or (_ANY,):
+            counts[intent, domain].update(folded)
+            sentences[intent, domain] += 1
+    return {key: {w: n / sentences[key] for w, n in found.items()} for key, found in counts.items()}
+
+
+def _domains(block: dict[str, object]) -> tuple[str, ...]:
+    domains: list[str] = []
+    for part in (block.get("slots"), block.get("requires_context")):
+        value = part.get("domain") if isinstance(part, dict) else None
+        domains += [value] if isinstance(value, str) else [d for d in value or () if isinstance(d, str)]
+    return tuple(domains)
+
+
+@lru_cache(maxsize=None)
+def own_words(language: str, intent: str, domain: str) -> frozenset[str]:
+    """The words `intent`'s templates say for a `domain` device and its opposite's seldom or
+    never do (folded; empty where the language has no templates for it)."""
+    code = intents_language(language)
+    if code is None:
+        return frozenset()
+    table = _intent_words(code)
+
+    def shares(name: str) -> dict[str, float]:
+        said = dict(table.get((name, _ANY), {}))
+        for word, share in table.get((name, domain), {}).items():
+            said[word] = max(share, said.get(word, 0.0))
+        return said
+    mine, theirs = shares(intent), shares(OPPOSITES[intent])
+    kinds = domain_words(language)  # "light": a kind of device says no direction
+    return frozenset(w for w, share in mine.items()
+                     if share >= _OWN_SHARE and theirs.get(w, 0.0) * _OPPOSITE_RATIO <= share and w not in kinds)
+
+
+def said_intents(text: str, language: str, domain: str) -> frozenset[str]:
+    """The directed intents whose own words (`own_words`) `text` says for a `domain` device."""
+    language = base_language(language)
+    folded = fold(text, language)
+    words = set(folded.split())
+    unspaced = language in UNSPACED_LANGUAGES
+    return frozenset(intent for intent in OPPOSITES if any(
+        (word in folded if unspaced else word in words) for word in own_words(language, intent, domain)))
+
+
+def says_all(text: str, language: str) -> bool:
+    """Whether `text` asks for all of something ("all the doors", "beide Lampen", "toutes")."""
+    language = base_language(language)
+    folded = fold(text, language)
+    padded = folded if language in UNSPACED_LANGUAGES else f" {folded} "
+    return any((word if language in UNSPACED_LANGUAGES else f" {word} ") in padded for word in _all_words(language))
+
+
+@lru_cache(maxsize=None)
+def _all_words(language: str) -> frozenset[str]:
+    table = yaml.safe_load(resources.files("hub.locales").joinpath("all_words.yaml").read_text(encoding="utf-8"))
+    return frozenset(fold(w, language) for lang in {language, "en"} for w in str(table.get(lang, "")).split("|"))
+
+
+@lru_cache(maxsize=None)
+def known_words(language: str) -> frozenset[str]:
+    """The folded words the language's command templates say around their slots and lists (for
+    telling a request's words that name something from the ones that say what to do)."""
+    code = intents_language(language)
+    if code is None:
+        return frozenset()
+    said = (words for intent, _, words in said_sentences(code, lists=False) if intent in ACTION_INTENTS)
+    return frozenset(fold(w, language) for w in frozenset().union(*said)) - {""}
+
+
+class ActionWords:
+    """The agent's `ActionReading`, from the templates of the hub's languages."""
+
+    def said_intents(self, text: str, language: str, domain: str) -> frozenset[str]:
+        return said_intents(text, language, domain)
+
+    def says_all(self, text: str, language: str) -> bool:
+        return says_all(text, language)
+
+    def known_words(self, language: str) -> frozenset[str]:
+        return known_words(language)
