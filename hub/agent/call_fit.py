@@ -32,8 +32,8 @@ from hub.core.tools import ToolResult
 from hub.home.entities import Entity
 from hub.home.normalize import fold
 from hub.home.resolve import Match
-from hub.home.vocabulary import has_stop_words, stop_words
-from hub.locales import phrase
+from hub.home.vocabulary import domain_words, has_stop_words, stop_words
+from hub.locales import UNSPACED_LANGUAGES, phrase
 
 _LOGGER = logging.getLogger(__name__)
 RECENT_S = 300.0  # what a conversation acted on stays what "it" means this long
@@ -137,15 +137,22 @@ class CallFit:
         fit = self._home.fit(text, language, match)
         recent = _recent(conversation)
         all_said = self._reading.says_all(text, language)
+        kinds = _said_kinds(text, language)
         unknown = self._unknown_name(text, language) if match.tier in ("", "area", "domain") else ""
         if fit.entities and not unknown:
-            fits = _narrowed(_narrowed(fit.entities, lambda e: e.entity_id in recent),
+            fits = list(fit.entities)
+            if match.tier == "area":  # a kind the resolver did not read: "キッチン電気", the kitchen's lights
+                fits = _narrowed(fits, lambda e: e.domain in kinds)
+            fits = _narrowed(_narrowed(fits, lambda e: e.entity_id in recent),
                              lambda e: area is not None and _same_area(e.area, area))
-            several = ("any" if all_said or match.tier == "name" else "all" if match.tier == "area_domain"
-                       else "one")
+            group = match.tier == "area_domain" or (match.tier == "area" and bool(kinds))
+            several = "any" if all_said or match.tier == "name" else "all" if group else "one"
             return _Pointed(tuple(fits), several=several)
         if fit.missing or unknown or match.candidates:
             return _Pointed((), missing=fit.missing or unknown)
+        named = self._said_in(text, language, kinds, all_said)
+        if named is not None:
+            return named
         if recent:  # "turn it off", "turn them off": what the conversation's last action touched
             last = max(recent.values())
             return _Pointed(tuple(e for e in self._home.entities() if recent.get(e.entity_id) == last), several="any")
@@ -153,6 +160,22 @@ class CallFit:
             in_room = tuple(e for e in self._home.entities() if _same_area(e.area, area))
             return _Pointed(in_room, several="any" if all_said else "one")
         return _Pointed(())
+
+    def _said_in(self, text: str, language: str, kinds: frozenset[str], all_said: bool) -> _Pointed | None:
+        """When the resolver reads no device in the text (a language written without spaces,
+        "ブラインド開いてください"): the devices whose name or alias it holds (any of them), else
+        those of the area and kind it holds; None when it holds neither."""
+        said = _padded(text, language)
+        entities = self._home.entities()
+        named = [e for e in entities if any(_padded(n, language) in said for n in (e.name, *e.aliases) if n)]
+        if named:
+            return _Pointed(tuple(named), several="any")
+        in_area = [e for e in entities if e.area and _padded(e.area, language) in said]
+        of_kind = [e for e in in_area or entities if e.domain in kinds]
+        if not of_kind and not in_area:
+            return None
+        several = "any" if all_said else "all" if in_area and of_kind else "one"
+        return _Pointed(tuple(of_kind or in_area), several=several)
 
     def _unknown_name(self, text: str, language: str) -> str:
         """Words of the request, between filler words, that no template says and that name no
@@ -219,6 +242,18 @@ def _narrowed(entities: Sequence[Entity], keep: Callable[[Entity], bool]) -> lis
     """The entities `keep` holds for, if any; else all of them."""
     kept = [e for e in entities if keep(e)]
     return kept or list(entities)
+
+
+def _said_kinds(text: str, language: str) -> frozenset[str]:
+    """The domains whose kind words ("lights", "Licht", "電気") the text says."""
+    said = _padded(text, language)
+    return frozenset(domain for word, domain in domain_words(language).items() if _padded(word, language) in said)
+
+
+def _padded(text: str, language: str) -> str:
+    """Folded text to look for words in: with a space each side, unless the language writes none."""
+    folded = fold(text, language)
+    return folded if language in UNSPACED_LANGUAGES else f" {folded} "
 
 
 def _same_area(entity_area: str | None, area: str) -> bool:
