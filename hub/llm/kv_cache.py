@@ -182,7 +182,7 @@ class PrefixStateCache:
 def state_buffer(size: int) -> np.ndarray:
     """`size` bytes (uint8) in an anonymous mapping of their own, unmapped when the last array
     viewing them goes (see the module docstring)."""
-    return np.frombuffer(mmap.mmap(-1, max(size, 1)), dtype=np.uint8)[:size]
+    return np.frombuffer(mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE), dtype=np.uint8)[:size]
 
 
 def _superseded(old: SavedState, new: SavedState) -> bool:
