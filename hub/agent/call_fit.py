@@ -5,7 +5,8 @@ a device the request never spoke of, or picks one of several devices that fit eq
 round's device actions are held against the request:
 - the direction: a request saying only the opposite intent's own words for that kind of device
   ("off", "close", "unlock", "aus", "ferme", in its templates: `ActionReading`) never runs
-  turn_on, an open, a lock;
+  turn_on, an open, a lock; and a device is switched on or off only by a request that says
+  which (neither way, or both ways, "turn off the lights on the porch": the user is asked);
 - the target: it must be what the request names (a name, its area or kind: the resolver's
   good fits), or, when the request names no device ("turn it off"), what the conversation last
   acted on, else a device in the speaker's room (`ToolContext.area`);
@@ -38,11 +39,13 @@ from hub.locales import UNSPACED_LANGUAGES, phrase
 _LOGGER = logging.getLogger(__name__)
 RECENT_S = 300.0  # what a conversation acted on stays what "it" means this long
 DOES_NOT_FIT = "does_not_fit"  # the refused call's error code
+_SWITCHES = frozenset({"turn_on", "turn_off"})  # a request must say which way these go
 
 
 @dataclass(frozen=True)
 class Misfit:
-    """Why a round's actions do not run: `direction` (the request says the opposite), `target`
+    """Why a round's actions do not run: `direction` (the request says the opposite), `unclear`
+    (a device switched on or off by a request that says neither way, or both), `target`
     (the request names another device, or `missing`: one the home lacks; or none at all), or
     `which` (one of several equal fits, `options`)."""
 
@@ -108,8 +111,9 @@ class CallFit:
         if not acting:
             return None
         for call, entity in acting:
-            if entity is not None and self._turns_the_other_way(text, languages, call, entity):
-                return Misfit("direction", entity)
+            way = self._way(text, languages, call, entity) if entity is not None else None
+            if way is not None:
+                return Misfit(way, entity)
         language = languages[0]
         pointed = _Pointed(tuple(chosen), several="any") if chosen else self._pointed(text, language, match, conversation, area)
         targets = {e.entity_id for _, e in acting if e is not None}
@@ -124,13 +128,17 @@ class CallFit:
         entity_id = call.arguments.get("entity_id")
         return next((e for e in self._home.entities() if e.entity_id == entity_id), None)
 
-    def _turns_the_other_way(self, text: str, languages: Sequence[str], call: ToolCall, entity: Entity) -> bool:
+    def _way(self, text: str, languages: Sequence[str], call: ToolCall, entity: Entity) -> str | None:
+        """"direction" when the request says only the way the call undoes; "unclear" when it
+        switches a device (turn_on, turn_off) and the request says neither way, or both; None
+        when the call goes the request's way (or sets a value no way contradicts)."""
         does, undoes = intents_of(call, entity.domain)
-        for language in languages:
-            said = self._reading.said_intents(text, language, entity.domain)
+        switch = call.name in _SWITCHES
+        for language in languages:  # the turn's language first, then the other candidates
+            said = self._reading.said_intents(text, language, entity.domain) & (does | undoes)
             if said:
-                return bool(said & undoes) and not said & does
-        return False
+                return ("direction" if not said & does else "unclear" if said & undoes and switch else None)
+        return "unclear" if switch else None
 
     def _pointed(self, text: str, language: str, match: Match, conversation: Conversation,
                  area: str | None) -> _Pointed:
@@ -226,8 +234,9 @@ def intents_of(call: ToolCall, domain: str) -> tuple[frozenset[str], frozenset[s
 def misfit_reply(misfit: Misfit, language: str) -> str:
     """What the user is asked when a round's actions do not fit (the "which one?" question
     is the caller's: it keeps the command for the answer)."""
-    if misfit.reason == "direction" and misfit.entity is not None:
-        return phrase(language, "fit.other_action", name=misfit.entity.name)
+    if misfit.reason in ("direction", "unclear") and misfit.entity is not None:
+        key = "fit.other_action" if misfit.reason == "direction" else "fit.unclear_action"
+        return phrase(language, key, name=misfit.entity.name)
     if misfit.missing:
         return phrase(language, "entity.not_found", name=misfit.missing)
     return phrase(language, "fit.which_device")

@@ -35,6 +35,10 @@ _ANY = ""  # a block for every domain (no domain among its slots or required con
 # "<in>" with its "on", says no word: `said_sentences`).
 _OWN_SHARE = 0.1
 _OPPOSITE_RATIO = 3
+# Languages whose separable verb particle ("an", "aus", "aan", "uit") ends the clause
+_PARTICLE_LAST = frozenset({"de", "nl"})
+# A kind of device's word that at least this share of an intent's sentences say is its verb
+_VERB_SHARE = 0.5
 # A word nearly every intent's templates say ("the", "my", "die", "la") says no direction.
 _COMMON_SHARE = 0.85
 
@@ -64,12 +68,13 @@ def _domains(block: dict[str, object]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
-def own_words(language: str, intent: str, domain: str) -> frozenset[str]:
+def own_words(language: str, intent: str, domain: str) -> dict[str, float]:
     """The words `intent`'s templates say for a `domain` device and its opposite's seldom or
-    never do (folded; empty where the language has no templates for it)."""
+    never do (folded; none where the language has no templates for it), each with the share of
+    its sentences that say it."""
     code = intents_language(language)
     if code is None:
-        return frozenset()
+        return {}
     table = _intent_words(code)
 
     def shares(name: str) -> dict[str, float]:
@@ -78,10 +83,12 @@ def own_words(language: str, intent: str, domain: str) -> frozenset[str]:
             said[word] = max(share, said.get(word, 0.0))
         return said
     mine, theirs = shares(intent), shares(OPPOSITES[intent])
-    kinds = domain_words(language)  # "light": a kind of device says no direction
+    # a kind of device says no direction ("the kitchen light off"), unless it is the verb of
+    # most of the intent's sentences too, and the opposite's never say it ("lock", "unlock")
+    kinds = {w for w in domain_words(language) if mine.get(w, 0.0) < _VERB_SHARE or theirs.get(w, 0.0) > 0}
     common = _common_words(code)
-    return frozenset(w for w, share in mine.items() if share >= _OWN_SHARE
-                     and theirs.get(w, 0.0) * _OPPOSITE_RATIO <= share and w not in kinds and w not in common)
+    return {w: share for w, share in mine.items() if share >= _OWN_SHARE
+            and theirs.get(w, 0.0) * _OPPOSITE_RATIO <= share and w not in kinds and w not in common}
 
 
 @lru_cache(maxsize=None)
@@ -97,16 +104,25 @@ def _common_words(code: str) -> frozenset[str]:
 
 def said_intents(text: str, language: str, domain: str) -> frozenset[str]:
     """The directed intents whose own words (`own_words`) `text` says for a `domain` device.
+    Where a separable verb's particle ends the clause (German, Dutch: "schalte die Lampe an der
+    Tür aus", "doe de lamp bij de deur uit"), of two opposites both said the later one's.
 
     Matching the templates themselves with any name (hassil's wildcards) was tried first and
     measured worse on Home Assistant's test sentences: a wildcard name swallows the words that
     say the direction ("tanca {name}" took "tanca amb clau …", lock with a key, for closing)."""
     language = base_language(language)
     folded = fold(text, language)
-    words = set(folded.split())
+    tokens = folded.split()
     unspaced = language in UNSPACED_LANGUAGES
-    return frozenset(intent for intent in OPPOSITES if any(
-        (word in folded if unspaced else word in words) for word in own_words(language, intent, domain)))
+    last: dict[str, int] = {}  # intent → where its last own word is said
+    for intent in OPPOSITES:
+        for word in own_words(language, intent, domain):
+            at = folded.rfind(word) if unspaced else max((n for n, t in enumerate(tokens) if t == word), default=-1)
+            if at >= 0:
+                last[intent] = max(at, last.get(intent, -1))
+    if language in _PARTICLE_LAST:
+        return frozenset(i for i, at in last.items() if at > last.get(OPPOSITES[i], -1))
+    return frozenset(last)
 
 
 def says_all(text: str, language: str) -> bool:

@@ -223,3 +223,12 @@ async def test_a_device_the_request_never_names_never_runs(tmp_path) -> None:
     puppet.next = [("turn_on", {"entity_id": "light.kitchen"}), ("turn_on", {"entity_id": "switch.coffee_machine"})]
     await hub.ask("turn on the kitchen light and the coffee machine", conversation_id="c2")
     assert sorted(c[0] for c in hub.backend.calls) == ["light.kitchen", "switch.coffee_machine"]
+
+
+@pytest.mark.parametrize("command", ["the desk lamp please", "turn off the desk lamp and the kitchen light on"])
+async def test_a_switch_the_request_says_no_way_or_both_ways_of_is_asked_about(tmp_path, command) -> None:
+    hub, puppet = demo(tmp_path)
+    puppet.next = [("turn_on", {"entity_id": "light.desk_lamp"})]
+    result = await hub.ask(command)
+    assert hub.backend.calls == [] and refused(result) == ["unclear"]
+    assert result.reply == phrase("en", "fit.unclear_action", name="Desk lamp")
