@@ -33,7 +33,7 @@ from hub.core.tools import ToolResult
 from hub.home.entities import Entity
 from hub.home.normalize import fold
 from hub.home.resolve import Match
-from hub.home.vocabulary import domain_words, has_stop_words, stop_words
+from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
 from hub.locales import UNSPACED_LANGUAGES, phrase
 
 _LOGGER = logging.getLogger(__name__)
@@ -178,7 +178,8 @@ class CallFit:
         named = [e for e in entities if any(_padded(n, language) in said for n in (e.name, *e.aliases) if n)]
         if named:
             return _Pointed(tuple(named), several="any")
-        in_area = [e for e in entities if e.area and _padded(e.area, language) in said]
+        in_area = [e for e in entities if e.area and any(  # its area's name, or the room's word ("厨房")
+            _padded(a, language) in said for a in (e.area, *area_translations((e.area,), language)))]
         of_kind = [e for e in in_area or entities if e.domain in kinds]
         if not of_kind and not in_area:
             return None
