@@ -5,8 +5,8 @@ a device the request never spoke of, or picks one of several devices that fit eq
 round's device actions are held against the request:
 - the direction: a request saying only the opposite intent's own words for that kind of device
   ("off", "close", "unlock", "aus", "ferme", in its templates: `ActionReading`) never runs
-  turn_on, an open, a lock; and a device is switched on or off only by a request that says
-  which (neither way, or both ways, "turn off the lights on the porch": the user is asked);
+  turn_on, an open, a lock; one that says both ways ("turn off the lights on the porch")
+  switches nothing on or off: the user is asked;
 - the target: it must be what the request names (a name, its area or kind: the resolver's
   good fits), or, when the request names no device ("turn it off"), what the conversation last
   acted on, else a device in the speaker's room (`ToolContext.area`);
@@ -45,7 +45,7 @@ _SWITCHES = frozenset({"turn_on", "turn_off"})  # a request must say which way t
 @dataclass(frozen=True)
 class Misfit:
     """Why a round's actions do not run: `direction` (the request says the opposite), `unclear`
-    (a device switched on or off by a request that says neither way, or both), `target`
+    (a device switched on or off by a request that says both ways), `target`
     (the request names another device, or `missing`: one the home lacks; or none at all), or
     `which` (one of several equal fits, `options`)."""
 
@@ -130,15 +130,16 @@ class CallFit:
 
     def _way(self, text: str, languages: Sequence[str], call: ToolCall, entity: Entity) -> str | None:
         """"direction" when the request says only the way the call undoes; "unclear" when it
-        switches a device (turn_on, turn_off) and the request says neither way, or both; None
-        when the call goes the request's way (or sets a value no way contradicts)."""
+        switches a device (turn_on, turn_off) and the request says both ways; None when the call
+        goes the request's way, or the request's words say no way at all ("start the coffee
+        machine": no template word of a switch's; the model's reading stands)."""
         does, undoes = intents_of(call, entity.domain)
-        switch = call.name in _SWITCHES
         for language in languages:  # the turn's language first, then the other candidates
             said = self._reading.said_intents(text, language, entity.domain) & (does | undoes)
             if said:
-                return ("direction" if not said & does else "unclear" if said & undoes and switch else None)
-        return "unclear" if switch else None
+                return ("direction" if not said & does
+                        else "unclear" if said & undoes and call.name in _SWITCHES else None)
+        return None
 
     def _pointed(self, text: str, language: str, match: Match, conversation: Conversation,
                  area: str | None) -> _Pointed:

@@ -76,19 +76,29 @@ def own_words(language: str, intent: str, domain: str) -> dict[str, float]:
     if code is None:
         return {}
     table = _intent_words(code)
+    # a domain's own templates alone tell "schließe {name} ab" (lock) from "… auf" (unlock),
+    # which the templates for any device blur ("mach {name} auf", open): either reading counts
+    own = _own(table.get((intent, domain), {}), table.get((OPPOSITES[intent], domain), {}), language)
+    common = _common_words(code)  # "the", "die", "auf": a direction only in a domain's own templates
+    merged = _own(_merged(table, intent, domain), _merged(table, OPPOSITES[intent], domain), language)
+    return {**{w: share for w, share in merged.items() if w not in common}, **own}
 
-    def shares(name: str) -> dict[str, float]:
-        said = dict(table.get((name, _ANY), {}))
-        for word, share in table.get((name, domain), {}).items():
-            said[word] = max(share, said.get(word, 0.0))
-        return said
-    mine, theirs = shares(intent), shares(OPPOSITES[intent])
+
+def _merged(table: _Shares, intent: str, domain: str) -> dict[str, float]:
+    """An intent's word shares for a domain's device: its domain's templates' and any device's."""
+    said = dict(table.get((intent, _ANY), {}))
+    for word, share in table.get((intent, domain), {}).items():
+        said[word] = max(share, said.get(word, 0.0))
+    return said
+
+
+def _own(mine: dict[str, float], theirs: dict[str, float], language: str) -> dict[str, float]:
+    """The words of `mine` that `theirs` seldom or never say, and that say a direction."""
     # a kind of device says no direction ("the kitchen light off"), unless it is the verb of
     # most of the intent's sentences too, and the opposite's never say it ("lock", "unlock")
     kinds = {w for w in domain_words(language) if mine.get(w, 0.0) < _VERB_SHARE or theirs.get(w, 0.0) > 0}
-    common = _common_words(code)
     return {w: share for w, share in mine.items() if share >= _OWN_SHARE
-            and theirs.get(w, 0.0) * _OPPOSITE_RATIO <= share and w not in kinds and w not in common}
+            and theirs.get(w, 0.0) * _OPPOSITE_RATIO <= share and w not in kinds}
 
 
 @lru_cache(maxsize=None)
