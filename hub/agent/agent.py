@@ -11,7 +11,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import re
 import time
 import uuid
 from typing import Any, AsyncGenerator, Callable
@@ -69,7 +68,6 @@ class Agent:
         self._registry = registry
         self._options = options
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
-        self._home = home
         self._clock_text = clock_text
         self._identify = identify or TextLanguages()  # which languages a request's text may be in
         self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
@@ -279,18 +277,7 @@ class Agent:
         loading = self._language_loading
         if request.language is None and loading is not None and not self._identify.ready():
             await asyncio.wait([loading], timeout=self._identify.ready_wait_s)  # the load goes on
-        return self._identify.candidates(self._without_names(request.text, preferred), request.language, preferred)
-
-    def _without_names(self, text: str, language: str) -> str:
-        """The request's words less the home's names it says outright: a name is in the language
-        the home was named in, not always the speaker's ("Desk Lamp an" in a German home)."""
-        match = self._home.match(text, language) if self._home is not None else None
-        if match is None or not match.named:
-            return text
-        for entity in match.best:
-            for name in sorted((entity.name, *entity.aliases), key=len, reverse=True):
-                text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
-        return text
+        return self._identify.candidates(request.text, request.language, preferred)
 
     def _prime_continuation(self, state: TurnState) -> None:
         """Evaluate the conversation so far while the user listens, so its next turn only pays
