@@ -114,8 +114,8 @@ def _common_words(code: str) -> frozenset[str]:
 
 def said_intents(text: str, language: str, domain: str) -> frozenset[str]:
     """The directed intents whose own words (`own_words`) `text` says for a `domain` device.
-    Where a separable verb's particle ends the clause (German, Dutch: "schalte die Lampe an der
-    Tür aus", "doe de lamp bij de deur uit"), of two opposites both said the later one's.
+    Where a separable verb's particle ends the sentence (German, Dutch: "schalte die Lampe an
+    der Tür aus", "doe de lamp bij de deur uit"), of two opposites both said the later one's.
 
     Matching the templates themselves with any name (hassil's wildcards) was tried first and
     measured worse on Home Assistant's test sentences: a wildcard name swallows the words that
@@ -130,7 +130,8 @@ def said_intents(text: str, language: str, domain: str) -> frozenset[str]:
             at = folded.rfind(word) if unspaced else max((n for n, t in enumerate(tokens) if t == word), default=-1)
             if at >= 0:
                 last[intent] = max(at, last.get(intent, -1))
-    if language in _PARTICLE_LAST:
+    end = len(tokens) - 1
+    if language in _PARTICLE_LAST and end in last.values():  # the particle ends the sentence
         return frozenset(i for i, at in last.items() if at > last.get(OPPOSITES[i], -1))
     return frozenset(last)
 
