@@ -1,7 +1,8 @@
 """Memory bench against `python -m hub serve`: the hub's RSS over N model turns, each in its own
 conversation, so the saved prompt states fill their cache (`prompt_cache_mib`) early and every
 turn after that evicts one. Prints the RSS curve and its rise after the cache filled (the issue's
-bar: under 10% over 200 turns). Usage:
+bar: under 10% over 200 turns), and what it is made of at each point (/proc/PID/smaps: the
+malloc heap, anonymous mappings small and large, the model file, other files). Usage:
   python bench/bench_memory.py [--model PATH] [--turns N] [--cache-mib N] [--every N]
 (default model: Gemma 3 270M, 200 turns, a 32 MiB cache, a point every 20 turns).
 """
@@ -24,6 +25,24 @@ from reliability.served_hub import MODEL_TEXTS, ServedHub  # noqa: E402
 from hub.llm.models import gemma3_270m_path  # noqa: E402
 
 TOKEN = "bench-memory-token"
+_BIG_MAPPING = 32 * 2**20  # an anonymous mapping this large: a malloc arena's heap or llama.cpp's buffers
+
+
+def rss_parts(pid: int) -> dict[str, int]:
+    """The process's RSS (KiB) by the kind of mapping holding it."""
+    parts: dict[str, int] = {}
+    kind = "other"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and not fields[0].endswith(":"):
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            path = fields[5] if len(fields) > 5 else ""
+            kind = ("heap" if path == "[heap]" else "model" if path.endswith(".gguf")
+                    else ("anon large" if end - start >= _BIG_MAPPING else "anon") if not path
+                    else "other" if path.startswith("[") else "files")
+        elif fields and fields[0] == "Rss:":
+            parts[kind] = parts.get(kind, 0) + int(fields[1])
+    return parts
 
 
 async def main() -> None:
@@ -48,7 +67,8 @@ async def main() -> None:
                         failed += not (await response.json()).get("ok")
                     if turn % args.every == 0:
                         curve.append((turn, hub.rss_kb()))
-                        print(f"turn {turn:4d}: RSS {curve[-1][1] / 1024:7.1f} MiB", flush=True)
+                        parts = "  ".join(f"{kind} {kib / 1024:.1f}" for kind, kib in rss_parts(hub.process.pid).items())
+                        print(f"turn {turn:4d}: RSS {curve[-1][1] / 1024:7.1f} MiB  ({parts})", flush=True)
         finally:
             hub.stop()
     full = next(rss for turn, rss in curve if turn >= args.fill)

@@ -22,8 +22,8 @@ from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, FollowUp, ToModel
 from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
-from hub.agent.ports import (AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath, HomeView,
-                             LanguageIdentifier, SpeakerLocator)
+from hub.agent.ports import (ActionReading, AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath,
+                             HomeView, LanguageIdentifier, SpeakerLocator)
 from hub.agent.prefix_primer import PrefixPrimer
 from hub.agent.plans import PlanBook, PlanRun, TurnPlan, language_reading, plan_of, run_plan_calls
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
@@ -36,6 +36,7 @@ from hub.agent.types import (
     request_problem,
     without_format_characters,
 )
+from hub.understanding.action_words import ActionWords
 from hub.understanding.language import TextLanguages
 from hub.understanding.referents import Recent, recent_after
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
@@ -63,6 +64,7 @@ class Agent:
         identify: LanguageIdentifier | None = None,
         places: SpeakerLocator | None = None,
         follow_ups: FollowUpPath | None = None,
+        reading: ActionReading | None = None,
         clock_text: Callable[[], str] = lambda: time.strftime("%A %Y-%m-%d %H:%M"),
     ) -> None:
         self._engine = engine
@@ -73,6 +75,7 @@ class Agent:
         self._confirmations = confirmations  # actions held for a "yes" (hub.agent.pending)
         self._clock_text = clock_text
         self._identify = identify or TextLanguages()  # which languages a request's text may be in
+        self._reading = reading or ActionWords()  # which way a request's words turn a device
         self._places = places  # where the speaker is (hub.home.places); None: requests say no place
         self.activity = AgentActivity()  # the observers of every turn (hub.agent.activity)
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
@@ -259,7 +262,7 @@ class Agent:
         return ModelTurn(engine=engine, registry=self._registry, settings=self._settings, options=self._options,
                          home=self._home, choices=self._choices, personas=lambda: self.personas,
                          model_acts=self._options.model_home_control or not stand_in, stand_in=stand_in,
-                         identify=self._identify, clock_text=self._clock_text)
+                         identify=self._identify, reading=self._reading, clock_text=self._clock_text)
 
     async def _start_primers(self) -> None:
         if not self.model_acts:

@@ -48,10 +48,13 @@ class Choices:
 
     def ask_which(self, state: TurnState, text: str, options: Sequence[Entity]) -> TurnResult:
         """"Which one: A or B?", and keep the command for the next turn's answer."""
-        self.ask(state, text, options)
-        question = phrase(state.language, "entity.ambiguous",
-                          options=join_list(option_names(options), state.language))
+        question = self.which_one(state, text, options)
         return answered_directly(state, text, DirectAnswer(question, "which_one"), "resolution")
+
+    def which_one(self, state: TurnState, text: str, options: Sequence[Entity]) -> str:
+        """Keep the command for the next turn's answer; the question "Which one: A or B?"."""
+        self.ask(state, text, options)
+        return phrase(state.language, "entity.ambiguous", options=join_list(option_names(options), state.language))
 
     def take(self, conversation_id: str, source: str, client: str | None) -> Choice | None:
         """The command waiting in the conversation when this asker answers (any answer of theirs

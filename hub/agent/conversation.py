@@ -1,4 +1,10 @@
-"""Conversations: history per conversation id, idle expiry and a token budget."""
+"""Conversations: history per conversation id, idle expiry and a token budget.
+
+A conversation holds a few KiB (its turns' messages, trimmed to the token budget): 1.1 KiB for
+a one-turn one, as the memory bench makes 340 of. Idle ones expire; besides, no more than
+`MAX_CONVERSATIONS` are kept (the least recently used idle one goes first), so a client that
+opens a new conversation every turn cannot grow the hub without bound before they expire.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from hub.core.tools import same_client
+
+MAX_CONVERSATIONS = 2000
 from hub.core.messages import Message
 from hub.understanding.referents import Recent
 
@@ -48,8 +56,10 @@ class Conversation:
 
 
 class ConversationStore:
-    def __init__(self, idle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, idle_seconds: float, clock: Callable[[], float] = time.monotonic,
+                 most: int = MAX_CONVERSATIONS) -> None:
         self._idle_seconds = idle_seconds
+        self._most = most
         self._clock = clock
         self._conversations: dict[str, Conversation] = {}
         self._of_client: dict[str, str] = {}  # client → its latest conversation id
@@ -63,6 +73,7 @@ class ConversationStore:
         conversation_id = conversation_id or uuid.uuid4().hex
         conversation = self._conversations.get(conversation_id)
         if conversation is None:
+            self._make_room()
             conversation = Conversation(conversation_id, language, last_used=self._clock())
             self._conversations[conversation_id] = conversation
         conversation.last_used = self._clock()
@@ -73,6 +84,14 @@ class ConversationStore:
         for cid in [c.id for c in self._conversations.values()
                     if now - c.last_used > self._idle_seconds and not c.lock.locked()]:
             del self._conversations[cid]
+
+    def _make_room(self) -> None:
+        """Drop the least recently used idle conversations while the store is full."""
+        if len(self._conversations) < self._most:
+            return
+        idle = sorted((c for c in self._conversations.values() if not c.lock.locked()), key=lambda c: c.last_used)
+        for conversation in idle[:len(self._conversations) - self._most + 1]:
+            del self._conversations[conversation.id]
 
     def clear(self) -> None:
         self._conversations.clear()

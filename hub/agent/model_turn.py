@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
 from hub.agent import prompt
+from hub.agent.call_fit import CallFit
 from hub.agent.choices import Choices
 from hub.agent.personas import Persona, PersonaBook
-from hub.agent.ports import AgentOptions, HomeView, LanguageIdentifier
+from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import TurnState, not_found, not_understood
@@ -58,6 +59,8 @@ _EXAMPLE_DOMAINS = ("light", "switch", "fan")  # devices "turn on <name>" works 
 class _Context:
     """What the model is given this turn, and what it has said and called so far."""
 
+    text: str  # the command the model answers
+    targets: Sequence[Entity] | None  # the devices the user chose for it ("which one?")
     match: Match
     question: bool
     system: Message
@@ -75,7 +78,8 @@ class ModelTurn:
 
     def __init__(self, *, engine: Engine, registry: ToolRegistry, settings: RuntimeSettings, options: AgentOptions,
                  home: HomeView | None, choices: Choices, personas: Callable[[], PersonaBook], model_acts: bool,
-                 stand_in: bool, identify: LanguageIdentifier, clock_text: Callable[[], str]) -> None:
+                 stand_in: bool, identify: LanguageIdentifier, reading: ActionReading,
+                 clock_text: Callable[[], str]) -> None:
         self._engine = engine
         self._registry = registry
         self._settings = settings
@@ -89,6 +93,8 @@ class ModelTurn:
         self._reply_languages = identify.confidences if stand_in else None
         self._clock_text = clock_text
         self._constrained = engine.uses_constrained_tools
+        # a device action runs only when it fits the request's words (`agent.call_fit`)
+        self._fit = CallFit(home, reading, registry.device_actions(), choices) if home is not None else None
 
     def stable_request(self, persona: Persona) -> GenerationRequest:
         """What every turn of `persona` starts with."""
@@ -152,7 +158,8 @@ class ModelTurn:
         reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,
                                                         self._reply_languages))
-        return _Context(match, question, system, tools, conversational, reasoning, actions, allowed, reply, messages)
+        return _Context(text, targets, match, question, system, tools, conversational, reasoning, actions, allowed,
+                        reply, messages)
 
     def _echo(self, persona: Persona, system: Message, tools: list[ToolSpec], user_message: str,
               text: str) -> PromptEcho:
@@ -198,6 +205,13 @@ class ModelTurn:
             if context.question:  # a question reads: an action on a device becomes a look at its state
                 calls = [as_reading(c, actions, context.allowed) for c in calls]
             turn_messages.append(Message("assistant", raw_text, tool_calls=calls))
+            refused = self._fit.refusal(state, context.text, context.match, calls, context.targets) \
+                if self._fit is not None and state.persona.home else None
+            if refused is not None:  # none of the round runs: the user is asked
+                await run_tools(self._registry, calls, state, turn_messages, context.allowed, refused)
+                reply.say(str(refused.data["message"]))
+                turn_messages.append(Message("assistant", str(refused.data["message"])))
+                return []
             results = await run_tools(self._registry, calls, state, turn_messages, context.allowed)
             if any(r.data.get("dry_run") for r in results):
                 break  # a plan: what the calls would do is known, and nothing was done to talk about

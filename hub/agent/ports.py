@@ -84,6 +84,22 @@ class SpeakerLocator(Protocol):
                area: str | None = None, language: str = "en") -> Place | None: ...
 
 
+class ActionReading(Protocol):
+    """What a request's words say of an action, from its language's templates
+    (hub.understanding.action_words.ActionWords)."""
+
+    def said_intents(self, text: str, language: str, domain: str) -> frozenset[str]:
+        """The directed intents (HassTurnOn, HassTurnOff, …) whose own words `text` says for a
+        `domain` device."""
+        ...
+
+    def says_all(self, text: str, language: str) -> bool: ...
+
+    def known_words(self, language: str) -> frozenset[str]:
+        """The folded words the language's templates may say."""
+        ...
+
+
 class ConfirmationsLike(Protocol):
     async def try_handle(self, text: str, language: str, ctx: ToolContext) -> DirectAnswer | None: ...
 

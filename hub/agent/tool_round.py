@@ -27,13 +27,16 @@ READ_STATE = "get_state"  # the home tool a question's mistaken action call is t
 
 async def run_tools(
     registry: ToolRegistry, calls: list[ToolCall], state: TurnState, turn_messages: list[Message],
-    allowed: Sequence[str],
+    allowed: Sequence[str], refused: ToolResult | None = None,
 ) -> list[ToolResult]:
+    """Run the round's calls (`refused`: none of them runs, each gets that result)."""
     results = []
     for call in calls:
         state.emit(ToolStarted(call))
         started = time.monotonic()
-        if call.name == "invalid_tool_call":
+        if refused is not None:
+            result = refused
+        elif call.name == "invalid_tool_call":
             result = ToolResult(ok=False, data={
                 "error": "malformed_call",
                 "message": f"Your tool call could not be read ({call.arguments.get('error')}). "

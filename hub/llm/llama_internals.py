@@ -128,11 +128,11 @@ def sequence_state_size(llm: Llama, seq_id: int) -> int:
     return int(llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, seq_id))
 
 
-def read_sequence_state(llm: Llama, seq_id: int, size: int) -> np.ndarray:
-    """A sequence's serialized KV state (empty when llama.cpp could not write it)."""
-    data = np.empty(size, dtype=np.uint8)
-    written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, _pointer(data), size, seq_id)
-    return data[:written]
+def read_sequence_state(llm: Llama, seq_id: int, into: np.ndarray) -> np.ndarray:
+    """A sequence's serialized KV state, written into `into` (uint8, `sequence_state_size`
+    bytes): the part written (empty when llama.cpp could not write it)."""
+    written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, _pointer(into), into.nbytes, seq_id)
+    return into[:written]
 
 
 def write_sequence_state(llm: Llama, seq_id: int, tokens: np.ndarray, data: np.ndarray) -> bool:

@@ -6,7 +6,7 @@ and alternatives spelled out ("nastavljen[a|o]"), rules and lists followed, a sl
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Mapping
 
 from home_assistant_intents import get_intents
 
@@ -19,32 +19,48 @@ def template_words(code: str) -> frozenset[str]:
     releases', the hub's own): their text, expansion rules and lists' values, a word's optional
     endings and alternatives ("nastavljen[a|o]") spelled out; a slot ({name}, a number) says
     no word. Read from the templates' text (hassil's parser takes seconds for 35 languages)."""
+    return frozenset().union(_follow_up_words(code), *(words for _, _, words in said_sentences(code)))
+
+
+def said_sentences(code: str, opposites: Mapping[str, str] | None = None, lists: bool = True,
+                   ) -> Iterator[tuple[str, dict[str, Any], frozenset[str]]]:
+    """Each sentence template of the handled intents (both releases', the hub's own): its
+    intent's name, its block (`slots`, `requires_context`…) and the words it may say. With
+    `opposites` (intent → the intent undoing it), only those intents, and a rule or list that
+    both of a pair's sentences use ("<in>": "in|on|at") says no word: it says no direction.
+    Without `lists`, a list's values say no word either."""
     installed = get_intents(code)
     releases = [data for data in (add_own_sentences(installed, code) if installed else None, older_intents(code))
                 if data]
-    words: set[str] = set()
     for data in releases:
-        shared = _Said(data.get("expansion_rules", {}), data.get("lists", {}))
-        for name in HANDLED_INTENTS & data["intents"].keys():
+        shared = _Said(data.get("expansion_rules", {}), data.get("lists", {}) if lists else {})
+        named = HANDLED_INTENTS & data["intents"].keys() & (opposites.keys() if opposites else HANDLED_INTENTS)
+        for name in named:
+            silent = _used(data, name) & _used(data, opposites[name]) if opposites else frozenset()
             for block in data["intents"][name]["data"]:
-                rules, lists = block.get("expansion_rules"), block.get("lists")
-                said = _Said({**shared.rules, **(rules or {})}, {**shared.lists, **(lists or {})}) \
-                    if rules or lists else shared
+                rules, own_lists = block.get("expansion_rules"), block.get("lists") if lists else None
+                said = _Said({**shared.rules, **(rules or {})}, {**shared.lists, **(own_lists or {})}, silent) \
+                    if rules or own_lists or silent else shared
                 for sentence in block["sentences"]:
-                    words |= said.words(sentence)
-    return frozenset(words | _follow_up_words(code))
+                    yield name, block, said.words(sentence)
 
 
-def _follow_up_words(code: str) -> set[str]:
+def _used(data: dict[str, Any], intent: str) -> frozenset[str]:
+    """The rules and lists an intent's sentences name ("<in>", "{area}")."""
+    blocks = data["intents"].get(intent, {}).get("data", ())
+    return frozenset(_REFERENCE.findall(" ".join(s for block in blocks for s in block["sentences"])))
+
+
+def _follow_up_words(code: str) -> frozenset[str]:
     """The words of the hub's follow-up templates ("apágala", "zet hem uit"): short requests
     that are told from them alone."""
     spec = spec_of(code.split("-", 1)[0].lower())
     if spec is None:
-        return set()
+        return frozenset()
     amounts = {"amount": {"values": [w for said in (spec.get("amount") or {}).values() for w in said]}}
     said = _Said(dict(spec.get("rules") or {}), amounts)
-    return {word for sentences in spec["sentences"].values() for sentence in sentences
-            for word in said.words(sentence)}
+    return frozenset(word for sentences in spec["sentences"].values() for sentence in sentences
+                     for word in said.words(sentence))
 
 
 _Forms = tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]
@@ -52,6 +68,7 @@ _NOTHING: _Forms = (frozenset({""}), frozenset(), frozenset(), frozenset())
 _SLOT: _Forms = (frozenset(), frozenset({""}), frozenset({""}), frozenset())  # spaces around, no word
 _MOST_FORMS = 64  # spellings kept per part of a template (a word's endings are a handful)
 _TOKEN = re.compile(r"<[^<>]+>|\{[^{}]+\}|[()\[\]|;]|[^()\[\]|;<>{}]+")
+_REFERENCE = re.compile(r"[<{]([^<>{}:]+)")
 
 
 class _Said:
@@ -59,8 +76,9 @@ class _Said:
     if it has no space, `first`: what may come before its first space, `last`: after its last,
     `inner`: the whole words in between); parts in a row join at their edges."""
 
-    def __init__(self, rules: dict[str, str], lists: dict[str, Any]) -> None:
+    def __init__(self, rules: dict[str, str], lists: dict[str, Any], silent: frozenset[str] = frozenset()) -> None:
         self.rules, self.lists = rules, lists
+        self._silent = silent  # rules and lists said as no word
         self._known: dict[str, _Forms] = {}  # each rule's and list's, once
 
     def words(self, template: str) -> frozenset[str]:
@@ -95,6 +113,8 @@ class _Said:
         if token not in self._known:
             self._known[token] = _SLOT  # while it is read: a rule naming itself
             name = token[1:-1].split(":", 1)[0]
+            if name in self._silent:
+                return _SLOT
             if token[0] == "<":
                 self._known[token] = self._template(self.rules[name]) if name in self.rules else _SLOT
             else:

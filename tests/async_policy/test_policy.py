@@ -6,6 +6,8 @@ the hub: nothing sensitive happens without a yes in the same conversation within
 
 from __future__ import annotations
 
+import dataclasses
+
 import logging
 
 import pytest
@@ -114,6 +116,7 @@ async def test_a_clear_no_cancels_and_anything_else_drops_the_action(tmp_path, c
 
 async def test_confirmation_in_german(tmp_path, clock) -> None:
     hub = TestHub(tmp_path, ScriptedEngine([UNLOCK]), policy_clock=clock)
+    hub.store.upsert(dataclasses.replace(hub.store.get("lock.front_door"), aliases=("Haustür",)))  # the name said
     asked = await hub.ask("schließ die Haustür auf", language="de")
     assert asked.reply == phrase("de", "policy.confirm", action="aufschließen", name="Front door")
     result = await hub.ask("Ja, bitte", language="de")

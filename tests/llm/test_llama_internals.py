@@ -125,7 +125,7 @@ def test_each_internal_does_its_job_on_a_real_model(gemma_path: Path) -> None:
         original = raw.count_evaluations(llm, lambda batch: (counted.append(len(batch)), original(batch))[1])
         llm.eval(tokens)
         assert counted == [len(tokens)] and list(raw.resident_tokens(llm)) == tokens
-        state = raw.read_sequence_state(llm, 0, raw.sequence_state_size(llm, 0))
+        state = raw.read_sequence_state(llm, 0, np.empty(raw.sequence_state_size(llm, 0), dtype=np.uint8))
         assert state.size > 0
         raw.drop_from(llm, 3)
         assert list(raw.resident_tokens(llm)) == tokens[:3]
