@@ -45,7 +45,7 @@ class _Life:
         the background priming the turn starts."""
         agent, _, _ = build_agent(self.engine, generated_store(BIG_OVERVIEW), overview_max_entities=BIG_OVERVIEW)
         if primed:
-            assert await agent.primer.prime_now(), "the engine was busy"
+            assert await agent.priming.primer.prime_now(), "the engine was busy"
             await self.engine.wait_idle()  # the primed state is on disk too
             prefix = self.engine.engine.prompt_tokens(agent.stable_request(), add_generation_prompt=False)
             await restore_only(self.engine, saved_state(self.engine, prefix))  # the warm turn finds it alone

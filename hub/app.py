@@ -221,7 +221,7 @@ class HubApp:
 
     async def _primed(self) -> None:
         """Ready once the stable prompt is primed (engines that cannot prime are ready at once)."""
-        primer = self.agent.primer if self.agent is not None else None
+        primer = self.agent.priming.primer if self.agent is not None else None
         deadline = asyncio.get_running_loop().time() + PRIMING_WAIT_S
         while (primer is not None and primer.supported and not primer.primes
                and asyncio.get_running_loop().time() < deadline):

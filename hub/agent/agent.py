@@ -20,11 +20,12 @@ from hub.agent import prompt
 from hub.agent.choices import Choices
 from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.direct_routes import ChosenOption, Confirmation, DirectRoute, FastPath, FollowUp, ToModel
+from hub.agent.intake import Reception
 from hub.agent.model_turn import ModelTurn
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.ports import (ActionReading, AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath,
                              HomeView, LanguageIdentifier, SpeakerLocator)
-from hub.agent.prefix_primer import PrefixPrimer
+from hub.agent.priming import Priming
 from hub.agent.plans import PlanBook, PlanRun, TurnPlan, language_reading, plan_of, run_plan_calls
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
 from hub.agent.types import (
@@ -38,7 +39,7 @@ from hub.agent.types import (
 )
 from hub.understanding.action_words import ActionWords
 from hub.understanding.language import TextLanguages
-from hub.understanding.referents import Recent, recent_after
+from hub.understanding.referents import recent_after
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
 from hub.core.messages import Message, ToolCall
 from hub.llm.types import Engine, GenerationRequest, stands_in
@@ -81,6 +82,9 @@ class Agent:
         self.conversations = ConversationStore(idle_seconds=options.conversation_idle_minutes * 60)
         self.languages: list[str] = list(SUPPORTED_LANGUAGES)
         self._choices = Choices(options.confirm_seconds)  # commands asking "which one?"
+        # who asks, in which conversation, as which persona, in which languages
+        self._reception = Reception(self.conversations, lambda: self.personas, self._identify, self._choices,
+                                    confirmations, options.language)
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())
@@ -90,14 +94,11 @@ class Agent:
             ChosenOption(self._choices, home, fast_path, follow_ups), Confirmation(confirmations),
             FollowUp(follow_ups, fast_path, self._choices, options.fast_path),
             FastPath(fast_path, self._choices, options.fast_path))
-        # keep the default persona's stable prefix and each conversation's continuation warm
-        self.primer = PrefixPrimer(engine, self.stable_request)
-        self.persona_primers: list[PrefixPrimer] = []  # the other personas' prefixes (from start())
-        self._priming: set[asyncio.Task[bool]] = set()
+        # keep every persona's stable prefix and each conversation's continuation warm
+        self.priming = Priming(engine, self._model.stable_request, lambda: self.personas)
         self._running = RunningTurns()
         self._plans = PlanBook()  # plans made without acting, runnable once for five minutes
         self._stopping = False
-        self._language_loading: asyncio.Task[bool] | None = None  # from start()
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -115,33 +116,19 @@ class Agent:
         return await self.activity.wait_idle(timeout)
 
     async def _run(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
-        if isinstance(request.text, str):
-            request = dataclasses.replace(request, text=without_format_characters(request.text))
-        error = request_problem(request.text)
-        if request.conversation_id is None:
-            request = dataclasses.replace(request, conversation_id=self._waiting_conversation(request.client))
-        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
-        try:
-            persona = self._persona_for(request, known)
-        except UnknownPersona as err:
-            _LOGGER.warning("%s", err)
-            persona, error = self.personas.get(None), error or "unknown_persona"
-        if self._stopping:
-            error = "stopping"
-        languages = await self._languages(request, persona, known) if not error else []
-        language = languages[0] if languages else normalize_language(
-            request.language or persona.language, default=self._options.language)
-        if error:
-            yield TurnDone(failure(request.conversation_id or "", language, error))
+        taken = await self._reception.take(request, stopping=self._stopping)
+        request, language = taken.request, taken.language
+        if taken.error:
+            yield TurnDone(failure(request.conversation_id or "", language, taken.error))
             return
-        inherited = self._client_recent(request.client) if request.conversation_id is None else None
+        inherited = self._reception.client_recent(request.client) if request.conversation_id is None else None
         conversation = self.conversations.get_or_create(request.conversation_id, language)
         conversation.language = language
-        conversation.persona = persona.key
+        conversation.persona = taken.persona.key
         conversation.recent = conversation.recent or inherited
         if request.client is not None:
             self.conversations.remember_client(request.client, conversation.id)
-        run = functools.partial(self._locked_turn, request, conversation, languages, persona)
+        run = functools.partial(self._locked_turn, request, conversation, taken.languages, taken.persona)
         async for event in self._running.events(conversation.id, language, self._options.turn_timeout, run):
             yield event
 
@@ -150,17 +137,17 @@ class Agent:
         audio is transcribed): evaluate, in the background, what its prompt starts with whatever
         the words are (the conversation so far and the user message's clock line), so that the
         turn evaluates only its words. The turn interrupts priming that is still running."""
-        if not self.primer.supported or self._stopping:
+        if not self.priming.supported or self._stopping:
             return
-        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
+        known = self._reception.known(request)
         try:
-            persona = self._persona_for(request, known)
+            persona = self._reception.persona_for(request, known)
         except UnknownPersona:
             return  # the turn itself will say so
         language = normalize_language(request.language or persona.language, default=self._options.language)
         history = list(known.messages) if known is not None else []
         head = Message("user", prompt.user_message_head(language, self._clock_text()))
-        self._prime_in_background([*history, head], persona)
+        self.priming.continuation([*history, head], persona)
 
     async def ask(self, request: TurnRequest) -> TurnResult:
         return await final_result(self.run(request))
@@ -173,9 +160,9 @@ class Agent:
         problem = request_problem(request.text)
         if problem:
             raise ValueError(problem)
-        known = self.conversations.get(request.conversation_id) if request.conversation_id else None
-        persona = self._persona_for(request, known)
-        languages = await self._languages(request, persona, known)
+        known = self._reception.known(request)
+        persona = self._reception.persona_for(request, known)
+        languages = await self._reception.languages(request, persona, known)
         conversation = Conversation(f"plan-{uuid.uuid4().hex[:12]}", languages[0],
                                     list(known.messages) if known is not None else [], persona.key)
         ctx = self._context(request, conversation.id, languages[0], persona, dry_run=True)
@@ -186,7 +173,7 @@ class Agent:
             result = await asyncio.wait_for(ended(state, self._fitted(state)), timeout)
         except TimeoutError:
             result = failure(conversation.id, state.language, "timeout")
-        reading = language_reading(state.language, request.language, self._preferred(persona, known), languages,
+        reading = language_reading(state.language, request.language, self._reception.preferred(persona, known), languages,
                                    self._identify.confidences(state.text))
         match = self._home.match(state.text, state.language) if self._home is not None and persona.home else None
         plan = plan_of(self._plans.new_id(), state, result, reading, match)
@@ -240,22 +227,19 @@ class Agent:
     async def start(self) -> None:
         """Prime every persona's stable prefix while idle (and again when it changes), so even a
         persona's first turn only pays for its own message; load language identification."""
-        self._language_loading = asyncio.create_task(self._identify.prepare())
-        await self._start_primers()
+        self._reception.start()
+        self._model.log_role()
+        await self.priming.start()
 
     async def switch_engine(self, engine: Engine) -> None:
         """Answer every later turn with `engine` (a downloaded model taking over from the
         stand-in): its stable prompt is primed first, while the old engine still answers; turns
         already running finish on the engine they started with (the caller closes it later)."""
         model = self._model_turn(engine)
-        primer = PrefixPrimer(engine, lambda: model.stable_request(self.personas.get(None)))
-        if primer.supported:
-            await primer.prime_now()
-        for old in (self.primer, *self.persona_primers):
-            await old.stop()
-        self._engine, self._model, self.primer = engine, model, primer
+        model.log_role()
+        await self.priming.switch(engine, model.stable_request)
+        self._engine, self._model = engine, model
         self.stand_in, self.model_acts = model.stand_in, model.model_acts
-        await self._start_primers()
 
     def _model_turn(self, engine: Engine) -> ModelTurn:
         stand_in = stands_in(engine.info.is_stand_in, engine.info.n_params)
@@ -264,23 +248,9 @@ class Agent:
                          model_acts=self._options.model_home_control or not stand_in, stand_in=stand_in,
                          identify=self._identify, reading=self._reading, clock_text=self._clock_text)
 
-    async def _start_primers(self) -> None:
-        if not self.model_acts:
-            _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
-                         "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
-        elif self.stand_in:
-            _LOGGER.info("the model %s is a stand-in, allowed to control devices (model_home_control)",
-                         self._engine.info.name)
-        self.persona_primers = [PrefixPrimer(self._engine, functools.partial(self.stable_request, persona),
-                                             name=f"persona:{persona.key}")
-                                for persona in self.personas.all() if persona.key != self.personas.default]
-        for primer in (self.primer, *self.persona_primers):
-            await primer.start()
-
     async def wait_primed(self) -> None:
         """Wait until the conversations' background priming has finished (tests, benches)."""
-        while self._priming:
-            await asyncio.gather(*self._priming, return_exceptions=True)
+        await self.priming.wait()
 
     def stop_turns(self) -> None:
         """Shutdown: end every running turn now with the spoken "stopping" reply (their tasks are
@@ -289,12 +259,8 @@ class Agent:
         self._running.stop()
 
     async def stop(self) -> None:
-        for primer in (self.primer, *self.persona_primers):
-            await primer.stop()
-        for task in list(self._priming):
-            task.cancel()
-        if self._language_loading is not None:
-            self._language_loading.cancel()
+        await self.priming.stop()
+        self._reception.stop()
 
     async def report(self, conversation_id: str, text: str) -> None:
         """Add an outcome that arrived after its turn ended, as something the hub said."""
@@ -322,7 +288,7 @@ class Agent:
                 time.monotonic(), state.language)
             emit(TurnDone(result))
             if result.ok and result.path == "model":
-                self._prime_continuation(state)
+                self.priming.continuation(list(state.conversation.messages), state.persona)
 
     def _context(self, request: TurnRequest, conversation_id: str, language: str, persona: Persona,
                  dry_run: bool = False) -> ToolContext:
@@ -352,52 +318,3 @@ class Agent:
             # little to overrule the language the client named: the model answers in that one
             state.speaking(named)
         return await self._model.answer(state, state.text)
-
-    async def _languages(self, request: TurnRequest, persona: Persona, known: Conversation | None) -> list[str]:
-        """The request's candidate languages, most likely first: its text decides, the named
-        language stands unless the text is plainly another; the conversation's language so far
-        (else the persona's or the home's) breaks ties, so a short "ja" stays German. Identification
-        still loading from start() is waited for at most its `ready_wait_s`; past that the
-        script, the named and the preferred language are the candidates (their templates decide)."""
-        preferred = self._preferred(persona, known)
-        loading = self._language_loading
-        if request.language is None and loading is not None and not self._identify.ready():
-            await asyncio.wait([loading], timeout=self._identify.ready_wait_s)  # the load goes on
-        return self._identify.candidates(request.text, request.language, preferred)
-
-    def _persona_for(self, request: TurnRequest, known: Conversation | None) -> Persona:
-        """The persona the request names, else its conversation's, else the device's or the
-        default (PersonaBook.choose). Raises UnknownPersona."""
-        return self.personas.choose(request.persona or (known.persona if known else None),
-                                    request.satellite_id, request.device_id)
-
-    def _preferred(self, persona: Persona, known: Conversation | None) -> str:
-        """The language that breaks ties: the conversation's so far, else the persona's or the home's."""
-        return known.language if known is not None else normalize_language(
-            persona.language, default=self._options.language)
-
-    def _prime_continuation(self, state: TurnState) -> None:
-        """Evaluate the conversation so far while the user listens, so its next turn only pays
-        for its new message (engines without `prime` are left alone)."""
-        if self.primer.supported:
-            self._prime_in_background(list(state.conversation.messages), state.persona)
-
-    def _prime_in_background(self, messages: list[Message], persona: Persona) -> None:
-        task = asyncio.create_task(self.primer.prime_continuation(messages, self.stable_request(persona)))
-        self._priming.add(task)
-        task.add_done_callback(self._priming.discard)
-
-    def _client_recent(self, client: str | None) -> Recent | None:
-        """For a request that names no conversation (HA 2025.4 names none over Wyoming): the last
-        command of the client's latest conversation, so that "turn it off" still refers to it."""
-        latest = self.conversations.get(self.conversations.latest_of(client) or "")
-        return latest.recent if latest is not None else None
-
-    def _waiting_conversation(self, client: str | None) -> str | None:
-        """For a request without a conversation id: the client's previous conversation while it
-        waits for an answer (a yes or no, or "which one?", within the confirmation window), else
-        None (a new one)."""
-        previous = self.conversations.latest_of(client)
-        waiting = previous is not None and (self._choices.waiting(previous) or (
-            self._confirmations is not None and self._confirmations.waiting(previous)))
-        return previous if waiting else None

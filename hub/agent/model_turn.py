@@ -15,7 +15,7 @@ import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Callable, Sequence
 
 from hub.agent import prompt
 from hub.agent.call_fit import CallFit
@@ -95,6 +95,15 @@ class ModelTurn:
         self._constrained = engine.uses_constrained_tools
         # a device action runs only when it fits the request's words (`agent.call_fit`)
         self._fit = CallFit(home, reading, registry.device_actions(), choices) if home is not None else None
+
+    def log_role(self) -> None:
+        """Say in the log whether the model may act on devices."""
+        if not self.model_acts:
+            _LOGGER.info("the model %s is a stand-in: it chats and reads states, device actions come "
+                         "only from the fast path (set model_home_control to let it act)", self._engine.info.name)
+        elif self.stand_in:
+            _LOGGER.info("the model %s is a stand-in, allowed to control devices (model_home_control)",
+                         self._engine.info.name)
 
     def stable_request(self, persona: Persona) -> GenerationRequest:
         """What every turn of `persona` starts with."""

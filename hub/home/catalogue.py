@@ -21,7 +21,7 @@ from hub.home.entity_tool import ENTITY, PERCENT, EntityTool, entity_schema
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
 from hub.home.state_speech import spoken_state, state_data
-from hub.core.tools import Tool, ToolContext, ToolError, ToolResult, WouldCall
+from hub.core.tools import Tool, ToolContext, ToolError, ToolResult
 from hub.home.watches import ActionTracker
 from hub.locales import format_number, phrase
 

@@ -72,10 +72,10 @@ async def test_every_personas_prefix_is_primed_before_its_first_turn(engine: Rec
     await agent.start()
     try:
         for _ in range(3000):  # the primers settle for 2 s, then evaluate while the engine is idle
-            if agent.primer.primes and all(p.primes for p in agent.persona_primers):
+            if agent.priming.primer.primes and all(p.primes for p in agent.priming.persona_primers):
                 break
             await asyncio.sleep(0.1)
-        assert [p.primes for p in agent.persona_primers] == [1]
+        assert [p.primes for p in agent.priming.persona_primers] == [1]
         await agent.ask(TurnRequest("good morning, what do you sell?", conversation_id="forge", persona="smith"))
         first = engine.take()[0]
         own = engine.count_tokens(first.request.messages[-1].content)

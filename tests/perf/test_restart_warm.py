@@ -40,7 +40,7 @@ async def test_the_first_model_turn_after_a_restart_evaluates_only_what_follows_
     await first.start(listeners=False)
     try:
         deadline = time.monotonic() + 300
-        while first.agent.primer.primed_key is None:
+        while first.agent.priming.primer.primed_key is None:
             assert time.monotonic() < deadline, "the hub never primed its prefix"
             await asyncio.sleep(0.2)
         await first.engine.wait_idle()  # the primed state is on disk
