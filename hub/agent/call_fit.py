@@ -199,18 +199,22 @@ class CallFit:
 def intents_of(call: ToolCall, domain: str) -> tuple[frozenset[str], frozenset[str]]:
     """The intents a call carries out on a `domain` device, and the ones it undoes (the
     request's words must not say only those): turn_on is HassTurnOn (a vacuum's start), a
-    brightness of 0 or a position of 0 is HassTurnOff, a position of 100 HassTurnOn."""
+    brightness, a fan's speed or a position of 0 is HassTurnOff, a position of 100 HassTurnOn."""
     on, off = frozenset({"HassTurnOn"}), frozenset({"HassTurnOff"})
     if domain == "vacuum":
         on, off = on | {"HassVacuumStart"}, off | {"HassVacuumReturnToBase"}
     args = call.arguments
     if call.name in ("turn_on", "activate_scene", "run_script") \
             or (call.name == "set_light" and args.get("brightness") != 0) \
+            or (call.name == "set_fan_speed" and args.get("percentage") != 0) \
             or (call.name == "set_position" and args.get("position") == 100):
         return on, off
-    if call.name == "turn_off" or (call.name in ("set_light", "set_position") and 0 in (
-            args.get("brightness"), args.get("position"))):
+    if call.name == "turn_off" or (call.name in ("set_light", "set_position", "set_fan_speed") and 0 in (
+            args.get("brightness"), args.get("position"), args.get("percentage"))):
         return off, on
+    if call.name == "mute":
+        mute, unmute = frozenset({"HassMediaPlayerMute"}), frozenset({"HassMediaPlayerUnmute"})
+        return (mute, unmute) if args.get("muted") else (unmute, mute)
     if call.name == "media_control":
         pairs = {"pause": "HassMediaPause", "resume": "HassMediaUnpause", "next": "HassMediaNext",
                  "previous": "HassMediaPrevious"}

@@ -95,6 +95,7 @@ class ModelTurn:
         self._constrained = engine.uses_constrained_tools
         # a device action runs only when it fits the request's words (`agent.call_fit`)
         self._fit = CallFit(home, reading, registry.device_actions(), choices) if home is not None else None
+        self._reading = reading
 
     def log_role(self) -> None:
         """Say in the log whether the model may act on devices."""
@@ -259,10 +260,18 @@ class ModelTurn:
         if not targets:
             return constraint
         entity_ids = tuple(e.entity_id for e in targets)
-        if chosen:  # its actions only: a fan is not offered set_light
+        if chosen:  # its actions only (a fan is not offered set_light), the way the words say if they do
             actions = self._registry.device_actions({e.domain for e in targets})
-            return ToolConstraint(tuple(n for n in constraint.tool_names if n in actions), entity_ids)
+            names = tuple(n for n in constraint.tool_names if n in actions)
+            way = self._switch_said(text, state.language, targets)
+            return ToolConstraint(tuple(n for n in names if n == way) or names, entity_ids)
         return dataclasses.replace(constraint, entity_ids=entity_ids)
+
+    def _switch_said(self, text: str, language: str, targets: Sequence[Entity]) -> str | None:
+        """turn_on or turn_off when the request's words say only that way for the devices."""
+        said = {intent for e in targets for intent in self._reading.said_intents(text, language, e.domain)}
+        ways = [tool for intent, tool in (("HassTurnOn", "turn_on"), ("HassTurnOff", "turn_off")) if intent in said]
+        return ways[0] if len(ways) == 1 else None
 
     def _example_name(self, match: Match) -> str | None:
         """A device of the home to say an example command with: one the request named when it

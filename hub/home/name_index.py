@@ -18,7 +18,7 @@ from hub.home.name_words import name_translations, whole_name_translations
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_keys
 from hub.home.vocabulary import area_translations, domain_words, stop_words
-from hub.home.word_forms import WordForms
+from hub.home.word_forms import COMPOUNDING, WordForms
 
 MIN_PARTIAL_WORD = 3  # shorter words ("tv" aside, which is a domain word) are too ambiguous
 _MAX_SPELLINGS = 16  # inflected spellings of one run of words tried as a whole name
@@ -52,7 +52,7 @@ class Sense:
     weight: float = 0.0
     areas: frozenset[str] = frozenset()
     domains: frozenset[str] = frozenset()
-    says_more: bool = False  # a compound naming what no entity of its kind is ("Garagenheizung")
+    says_more: bool = False  # a compound naming what no entity of its kind is ("Garagenheizung", "Stehlampe")
 
 
 @dataclass
@@ -182,8 +182,9 @@ def _compound(word: str, index: NameIndex) -> Sense:
     """A compound's sense: the entities every name part names ("decke" of "Deckenlampe"), of the
     kind it says; a part that is also a room only narrows when that leaves some, as its rooms do."""
     parts = [_whole(part, index) for part in index.forms.parts(word)]
-    if not parts:
-        return Sense()
+    if not parts:  # "Stehlampe": a lamp, and a word more that names none of the home's
+        kind = _kind_at_end(word, index.forms.language)
+        return Sense(domains=kind, says_more=bool(kind))
     ids: frozenset[str] | None = None
     for part in parts:
         if not part.ids:
@@ -199,6 +200,19 @@ def _compound(word: str, index: NameIndex) -> Sense:
     says_more = bool(ids) and not found
     found = (found & members(areas, index.by_area)) or found
     return Sense(found, sum(p.weight for p in parts if p.ids), areas, domains, says_more)
+
+
+_MIN_HEAD = 3  # letters before a kind's word that make a compound of it ("Steh|lampe")
+
+
+def _kind_at_end(word: str, language: str) -> frozenset[str]:
+    """The kind of device a compound of no known words ends with ("Stehlampe" is a lamp, a
+    light): the longest kind word it ends with, in a language that joins words."""
+    if language not in COMPOUNDING:
+        return frozenset()
+    ends = [(kind, domain) for kind, domain in domain_words(language).items()
+            if len(kind) >= 4 and word.endswith(kind) and len(word) - len(kind) >= _MIN_HEAD]
+    return frozenset({max(ends, key=lambda end: len(end[0]))[1]}) if ends else frozenset()
 
 
 def whole_name(words: list[str], index: NameIndex) -> list[str]:
