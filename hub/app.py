@@ -19,6 +19,7 @@ from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.backends.ha.announcer import SatelliteAnnouncer
 from hub.home.entities import EntityStore
 from hub.home.later import Later
+from hub.home.local_lists import LocalLists
 from hub.home.places import SpeakerPlaces, parse_satellites
 from hub.home.name_book import NAMES_FILE, NameBook
 from hub.understanding.fast_path import FastPath
@@ -127,6 +128,8 @@ class HubApp:
             self.home_assistant = HomeAssistantBackend(self.options.home_assistant, self.store)
             await self._start(self.home_assistant)  # waits briefly for a first load
             self.later.add_announcer(SatelliteAnnouncer(self.home_assistant.client))
+        else:  # to-do and shopping lists the hub keeps itself
+            await self._start(LocalLists.from_options(self.options.lists, self.store))
         self.mqtt = MqttStack(self.options.mqtt, store=self.store, settings=self.settings, agent=self.agent)
         await self._start(self.mqtt)
         if self.mqtt.client is not None:
