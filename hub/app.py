@@ -14,6 +14,7 @@ from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.config import ConfigError, HubConfig
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_secrets
 from hub.home.assist_tools import build_assist_tools
+from hub.home.broadcast import Broadcast
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.backends.ha.announcer import SatelliteAnnouncer
@@ -31,7 +32,7 @@ from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
 from hub.core.tools import ToolRegistry
 from hub.home.view import StoreHomeView
-from hub.interfaces.mqtt.reports import MqttReportPublisher
+from hub.interfaces.mqtt.reports import MqttAnnouncements, MqttReportPublisher
 from hub.mqtt_stack import MqttStack
 from hub.options import hub_options
 from hub.llm.factory import create_engine, download_source, local_engine
@@ -134,6 +135,9 @@ class HubApp:
         await self._start(self.mqtt)
         if self.mqtt.client is not None:
             self.later.reporter.add_sink(MqttReportPublisher(self.mqtt.client, self.mqtt.topics.base))
+            broadcast = self.registry.get("broadcast")
+            if isinstance(broadcast, Broadcast):  # a home with no satellite entity announces over MQTT
+                broadcast.add_outlet(MqttAnnouncements(self.mqtt.client, self.mqtt.topics.base))
         if self._tool_deps is not None:
             self._tool_deps.connect(mqtt=self.mqtt.client,
                                     home_assistant=self.home_assistant.client if self.home_assistant else None)
