@@ -81,6 +81,9 @@ def _timer_args(intent: str, slots: dict[str, Any], result: RecognizeResult) -> 
         args = {**said, **start, **({"remove": True} if intent == "HassDecreaseTimer" else {})}
     else:
         args = dict(start)
+    command = result.entities.get("conversation_command")
+    if intent == "HassStartTimer" and command is not None and str(command.text).strip():
+        args["command"] = str(command.text).strip(" .,!?")  # a delayed command (HA's semantics)
     if isinstance(slots.get("area"), str) and intent != "HassStartTimer":
         args["area"] = slots["area"]
     name = result.entities.get("name")
