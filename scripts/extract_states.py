@@ -25,13 +25,12 @@ from hub.locales import SUPPORTED_LANGUAGES  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "hub" / "locales" / "states"
 DOMAINS = ("binary_sensor", "cover", "valve", "lock", "vacuum", "lawn_mower", "media_player",
-           "alarm_control_panel", "person", "weather")
+           "alarm_control_panel", "person")
 # HA's code for a hub language where they differ (the hub speaks Serbian as HA writes it, Latin)
 _HA_CODES = {"zh": "zh-Hans", "sr": "sr-Latn"}
 # German capitalizes nouns: these first words of HA's German states keep their capital
 _GERMAN_NOUNS = frozenset({"Fehler", "Leerlauf", "Wiedergabe", "Standby", "Puffern", "Rückkehr",
-                           "Mähen", "Problem", "Update", "Licht", "Manipulation", "Nebel", "Hagel",
-                           "Gewitter", "Schneefall", "Schneeregen"})
+                           "Mähen", "Problem", "Update", "Licht", "Manipulation"})
 # states HA's translators left in English: the hub's own word is said instead
 _UNTRANSLATED = frozenset({("bg", "lawn_mower.returning"), ("id", "media_player.buffering")})
 _FIRST_WORD = re.compile(r"\w+")

@@ -1,7 +1,7 @@
 """The weather forecast for today, tomorrow or the coming days: HA's `weather.get_forecasts`
 (a service that answers, hub.home.queries), daily where the station gives it, else twice daily
 or hourly gathered into days; each day said as its condition in Home Assistant's own words
-(hub/locales/states) and its lowest and highest temperature.
+(`forecast.<condition>` phrases) and its lowest and highest temperature.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from hub.home.entity_tool import EntityTool, entity_schema
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.resolve import EntityResolver
 from hub.home.queries import service_response
-from hub.locales import format_number, phrase, template
-from hub.locales.states import state_word
+from hub.locales import format_number, phrase, phrase_keys, template
 
 _DAILY, _HOURLY, _TWICE_DAILY = 1, 2, 4  # HA's WeatherEntityFeature
 WEEK_DAYS = 5  # days said for "the coming days"
@@ -97,11 +96,10 @@ def spoken_day(day: Day, unit: str, language: str) -> str:
         temperatures = phrase(language, "weather.range", low=format_number(min(day.temperatures), language),
                               high=high) if low != high else high
     condition = day.condition()
-    word = state_word(language, "weather", condition) if condition else None
-    if word is None:
+    if condition is None or f"forecast.{condition}" not in phrase_keys():
         return temperatures
-    return phrase(language, "weather.condition", condition=word.text, temperatures=temperatures) \
-        if temperatures else word.text
+    word = phrase(language, f"forecast.{condition}")
+    return phrase(language, "weather.condition", condition=word, temperatures=temperatures) if temperatures else word
 
 
 def _day_name(day: date, today: date, language: str) -> str:

@@ -18,7 +18,6 @@ import pytest
 from ha.ha_harness import HomeAssistantInstance, free_port
 from ha.test_e2e_wyoming import HubProcess, add_hub_to_home_assistant, converse, hub_turn_lines, speech
 from hub.locales import format_number, phrase
-from hub.locales.states import state_word
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -95,7 +94,7 @@ async def tomorrows_forecast(ha: HomeAssistantInstance, language: str) -> tuple[
     tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).date()
     forecast = (await answered(ha, "weather", "get_forecasts", WEATHER, type="daily"))["forecast"]
     day = next(f for f in forecast if datetime.fromisoformat(f["datetime"]).astimezone(timezone.utc).date() == tomorrow)
-    return state_word(language, "weather", day["condition"]).text, format_number(max(day["temperature"], day["templow"]), language)
+    return phrase(language, f"forecast.{day['condition']}"), format_number(max(day["temperature"], day["templow"]), language)
 
 
 @pytest.mark.parametrize("language", list(SAID))
