@@ -177,12 +177,10 @@ class TimerService:
         self._save()
         return timer
 
-    def timers(self) -> list[Timer]:
-        """The timers people ask about: a delayed command's is none of them (as in HA)."""
-        return [t for t in self._all() if t.command is None]
-
-    def _all(self) -> list[Timer]:
-        return sorted(self._timers.values(), key=self.remaining_s)
+    def timers(self, commands: bool = False) -> list[Timer]:
+        """The timers people ask about, soonest first: a delayed command's is none of them (as in
+        HA); with `commands`, those too."""
+        return sorted((t for t in self._timers.values() if commands or t.command is None), key=self.remaining_s)
 
     def remaining_s(self, timer: Timer) -> float:
         if timer.paused_left is not None:
@@ -278,7 +276,7 @@ class TimerService:
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        data = {"version": 1, "timers": [t.to_json() for t in self._all()]}
+        data = {"version": 1, "timers": [t.to_json() for t in self.timers(commands=True)]}
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         os.replace(tmp, self.path)
 
