@@ -14,11 +14,13 @@ from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.config import ConfigError, HubConfig
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file, parse_secrets
 from hub.home.assist_tools import build_assist_tools
+from hub.home.broadcast import Broadcast
 from hub.home.catalogue import build_home_tools
 from hub.backends.demo.home import DEMO_AREA_ALIASES, load_demo_home
 from hub.backends.ha.announcer import SatelliteAnnouncer
 from hub.home.entities import EntityStore
 from hub.home.later import Later
+from hub.home.local_lists import LocalLists
 from hub.home.places import ConfiguredFloors, SpeakerPlaces, parse_area_floors, parse_satellites
 from hub.home.name_book import NAMES_FILE, NameBook
 from hub.understanding.fast_path import FastPath
@@ -28,9 +30,10 @@ from hub.understanding.warm_up import FastPathWarmUp
 from hub.home.policy import ActionPolicy
 from hub.backends.ha.registry import HomeAssistantBackend
 from hub.home.resolve import EntityResolver
-from hub.core.tools import ToolRegistry
+from hub.core.tools import ToolContext, ToolRegistry
+from hub.agent.types import TurnRequest
 from hub.home.view import StoreHomeView
-from hub.interfaces.mqtt.reports import MqttReportPublisher
+from hub.interfaces.mqtt.reports import MqttAnnouncements, MqttReportPublisher
 from hub.mqtt_stack import MqttStack
 from hub.options import hub_options
 from hub.llm.factory import create_engine, download_source, local_engine
@@ -38,6 +41,7 @@ from hub.llm.download import verified_file
 from hub.llm.types import Engine
 from hub.llm.upgrade import ModelUpgrade
 from hub.settings import RuntimeSettings
+from hub.transport.mqtt_client import MqttClient
 from hub.startup import StartupProgress
 
 if TYPE_CHECKING:
@@ -124,15 +128,13 @@ class HubApp:
         )
         await self._start(self.agent)  # primes the stable prompt and conversations while idle
         self.later.reporter.connect_agent(self.agent)
+        self.later.timers.run_commands(self._delayed_command)
         self.startup.advance("loading_home")
-        if HomeAssistantBackend.configured(self.options.home_assistant):
-            self.home_assistant = HomeAssistantBackend(self.options.home_assistant, self.store)
-            await self._start(self.home_assistant)  # waits briefly for a first load
-            self.later.add_announcer(SatelliteAnnouncer(self.home_assistant.client))
+        await self._start_home_assistant()
         self.mqtt = MqttStack(self.options.mqtt, store=self.store, settings=self.settings, agent=self.agent)
         await self._start(self.mqtt)
         if self.mqtt.client is not None:
-            self.later.reporter.add_sink(MqttReportPublisher(self.mqtt.client, self.mqtt.topics.base))
+            self._publish_on_mqtt(self.mqtt.client, self.mqtt.topics.base)
         if self._tool_deps is not None:
             self._tool_deps.connect(mqtt=self.mqtt.client,
                                     home_assistant=self.home_assistant.client if self.home_assistant else None)
@@ -160,6 +162,33 @@ class HubApp:
         self._warming = asyncio.create_task(self._primed(), name="warm-up")
         if self.upgrade is not None:
             self._upgrading = asyncio.create_task(self._upgraded(self.upgrade), name="model-download")
+
+    async def _delayed_command(self, text: str, ctx: ToolContext) -> str:
+        """A delayed command when its timer ends ("turn off the lights in 10 minutes"): as HA
+        runs one, a new conversation of the same device, area, language (and persona, client),
+        through the agent so the policy holds then."""
+        assert self.agent is not None
+        result = await self.agent.ask(TurnRequest(
+            text, language=ctx.language, source=ctx.source, satellite_id=ctx.satellite_id, device_id=ctx.device_id,
+            area=ctx.area, persona=ctx.persona, client=ctx.client))
+        return result.reply
+
+    async def _start_home_assistant(self) -> None:
+        """Home Assistant when configured (waits briefly for a first load); else the to-do and
+        shopping lists the hub keeps itself."""
+        if HomeAssistantBackend.configured(self.options.home_assistant):
+            self.home_assistant = HomeAssistantBackend(self.options.home_assistant, self.store)
+            await self._start(self.home_assistant)
+            self.later.add_announcer(SatelliteAnnouncer(self.home_assistant.client))
+        else:
+            await self._start(LocalLists.from_options(self.options.lists, self.store))
+
+    def _publish_on_mqtt(self, client: MqttClient, base: str) -> None:
+        """Reports on `<base>/report`; a broadcast in a home with no satellite entity on `<base>/announce`."""
+        self.later.reporter.add_sink(MqttReportPublisher(client, base))
+        broadcast = self.registry.get("broadcast")
+        if isinstance(broadcast, Broadcast):
+            broadcast.add_outlet(MqttAnnouncements(client, base))
 
     def _plan_upgrade(self) -> None:
         """With `model_repo` and its file not yet downloaded, the engine is the stand-in: the

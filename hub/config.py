@@ -84,6 +84,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("exclude_entities", "str?"),
     Option("satellites", "str?"),  # where each satellite is: id=area pairs (hub.home.places)
     Option("area_floors", "str?"),  # each area's floor without HA's floors: area=floor pairs (hub.home.places)
+    Option("todo_lists", "str?"),  # the lists kept without HA, besides the shopping list (hub.home.local_lists)
     # safety policy for actions, and reports of outcomes that arrive later
     Option("allowed_domains", "str", "light,switch,fan,cover,valve,climate,humidifier,water_heater,"
                                      "media_player,vacuum,lawn_mower,lock,scene,script,button,input_button,"

@@ -14,6 +14,7 @@ from hub.backends.ha.client import HaOptions
 from hub.config import HubConfig
 from hub.custom.loader import CustomOptions
 from hub.home.later import LaterOptions
+from hub.home.local_lists import ListsOptions
 from hub.home.places import PlacesOptions
 from hub.home.policy import PolicyOptions
 from hub.interfaces.http.rest_api import HttpOptions
@@ -35,6 +36,7 @@ class HubOptions:
     custom: CustomOptions
     home_assistant: HaOptions
     places: PlacesOptions
+    lists: ListsOptions
     mqtt: MqttStackOptions
     voice: VoiceOptions
     wyoming: WyomingOptions

@@ -24,7 +24,7 @@ from hub.core.messages import ToolCall, ToolSpec
 from hub.locales import phrase
 
 STATE_ECHO_TIMEOUT_S = 0.75
-_BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth"})
+_BACKEND_PHRASES = frozenset({"ha_unavailable", "ha_auth", "lists_not_saved"})
 REFUSED_DOMAINS = frozenset({"lock", "alarm_control_panel"})  # only when there is no policy
 ENTITY = {"type": "string"}
 PERCENT = {"type": "integer", "minimum": 0, "maximum": 100}

@@ -1,5 +1,5 @@
-"""The timer tools (HA's timer intents): start, cancel one or all, pause, resume, add or remove
-time, and what is left; over `hub.home.timers.TimerService`.
+"""The timer tools (HA's timer intents): start (with a delayed command, or not), cancel one or
+all, pause, resume, add or remove time, and what is left; over `hub.home.timers.TimerService`.
 
 A timer is meant by its name, the area it was started in ("the kitchen timer") or the duration
 it was started with ("the 5 minute timer"); of several, the asking device's and then its area's
@@ -17,6 +17,7 @@ from hub.locales import join_list, phrase
 
 _NAME = {"type": "string", "maxLength": MAX_NAME_CHARS, "description": "what the timer is for"}
 _AREA = {"type": "string", "maxLength": 100, "description": "the area it was started in"}
+_COMMAND = {"type": "string", "maxLength": 500, "description": "a request to carry out when it ends"}
 _DURATION = {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
              "minutes": {"type": "integer", "minimum": 0, "maximum": 1440},
              "seconds": {"type": "integer", "minimum": 0, "maximum": 86400}}
@@ -64,20 +65,34 @@ class _TimerTool(ToolTraits):
 
 
 class StartTimer(_TimerTool):
-    spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends.", {
-        "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME}})
+    spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends. With a command: "
+                    "carry out that request when it ends instead (\"turn off the lights in 10 minutes\").", {
+        "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME, "command": _COMMAND}})
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         total = _seconds(args)
         if not 1 <= total <= MAX_TIMER_S:
             raise ToolError(f"Give a duration between 1 second and {MAX_TIMER_S // 3600} hours "
                             "in hours, minutes and/or seconds.", code="invalid_arguments")
-        timer = self._service.add(total, args.get("name"), ctx)
         duration = spoken_duration(total, ctx.language)
+        command = (args.get("command") or "").strip()
+        if command:
+            return self._delayed(total, command, duration, ctx)
+        timer = self._service.add(total, args.get("name"), ctx)
         return ToolResult(ok=True, pending=True, speech=phrase(ctx.language, "timer.started", duration=duration),
                           data={"timer_id": timer.id, "name": timer.name, "duration_s": total,
                                 "status": "pending",
                                 "message": "Timer running. The user will be told when it ends."})
+
+
+    def _delayed(self, total: int, command: str, duration: str, ctx: ToolContext) -> ToolResult:
+        if not self._service.runs_commands:
+            raise ToolError(phrase(ctx.language, "error.not_understood"), code="unsupported",
+                            detail="delayed commands need the agent")
+        timer = self._service.add(total, None, ctx, command=command)
+        return ToolResult(ok=True, speech=phrase(ctx.language, "timer.command_set", duration=duration),
+                          data={"timer_id": timer.id, "command": command, "duration_s": total,
+                                "message": "The command will be carried out when the timer ends."})
 
 
 class CancelTimer(_TimerTool):

@@ -2,7 +2,9 @@
 
 A timer belongs to the request that started it (its ToolContext: conversation, language,
 interface, satellite, device and the speaker's area), so its "done" is reported there and "the
-kitchen timer" is the one started in the kitchen. The tools are `hub.home.timer_tools`. Timers are kept in `timers.json` in the
+kitchen timer" is the one started in the kitchen. A timer may carry a delayed command, run as a
+new turn of its device, area and language when it ends (HA's `conversation_command`). The tools
+are `hub.home.timer_tools`. Timers are kept in `timers.json` in the
 state folder, written on every change, so a restart keeps them: each fires at its wall-clock end,
 or at once after start when that end passed while the hub was down (the report says how late).
 """
@@ -17,7 +19,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from hub.core.tools import ToolContext
 from hub.home.normalize import fold
@@ -30,6 +32,8 @@ TIMERS_FILE = "timers.json"
 MAX_TIMER_S = 24 * 3600
 MAX_NAME_CHARS = 60
 _CHECK_EVERY_S = 30.0  # re-read the wall clock at least this often (it can jump)
+# a delayed command's turn ("turn off the lights in 10 minutes"): (the command, who set it) → the reply
+CommandRunner = Callable[[str, ToolContext], Awaitable[str]]
 
 
 def spoken_duration(seconds: float, language: str) -> str:
@@ -50,6 +54,7 @@ class Timer:
     ends_at: float  # epoch seconds (while it runs)
     ctx: ToolContext
     paused_left: float | None = None  # seconds left when paused; None: running
+    command: str | None = None  # a delayed command, run as a new turn when it ends (not listed)
 
     @property
     def active(self) -> bool:
@@ -66,15 +71,17 @@ class Timer:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "duration_s": self.duration_s,
-                "ends_at": self.ends_at, "ctx": asdict(self.ctx), "paused_left": self.paused_left}
+                "ends_at": self.ends_at, "ctx": asdict(self.ctx), "paused_left": self.paused_left,
+                "command": self.command}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Timer":
         ctx = ToolContext(**{k: data["ctx"][k] for k in ToolContext.__dataclass_fields__ if k in data["ctx"]})
         name = data.get("name")
-        paused = data.get("paused_left")
+        paused, command = data.get("paused_left"), data.get("command")
         return cls(str(data["id"]), str(name) if name else None, int(data["duration_s"]),
-                   float(data["ends_at"]), ctx, float(paused) if paused is not None else None)
+                   float(data["ends_at"]), ctx, float(paused) if paused is not None else None,
+                   str(command) if command else None)
 
 
 class TimerService:
@@ -88,6 +95,15 @@ class TimerService:
         self._timers: dict[str, Timer] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._running = False
+        self._commands: CommandRunner | None = None
+
+    def run_commands(self, runner: CommandRunner) -> None:
+        """Run delayed commands with `runner` (the agent, connected by the composition root)."""
+        self._commands = runner
+
+    @property
+    def runs_commands(self) -> bool:
+        return self._commands is not None
 
     async def start(self) -> None:
         self._timers = {t.id: t for t in self._load()}
@@ -108,11 +124,11 @@ class TimerService:
 
     # --- public API ---------------------------------------------------------------------------
 
-    def add(self, duration_s: int, name: str | None, ctx: ToolContext) -> Timer:
+    def add(self, duration_s: int, name: str | None, ctx: ToolContext, command: str | None = None) -> Timer:
         if not 1 <= duration_s <= MAX_TIMER_S:
             raise ValueError(f"a timer runs 1 s to {MAX_TIMER_S} s, not {duration_s} s")
         timer = Timer(uuid.uuid4().hex[:8], (name or "").strip()[:MAX_NAME_CHARS] or None,
-                      int(duration_s), self._clock() + duration_s, ctx)
+                      int(duration_s), self._clock() + duration_s, ctx, command=command)
         self._timers[timer.id] = timer
         self._save()
         self._schedule(timer)
@@ -161,8 +177,10 @@ class TimerService:
         self._save()
         return timer
 
-    def timers(self) -> list[Timer]:
-        return sorted(self._timers.values(), key=self.remaining_s)
+    def timers(self, commands: bool = False) -> list[Timer]:
+        """The timers people ask about, soonest first: a delayed command's is none of them (as in
+        HA); with `commands`, those too."""
+        return sorted((t for t in self._timers.values() if commands or t.command is None), key=self.remaining_s)
 
     def remaining_s(self, timer: Timer) -> float:
         if timer.paused_left is not None:
@@ -210,12 +228,28 @@ class TimerService:
         if self._timers.pop(timer.id, None) is None:
             return  # cancelled meanwhile
         self._save()
+        if timer.command is not None:
+            await self._run_command(timer, timer.command)
+            return
         language = timer.ctx.language
         text = phrase(language, "timer.finished", name=timer.label(language))
         _LOGGER.info("timer %s done (%.1f s late)", timer.id, late_s)
         await self._report(timer.ctx, text, "timer", {"timer_id": timer.id, "name": timer.name,
                                                       "duration_s": timer.duration_s,
                                                       "late_s": round(late_s, 1)})
+
+    async def _run_command(self, timer: Timer, command: str) -> None:
+        """A delayed command's turn, reported as any later outcome (its reply, kind "command")."""
+        _LOGGER.info("timer %s done: running %r", timer.id, command)
+        try:
+            if self._commands is None:
+                raise RuntimeError("no agent runs delayed commands")
+            reply = await self._commands(command, timer.ctx)
+        except Exception:  # the command's failure must not end the timers
+            _LOGGER.exception("the delayed command %r failed", command)
+            reply = phrase(timer.ctx.language, "error.generic")
+        await self._report(timer.ctx, reply, "command", {"timer_id": timer.id, "command": command,
+                                                         "duration_s": timer.duration_s})
 
     # --- persistence --------------------------------------------------------------------------
 
@@ -242,7 +276,7 @@ class TimerService:
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        data = {"version": 1, "timers": [t.to_json() for t in self.timers()]}
+        data = {"version": 1, "timers": [t.to_json() for t in self.timers(commands=True)]}
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         os.replace(tmp, self.path)
 

@@ -1,6 +1,7 @@
 """What the fast path does for Assist's intents beyond devices: timers (start, cancel one or all,
-pause, resume, add or remove time, status), to-do and shopping lists, the weather, a broadcast
-— as the tool call that carries each out; the weather station asked about.
+pause, resume, add or remove time, status), to-do and shopping lists (and what is on one), the
+calendar, the weather and its forecast, a broadcast — as the tool call that carries each out;
+the weather station asked about.
 
 HA's handlers' semantics: a timer is meant by its name, area and starting duration (the tool
 picks the asking device's, then its area's, of several); a list by its name (the shopping list:
@@ -24,7 +25,10 @@ _LIST_TOOLS = {"HassListAddItem": "add_to_list", "HassShoppingListAddItem": "add
                "HassListCompleteItem": "complete_on_list", "HassShoppingListCompleteItem": "complete_on_list",
                "HassListRemoveItem": "remove_from_list"}
 LIST_INTENTS = frozenset(_LIST_TOOLS)
-ASSIST_INTENTS = TIMER_INTENTS | LIST_INTENTS | {"HassBroadcast"}
+# the hub's own intents (hub/locales/sentences/): HA has no template for reading a list, the
+# calendar or the forecast; `when` is a template's fixed slot (today | tomorrow | week)
+READ_INTENTS = frozenset({"HubListItems", "HubCalendarEvents", "HubWeatherForecast"})
+ASSIST_INTENTS = TIMER_INTENTS | LIST_INTENTS | READ_INTENTS | {"HassBroadcast"}
 SHOPPING_LIST = "todo.shopping_list"
 _UNITS = ("hours", "minutes", "seconds")
 _MAX_TIMER_NAME_WORDS = 3
@@ -40,10 +44,25 @@ def assist_call(intent: str, slots: dict[str, Any], result: RecognizeResult,
         todo = _list(slots, store, shopping=intent.startswith("HassShoppingList"))
         item = str(result.entities["item"].text if "item" in result.entities else "").strip(" .,!?")
         return (_LIST_TOOLS[intent], {"item": item}, [todo]) if todo is not None and item else None
+    if intent in READ_INTENTS:
+        return _read_call(intent, slots, store)
     if intent == "HassBroadcast" and "message" in result.entities:
         message = str(result.entities["message"].text).strip()
         return ("broadcast", {"message": message}, []) if message else None
     return None
+
+
+def _read_call(intent: str, slots: dict[str, Any], store: EntityStore) -> tuple[str, dict[str, Any], list[Entity]] | None:
+    """What's on a list (the shopping list when the template says so), the calendar (the one
+    named, else every calendar: no target), the forecast (the station named, else the first)."""
+    when = {"when": slots["when"]} if slots.get("when") in ("today", "tomorrow", "week") else {"when": "today"}
+    if intent == "HubListItems":
+        todo = _list(slots, store, shopping=slots.get("list") == "shopping")
+        return ("list_items", {}, [todo]) if todo is not None else None
+    if intent == "HubCalendarEvents":
+        return "calendar_events", when, [e for e in _named(slots, store) if e.domain == "calendar"][:1]
+    station = weather_station(slots, store)
+    return ("weather_forecast", when, [station]) if station is not None else None
 
 
 def _timer_args(intent: str, slots: dict[str, Any], result: RecognizeResult) -> dict[str, Any] | None:
@@ -62,6 +81,9 @@ def _timer_args(intent: str, slots: dict[str, Any], result: RecognizeResult) -> 
         args = {**said, **start, **({"remove": True} if intent == "HassDecreaseTimer" else {})}
     else:
         args = dict(start)
+    command = result.entities.get("conversation_command")
+    if intent == "HassStartTimer" and command is not None and str(command.text).strip():
+        args["command"] = str(command.text).strip(" .,!?")  # a delayed command (HA's semantics)
     if isinstance(slots.get("area"), str) and intent != "HassStartTimer":
         args["area"] = slots["area"]
     name = result.entities.get("name")

@@ -14,7 +14,8 @@ from hub.config import validate
 from hub.options import hub_options
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.backends.ha.client import HAClient, HAEndpoint, HARequestError
-from hub.backends.ha.registry import HomeAssistantAuthError, HomeAssistantBackend, HomeAssistantUnavailable
+from hub.backends.ha.registry import HomeAssistantBackend
+from hub.backends.ha.services import HomeAssistantAuthError, HomeAssistantUnavailable
 
 pytestmark = pytest.mark.timeout(180)
 

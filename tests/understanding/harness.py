@@ -567,6 +567,10 @@ class Rig:
                            confirmations=ConfirmationHook(policy, self.registry),
                            follow_ups=FollowUps(self.store, resolver, self.fast_path),
                            places=SpeakerPlaces(self.store, resolver))
+        self.later.timers.run_commands(self._delayed_command)  # as the hub does (hub.app)
+
+    async def _delayed_command(self, text: str, ctx: ToolContext) -> str:
+        return (await self.agent.ask(TurnRequest(text, language=ctx.language, source="rest", client=SOURCE))).reply
 
     async def __aenter__(self) -> "Rig":
         await self.later.start()
@@ -598,7 +602,7 @@ class Rig:
             await self.agent.ask(TurnRequest(yes, result.conversation_id, language=language, source="rest",
                                              client=SOURCE))
         ok, why = score(case, result, self.backend.calls, [(t.name, t.duration_s) for t in timers.timers()])
-        for timer in list(timers.timers()):
+        for timer in list(timers.timers(commands=True)):  # a delayed command must not run in a later case
             timers.cancel(timer.id)
         for entity in self.home.entities:
             if self.store.get(entity.entity_id) != entity:

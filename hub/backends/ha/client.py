@@ -131,6 +131,17 @@ class HAClient:
         result = await self._request("POST", f"/services/{domain}/{service}", data, timeout=SERVICE_TIMEOUT_S)
         return result if isinstance(result, list) else []
 
+    async def call_service_response(self, domain: str, service: str,
+                                    data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Run a service that answers with data (`?return_response`: `todo.get_items`,
+        `calendar.get_events`, `weather.get_forecasts`): the states it changed, and its response."""
+        result = await self._request("POST", f"/services/{domain}/{service}?return_response", data,
+                                     timeout=SERVICE_TIMEOUT_S)
+        result = result if isinstance(result, dict) else {}
+        changed, response = result.get("changed_states"), result.get("service_response")
+        return (changed if isinstance(changed, list) else [],
+                response if isinstance(response, dict) else {})
+
     async def _request(self, method: str, path: str, body: Any = None, *, timeout: float = REQUEST_TIMEOUT_S) -> Any:
         url = self.endpoint.rest_url + path
         headers = {"Authorization": f"Bearer {self.endpoint.token}"}

@@ -10,7 +10,8 @@ rename, an alias, an area or an exposure takes effect without a restart. When HA
 raises out of its task: problems are logged and kept in `status` / `last_error`.
 
 As the store's backend for source "ha", `call_service` runs `POST /api/services/<domain>/<service>`
-for entities it loaded (and only those), and applies the states HA reports back at once.
+for entities it loaded (and only those), and applies the states HA reports back at once;
+`service_response` does the same for a service that answers with data (`?return_response`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any, Sequence
 
 from hub.config import ConfigError
 from hub.home.entities import BackendError, Entity, EntityStore
-from hub.backends.ha.client import HAAuthError, HAClient, HAEndpoint, HAError, HaOptions, HARequestError, HAUnavailable, HAWebSocket
+from hub.backends.ha.client import HAAuthError, HAClient, HAEndpoint, HAError, HaOptions, HARequestError, HAWebSocket
+from hub.backends.ha.services import run_service
 from hub.backends.ha.exposure import ASSISTANT, exposed_ids, watch_exposure
 from hub.backends.ha.places import places_of
 
@@ -37,14 +39,6 @@ RELOAD_DEBOUNCE_S = 1.0
 STARTUP_POLL_S = 1.0
 REGISTRY_EVENTS = ("entity_registry_updated", "device_registry_updated", "area_registry_updated",
                    "floor_registry_updated")
-
-
-class HomeAssistantAuthError(BackendError):
-    code = "ha_auth"
-
-
-class HomeAssistantUnavailable(BackendError):
-    code = "ha_unavailable"
 
 
 @dataclass(frozen=True)
@@ -204,22 +198,20 @@ class HomeAssistantBackend:
     # --- EntityBackend ------------------------------------------------------------------
 
     async def call_service(self, entity: Entity, service: str, data: dict[str, Any]) -> None:
+        await self._service(entity, service, data, respond=False)
+
+    async def service_response(self, entity: Entity, service: str, data: dict[str, Any]) -> dict[str, Any]:
+        """A service that answers with data (hub.home.queries): HA's response, by entity id."""
+        return await self._service(entity, service, data, respond=True)
+
+    async def _service(self, entity: Entity, service: str, data: dict[str, Any], respond: bool) -> dict[str, Any]:
         if entity.entity_id not in self._allowed:
             raise BackendError(f"{entity.entity_id} is not an entity the hub may control in Home Assistant")
-        if not service.replace("_", "").isalnum():
-            raise BackendError(f"invalid service name {service!r}")
-        body = {**data, "entity_id": entity.entity_id}
-        try:
-            changed = await self.client.call_service(entity.domain, service, body)
-        except HAAuthError as err:
-            raise HomeAssistantAuthError(f"Home Assistant refused the hub's access token ({err})") from None
-        except HAUnavailable as err:
-            raise HomeAssistantUnavailable(f"Home Assistant unavailable: {err}") from None
-        except HARequestError as err:
-            raise BackendError(str(err)) from None
+        changed, response = await run_service(self.client, entity, service, data, respond)
         for state in changed:  # HA returns the states the call changed; apply them before the event comes
             if isinstance(state, dict) and state.get("entity_id") in self._allowed:
                 self.store.update_state(state["entity_id"], str(state.get("state")), dict(state.get("attributes") or {}))
+        return response
 
     # --- connection loop ----------------------------------------------------------------
 
