@@ -8,7 +8,8 @@ why a sentence is withheld:
 - "prompt": six or more words in a row from what the model was given (instructions, tool
   declarations, home overview, state lines, the user message's head), or a sentence made up
   mostly of the instructions' word triples (a paraphrase: "You can call the tool, answer with
-  only one line per call"); runs the user's own request says do not count;
+  only one line per call"), or a short sentence that is wholly a piece of the instructions
+  ("Entity names, aliases."); runs the user's own request says do not count;
 - "entity_id": an entity id (`light.desk_lamp`): users hear names, never ids;
 - "tool_name": the name of a tool (`get_state`);
 - "markup": role or tool markup (`<|im_start|>`, `<tool_call>`, `[INST]`, a leading "system:").
@@ -23,6 +24,7 @@ from typing import Collection, Iterable
 RUN = 6  # shared words in a row that make a sentence a recital
 _TRIPLE_SHARE = 0.4  # share of a sentence's word triples from the instructions that makes it a paraphrase
 _MIN_TRIPLES = 3
+_MIN_PIECE = 3  # words of a short sentence that, all of it a piece of the instructions, is a recital
 _WORD = re.compile(r"\w+")
 _TAG = re.compile(r"<[^<>]*>")
 _ENTITY_ID = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)*)\.([a-z0-9]+(?:_[a-z0-9]+)*)\b")
@@ -67,7 +69,10 @@ class PromptEcho:
         said = words(request)
         self._own_runs, self._own_triples = _runs(said, RUN), _runs(said, 3)
         self._given_runs = [_text_runs(text, RUN) for text in given]
+        instructions = list(instructions)
         self._instruction_triples = [_text_runs(text, 3) for text in instructions]
+        self._instruction_words = [_spaced(text) for text in instructions]
+        self._request = f" {' '.join(said)} "
         self._tool_names = [re.compile(rf"\b{re.escape(name)}\b") for name in tool_names if "_" in name]
         self._entity_ids = frozenset(entity_ids)
         self._domains = _COMMON_DOMAINS | {entity_id.split(".", 1)[0] for entity_id in entity_ids}
@@ -84,11 +89,21 @@ class PromptEcho:
         said = words(sentence)
         if _shared(_runs(said, RUN) - self._own_runs, self._given_runs):
             return "prompt"
+        piece = f" {' '.join(said)} "
+        if _MIN_PIECE <= len(said) < RUN and piece not in self._request \
+                and any(piece in text for text in self._instruction_words):
+            return "prompt"
         triples = _runs(said, 3)
         shared = _shared(triples - self._own_triples, self._instruction_triples)
         if len(shared) >= _MIN_TRIPLES and len(shared) >= _TRIPLE_SHARE * len(triples):
             return "prompt"
         return None
+
+
+@lru_cache(maxsize=64)
+def _spaced(text: str) -> str:
+    """A text's folded words, one space apart and around (to find a sentence's words in it)."""
+    return f" {' '.join(words(text))} "
 
 
 def _shared(runs: set[tuple[str, ...]], texts: list[frozenset[tuple[str, ...]]]) -> set[tuple[str, ...]]:

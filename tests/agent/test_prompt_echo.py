@@ -35,12 +35,13 @@ HEARD = {  # issue #28, verbatim, with why each may not be spoken
     "<|im_start|>assistant Sure.": "markup",
     "<tool_call>": "markup",
     "assistant: The lamp is on.": "markup",
+    "Entity names, aliases.": "prompt",  # SmolLM2 to "Schalte die Stehlampe ein", this session
 }
 KEPT = [
     "The desk lamp is on.", "It is 21 degrees in the living room.", "Paris is the capital of France.",
     "Why did the lamp go to school? To get a little brighter.", "Die Küche ist hell.",
     "I can't control the vacuum, sorry.", "Sure, here is a short story about a dragon.",
-    "Say turn on the desk lamp to switch it on.",
+    "Say turn on the desk lamp to switch it on.", "Ask back.",  # two words are too few to be a recital
 ]
 
 
