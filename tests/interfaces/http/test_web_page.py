@@ -19,7 +19,7 @@ from hub.locales import phrase
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
+OUTPUT = Path(__file__).resolve().parents[3] / "test-output"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1280,900",
@@ -181,7 +181,7 @@ def test_page_speaks_through_the_microphone(voice_hub, browser, tmp_path):
 
 # --- personas: the page offers them when there is more than one ------------------------------------
 
-BLACKSMITH = Path(__file__).resolve().parents[2] / "examples" / "blacksmith" / "blacksmith.yaml"
+BLACKSMITH = Path(__file__).resolve().parents[3] / "examples" / "blacksmith" / "blacksmith.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from hub.core.tools import ToolContext
 from hub.transport.mqtt_client import BrokerSettings
 from mqtt.mqtt_helpers import Mosquitto, Sniffer
 from mqtt.test_plan_on_mqtt import device_states
-from rest.test_web_page import CHROMIUM, CHROMEDRIVER, browser, screenshot  # noqa: F401 (fixture)
-from rest.test_web_phone import OVERFLOW, PHONE, hub_state, wait
+from interfaces.http.test_web_page import CHROMIUM, CHROMEDRIVER, browser, screenshot  # noqa: F401 (fixture)
+from interfaces.http.test_web_phone import OVERFLOW, PHONE, hub_state, wait
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),

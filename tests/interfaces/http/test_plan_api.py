@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from hub.interfaces.http import rest_schema
-from rest.test_rest_api import BAD_ASK_BODIES, entity_state, kitchen_light, set_light  # noqa: F401 (fixture)
+from interfaces.http.test_rest_api import BAD_ASK_BODIES, entity_state, kitchen_light, set_light  # noqa: F401 (fixture)
 
 TIMEOUT = 240  # a model turn on two busy cores
 

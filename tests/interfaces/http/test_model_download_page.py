@@ -11,8 +11,8 @@ import pytest
 
 from helpers.hf_mirror import HfMirror, Served
 from helpers.live_hub import TOKEN, LiveHub
-from rest.test_web_page import CHROMIUM, CHROMEDRIVER, browser, screenshot  # noqa: F401 (fixture)
-from rest.test_web_phone import OVERFLOW, PHONE, hub_state, wait
+from interfaces.http.test_web_page import CHROMIUM, CHROMEDRIVER, browser, screenshot  # noqa: F401 (fixture)
+from interfaces.http.test_web_phone import OVERFLOW, PHONE, hub_state, wait
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),

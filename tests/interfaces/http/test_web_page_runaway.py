@@ -10,7 +10,7 @@ import pytest
 
 from helpers.live_hub import TOKEN, LiveHub
 from helpers.scripted_engine import LOOPS, LoopingEngine
-from rest.test_web_page import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401 (the browser fixture)
+from interfaces.http.test_web_page import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401 (the browser fixture)
 
 pytestmark = [pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
                                  reason="needs Debian's chromium and chromium-driver"),
