@@ -96,19 +96,23 @@ class CallFit:
         """Why the round's device actions may not run (None: they fit). `languages`: the turn's
         language first, then the request's other candidates; `chosen`: the devices the user
         picked in answer to "which one?" (they are the target)."""
-        acting = [(c, self._entity(c)) for c in calls if c.name in self._actions]
+        # a call on a device the home lacks acts on nothing: its tool says it is not there
+        acting = [(c, e) for c in calls if c.name in self._actions and (e := self._entity(c)) is not None]
         if not acting:
             return None
         for call, entity in acting:
-            way = self._way(text, languages, call, entity) if entity is not None else None
+            way = self._way(text, languages, call, entity)
             if way is not None:
                 return Misfit(way, entity)
         language = languages[0]
         pointed = _Pointed(tuple(chosen), several="any") if chosen else self._pointed(text, language, match, conversation, area)
-        targets = {e.entity_id for _, e in acting if e is not None}
+        targets = {e.entity_id for _, e in acting}
         fits = {e.entity_id for e in pointed.fits}
-        if not targets or not targets <= fits:
-            return Misfit("target", missing=pointed.missing)
+        if not targets <= fits:
+            # words the home lacks name a device only in a command that says what to do with
+            # it ("turn on the water"); "make it cosy for reading" names none: which one?
+            commands = any(self._reading.said_intents(text, language, e.domain) for _, e in acting)
+            return Misfit("target", missing=pointed.missing if commands else "")
         if len(fits) > 1 and (pointed.several == "one" or (pointed.several == "all" and targets != fits)):
             return Misfit("which", options=pointed.fits)
         return None

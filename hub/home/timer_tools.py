@@ -21,8 +21,9 @@ _COMMAND = {"type": "string", "maxLength": 500, "description": "a request to car
 _DURATION = {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
              "minutes": {"type": "integer", "minimum": 0, "maximum": 1440},
              "seconds": {"type": "integer", "minimum": 0, "maximum": 86400}}
-_START = {f"start_{unit}": schema for unit, schema in _DURATION.items()}
-# the timer a call means: its name, its area, or the duration it was started with
+# the timer a call means: its name, its area, or the duration it was started with (a selector,
+# not bounded: the prompt is offered every timer tool, so each token of their schemas counts)
+_START = {f"start_{unit}": {"type": "integer"} for unit in _DURATION}
 _WHICH = {"name": _NAME, "area": _AREA, **_START}
 _WHICH_TIMER = {"type": "object", "additionalProperties": False, "properties": _WHICH}
 

@@ -90,7 +90,7 @@ async def test_a_command_is_offered_the_actions_and_confirmed_from_the_result(tm
 async def test_a_stand_in_model_is_offered_no_device_action_unless_allowed(tmp_path, caplog) -> None:
     hub, engine = hub_for(tmp_path, [[call("turn_on", entity_id="light.kitchen")], text("Sorry.")], stand_in=True)
     assert not hub.agent.model_acts
-    with caplog.at_level(logging.INFO, logger="hub.agent.agent"):
+    with caplog.at_level(logging.INFO, logger="hub.agent"):
         await hub.agent.start()
         await hub.agent.stop()
     assert "device actions come only from the fast path" in caplog.text

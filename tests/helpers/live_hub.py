@@ -22,7 +22,7 @@ class LiveHub:
                  **options: Any) -> None:
         # a long turn timeout: CI machines with 2 busy cores make a model turn slow
         # the embedded MQTT broker (and its demo home) on a port no other test uses
-        self.config = validate({"data_dir": str(state_dir), "api_token": TOKEN, "n_ctx": 2048,
+        self.config = validate({"data_dir": str(state_dir), "api_token": TOKEN, "n_ctx": 4096,
                                 "max_tokens": 24, "turn_timeout": 240, "mqtt_port": _free_port(),
                                 "rate_limit_per_minute": 0,  # the tests flip one light often
                                 **options})

@@ -22,7 +22,7 @@ BASE = "bolt_hub/bolt_hub"
 async def test_real_agent_over_mqtt_turns_on_the_desk_lamp_and_answers(mosquitto, tmp_path):
     config = validate({
         "data_dir": str(tmp_path), "mqtt_host": "127.0.0.1", "mqtt_port": mosquitto.port,
-        "n_ctx": 2048, "max_tokens": 24, "turn_timeout": 240,
+        "n_ctx": 4096, "max_tokens": 24, "turn_timeout": 240,
     })
     app = HubApp(config)
     await app.start(listeners=False)  # the app's own MQTT stack serves the API on the broker

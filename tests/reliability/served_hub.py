@@ -78,7 +78,7 @@ class ServedHub:
     def start(self, wait: bool = True, timeout: float = 180) -> "ServedHub":
         self.ports = {"wyoming_port": free_port(), "http_port": free_port(), "mqtt_port": free_port()}
         options = {**self.ports, "model_path": str(self.model_path), "data_dir": str(self.workdir / "state"),
-                   "n_ctx": 2048, "max_tokens": 16, "turn_timeout": 240, "zeroconf": "false",
+                   "n_ctx": 4096, "max_tokens": 16, "turn_timeout": 240, "zeroconf": "false",
                    "rate_limit_per_minute": 0, **self.options}
         env = {k: v for k, v in os.environ.items() if not k.startswith("BOLT_HUB_") and k != "SUPERVISOR_TOKEN"}
         env.update({f"BOLT_HUB_{k.upper()}": str(v) for k, v in options.items()})

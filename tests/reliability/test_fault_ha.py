@@ -99,7 +99,7 @@ async def test_turns_while_home_assistant_fails_and_comes_back(
         fast = await ask(app, "Turn on the kitchen light")
         assert fast.path == "fast_path" and fast.reply == unavailable_en, fast
         assert [c.ok for c in fast.tool_calls] == [False]
-        model = await ask(app, "Make it cosy for reading", conversation="m1")
+        model = await ask(app, "Make the bedroom lamp cosy for reading", conversation="m1")
         assert model.path != "fast_path" and model.reply == unavailable_en, model
         assert proxy.errors_sent >= 3, "the failures came from HA's answers, not from somewhere else"
 
@@ -109,7 +109,7 @@ async def test_turns_while_home_assistant_fails_and_comes_back(
         assert app.store.get("light.kitchen_light") is not None, "the last known home stays meanwhile"
         fast = await ask(app, "Turn on the kitchen light")
         assert fast.reply == unavailable_en, fast
-        german = await ask(app, "Mach es gemütlich zum Lesen", language="de", conversation="m2")
+        german = await ask(app, "Mach die Bedroom Lamp gemütlich zum Lesen", language="de", conversation="m2")
         assert german.reply == phrase("de", "error.ha_unavailable"), german
         assert (await home_assistant.state("light.kitchen_light"))["state"] == "off"
         assert (await home_assistant.state("light.bedroom_lamp"))["state"] == "off"
@@ -124,7 +124,7 @@ async def test_turns_while_home_assistant_fails_and_comes_back(
         fast = await ask(app, "Turn on the kitchen light")
         assert fast.reply == phrase("en", "action.turned_on", name="Kitchen Light"), fast
         assert (await home_assistant.state("light.kitchen_light"))["state"] == "on"
-        model = await ask(app, "Make it cosy for reading", conversation="m1")
+        model = await ask(app, "Make the bedroom lamp cosy for reading", conversation="m1")
         assert model.ok and model.tool_calls[-1].ok, model
         assert (await home_assistant.state("light.bedroom_lamp"))["state"] == "on"
     finally:
@@ -151,9 +151,9 @@ async def test_silent_home_assistant_ends_the_turn_at_the_turn_timeout(
 
 
 @pytest.mark.parametrize("language,command,chat", [
-    ("en", "Turn on the kitchen light", "Make it cosy for reading"),
-    ("de", "Schalte das Licht in der Küche ein", "Mach es gemütlich zum Lesen"),
-    ("fr", "Allume la lumière de la cuisine", "Rends la chambre confortable pour lire"),
+    ("en", "Turn on the kitchen light", "Make the bedroom lamp cosy for reading"),
+    ("de", "Schalte das Licht in der Küche ein", "Mach die Bedroom Lamp gemütlich zum Lesen"),
+    ("fr", "Allume la lumière de la cuisine", "Rends la Bedroom Lamp confortable pour lire"),
 ])
 async def test_home_assistant_500_is_a_sentence_of_the_language(
         tmp_path: Path, proxy: FaultProxy, home_assistant: HomeAssistantInstance, language: str, command: str,

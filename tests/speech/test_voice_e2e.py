@@ -34,7 +34,7 @@ def free_port() -> int:
 
 @pytest.fixture
 async def hub(tmp_path: Path, smollm_path: Path):
-    config = validate({"data_dir": str(tmp_path), "model_path": str(smollm_path), "n_ctx": 2048,
+    config = validate({"data_dir": str(tmp_path), "model_path": str(smollm_path), "n_ctx": 4096,
                        "max_tokens": 24, "turn_timeout": 240, "mqtt_port": free_port()})
     app = HubApp(config)  # embedded default: in-process broker with the MQTT demo home
     await app.start(listeners=False)

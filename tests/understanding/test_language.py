@@ -236,7 +236,7 @@ async def test_a_request_while_identification_still_loads_is_answered_without_wa
             assert language.candidates("turn on the kitchen light please", "fr", "de") == ["fr", "de"]
             assert language.candidates("Άναψε το φως στην κουζίνα", None, "de")[0] == "el"
             release.set()
-            assert await asyncio.wait_for(asyncio.shield(rig.agent._language_loading), 10)
+            assert await asyncio.wait_for(asyncio.shield(rig.agent._reception._loading), 10)
             assert language.candidates("turn on the kitchen light please", None, "de")[0] == "en"
         finally:
             release.set()
