@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -141,7 +142,7 @@ class HfMirror:
             file.seek(start)
             while chunk := file.read(1 << 16):
                 if served.hold_after is not None and sent >= served.hold_after:
-                    self.released.wait(120)
+                    chunk, sent = self._trickle(handler, chunk, sent)
                 if cut is not None and sent + len(chunk) > cut:
                     handler.wfile.write(chunk[: cut - sent])
                     handler.wfile.flush()
@@ -153,6 +154,20 @@ class HfMirror:
                 except (BrokenPipeError, ConnectionResetError):
                     return
                 sent += len(chunk)
+
+
+    def _trickle(self, handler: BaseHTTPRequestHandler, chunk: bytes, sent: int) -> tuple[bytes, int]:
+        """Until released (at most two minutes), a byte every second: the body stalls, yet no
+        read times out, so the client's retries never run out however slow the machine."""
+        deadline = time.monotonic() + 120
+        while not self.released.wait(1) and time.monotonic() < deadline and len(chunk) > 1:
+            try:
+                handler.wfile.write(chunk[:1])
+                handler.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            chunk, sent = chunk[1:], sent + 1
+        return chunk, sent
 
 
 def _status(handler: BaseHTTPRequestHandler, code: int, headers: dict[str, str]) -> None:
