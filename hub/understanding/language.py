@@ -150,6 +150,7 @@ class _Identifier:
             if cls._confidences is not None and not _KnownWords.with_templates:
                 _KnownWords.table = _word_table(with_templates=True)
                 _KnownWords.with_templates = True
+                _LOGGER.info("language identification ready, with the templates' words")
         return cls._confidences is not None
 
     @classmethod

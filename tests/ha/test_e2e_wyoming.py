@@ -59,6 +59,7 @@ class HubProcess:
                                  cwd=REPO, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         try:
             asyncio.run(self._wait_for_wyoming(started + HUB_START_TIMEOUT_S))
+            self._wait_for_language_identification(started + HUB_START_TIMEOUT_S)
         except BaseException:
             self.stop()
             raise
@@ -79,6 +80,14 @@ class HubProcess:
             if time.monotonic() > deadline:
                 raise self.failure("the hub's Wyoming server did not answer describe in time")
             await asyncio.sleep(0.5)
+
+    def _wait_for_language_identification(self, deadline: float) -> None:
+        """HA's Wyoming client sends no language: until identification is in, a German request
+        would be read in the hub's own language (a slow machine takes seconds to load it)."""
+        while "language identification ready" not in self.log():
+            if time.monotonic() > deadline:
+                raise self.failure("the hub's language identification did not load in time")
+            time.sleep(0.2)
 
     def stop(self) -> None:
         process, self.process = self.process, None
