@@ -56,7 +56,7 @@ class RecordingEngine:
 
 @pytest.fixture(scope="module")
 def smollm(smollm_path: Path) -> LlamaEngine:
-    engine = LlamaEngine(smollm_path, n_ctx=2048, seed=7)
+    engine = LlamaEngine(smollm_path, n_ctx=4096, seed=7)
     yield engine
     asyncio.run(engine.close())
 

@@ -275,8 +275,8 @@ class RecordingEngine:
 async def test_a_real_model_serves_a_turn_as_the_blacksmith(mosquitto, tmp_path, shop, smollm_path):
     """Mechanism only (SmolLM2 is too small to be a good blacksmith): the turn completes, the prompt
     carries the persona and its tools, and every call the model makes is a real round trip."""
-    engine = RecordingEngine(LlamaEngine(smollm_path, n_ctx=2048, seed=7))
-    app = await start_hub(mosquitto, tmp_path, engine, n_ctx=2048, max_tokens=48, turn_timeout=400)
+    engine = RecordingEngine(LlamaEngine(smollm_path, n_ctx=4096, seed=7))
+    app = await start_hub(mosquitto, tmp_path, engine, n_ctx=4096, max_tokens=48, turn_timeout=400)
     try:
         result = await ask(app, "I want to buy a sword. Check my payment first.", "hero-5")
     finally:
@@ -314,8 +314,8 @@ async def test_a_real_model_bound_to_call_a_tool_makes_a_real_round_trip(mosquit
     custom["personas"]["blacksmith"]["tool_choice"] = "required"
     custom_file = tmp_path / "required.yaml"
     custom_file.write_text(yaml.safe_dump(custom))
-    engine = RecordingEngine(LlamaEngine(smollm_path, n_ctx=2048, seed=7))
-    app = await start_hub(mosquitto, tmp_path, engine, n_ctx=2048, max_tokens=48, turn_timeout=400,
+    engine = RecordingEngine(LlamaEngine(smollm_path, n_ctx=4096, seed=7))
+    app = await start_hub(mosquitto, tmp_path, engine, n_ctx=4096, max_tokens=48, turn_timeout=400,
                           custom_file=str(custom_file))
     try:
         result = await ask(app, "A sword, please. Here is my gold.", "hero-7")

@@ -63,7 +63,7 @@ def server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Llama
 
 @pytest.fixture(scope="module")
 def local_smollm(smollm_path: Path) -> LlamaEngine:
-    engine = LlamaEngine(smollm_path, n_ctx=2048, seed=7)
+    engine = LlamaEngine(smollm_path, n_ctx=4096, seed=7)
     yield engine
     asyncio.run(engine.close())
 

@@ -32,7 +32,7 @@ FAIL_AFTER_TOKENS = 4
 
 @pytest.fixture(scope="module")
 def smollm(smollm_path: Path) -> Iterator[LlamaEngine]:
-    engine = LlamaEngine(smollm_path, n_ctx=2048, seed=7)
+    engine = LlamaEngine(smollm_path, n_ctx=4096, seed=7)
     yield engine
     asyncio.run(engine.close())
 
