@@ -84,6 +84,7 @@ class SuiteFile:
     combo: str
     data: dict[str, Any]
     speaker: bool  # its combination is said in the speaker's area
+    domain: str | None = None  # the kind of device its combination means where a test leaves it out
 
     @property
     def name(self) -> str:
@@ -107,9 +108,20 @@ def suite_files(language: str, source: Path = VENDORED) -> list[SuiteFile]:
     for path in sorted((source / suite_code(language)).glob("*/*.yaml")):
         intent, combo = path.parent.name, path.stem
         combos = (schema.get(intent) or {}).get("slot_combinations") or {}
-        speaker = bool((combos.get(combo) or {}).get("context_area"))
-        files.append(SuiteFile(language, intent, combo, yaml.safe_load(path.read_text(encoding="utf-8")), speaker))
+        spec = combos.get(combo) or {}
+        files.append(SuiteFile(language, intent, combo, yaml.safe_load(path.read_text(encoding="utf-8")),
+                               bool(spec.get("context_area")), _inferred_domain(spec)))
     return files
+
+
+def _inferred_domain(combination: dict[str, Any]) -> str | None:
+    """The one domain a combination with a `domain` slot infers (`inferred_domains`: "close the
+    shutters" is a cover's), for a test that does not list the slot (fr device_class_cover)."""
+    inferred = combination.get("inferred_domains") or {}
+    if "domain" not in (combination.get("slots") or ()):
+        return None
+    return next((kinds[0] for kinds in (inferred.get(k) for k in ("required", "complete", "optional"))
+                 if kinds and len(kinds) == 1), None)
 
 
 def languages(source: Path = VENDORED) -> list[str]:
@@ -276,8 +288,14 @@ def load_cases(f: SuiteFile, home: FileHome) -> list[SuiteCase]:
     for test in f.data.get("tests") or []:
         slots = dict(test.get("slots") or {})
         timers = test.get("timers", home.timers)
-        for sentence in test.get("sentences") or []:
+        sentences = test.get("sentences") or []
+        for number, sentence in enumerate(sentences):
             said = _said(slots, sentence, f.language)
+            kinds = slots.get("device_class")
+            if isinstance(kinds, list) and len(kinds) == len(sentences) > 1:
+                said["device_class"] = kinds[number]  # one kind per sentence, in their order (fr, sk)
+            if f.domain and "domain" not in said:
+                said["domain"] = f.domain
             running = _running(f.intent, said, timers)
             want = expect(f.intent, said, home, running)
             cases.append(SuiteCase(f, str(sentence), slots, want, running))
