@@ -365,6 +365,8 @@ def expect(intent: str, slots: dict[str, Any], home: FileHome, running: tuple[Ti
     for entity in found:
         service, data = _service(intent, slots, entity)
         calls.append((entity.entity_id, service, tuple(sorted(data.items()))))
+        if intent == "HassMediaSearchAndPlay":  # HA's handler searches first, then plays the first result
+            calls.append((entity.entity_id, "search_media", ()))
     return Want(calls=tuple(sorted(calls)))
 
 
@@ -561,7 +563,7 @@ def ha_matches(case: SuiteCase, lists: dict[str, SlotList], speaker_area: str | 
 class SuiteBackend(RecordingBackend):
     """As Home Assistant would: every service of every domain is taken and recorded (the demo
     home's devices change state as before); to-do lists hold `list_items` and answer
-    `todo.get_items`."""
+    `todo.get_items`; a media player's `search_media` finds what was asked (one result)."""
 
     def __init__(self, store: Any) -> None:
         super().__init__(store)
@@ -594,6 +596,11 @@ class SuiteBackend(RecordingBackend):
                                                  for n, i in enumerate(items)]}}
         if entity.domain == "weather" and service == "get_forecasts":
             return {entity.entity_id: {"forecast": []}}
+        if entity.domain == "media_player" and service == "search_media":  # a player's sources find it
+            self.calls.append((entity.entity_id, service, dict(data)))
+            found = {"title": data.get("search_query"), "media_content_id": "media-source://zed/1",
+                     "media_content_type": "music", "media_class": (data.get("media_filter_classes") or ["music"])[0]}
+            return {entity.entity_id: {"version": 1, "result": [found]}}
         return {}
 
 
