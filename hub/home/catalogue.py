@@ -16,6 +16,7 @@ from typing import Any
 
 from hub.home.colors import COLOR_MODES, COLORS, color_key
 from hub.home.device_tools import DEVICE_TOOLS
+from hub.home.media_search import SearchAndPlay
 from hub.home.entities import Entity, EntityStore
 from hub.home.entity_tool import ENTITY, PERCENT, EntityTool, entity_schema
 from hub.home.policy import ActionPolicy
@@ -249,5 +250,5 @@ def build_home_tools(store: EntityStore, resolver: EntityResolver,
     """The home tools; `policy` guards every call, `tracker` acknowledges slow ones."""
     return [tool(store, resolver, policy, tracker) for tool in (
         TurnOn, TurnOff, SetLight, SetTemperature, SetPosition, MediaControl, SetVolume,
-        *DEVICE_TOOLS, ActivateScene, RunScript, GetState)]
+        *DEVICE_TOOLS, SearchAndPlay, ActivateScene, RunScript, GetState)]
 

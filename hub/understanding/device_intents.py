@@ -8,7 +8,8 @@ names none, and which of several unnamed devices they act on, as HA's handlers c
   resuming those paused (HA's media handlers), when that leaves any;
 - HassVacuumCleanArea's area is the room to clean, not where the vacuum is;
 - HassClimateSetFanMode with no place: the home's one thermostat, as a temperature is set
-  (recognition's `climate_only`; HA's template asks for the speaker's area).
+  (recognition's `climate_only`; HA's template asks for the speaker's area);
+- HassMediaSearchAndPlay plays on one player (HA's `single_target`): several left ask which.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from hub.home.entities import Entity
+from hub.home.media_search import MEDIA_CLASSES
 
 MEDIA_INTENTS = frozenset({"HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPrevious",
                            "HassSetVolume", "HassSetVolumeRelative", "HassMediaPlayerMute",
-                           "HassMediaPlayerUnmute"})
+                           "HassMediaPlayerUnmute", "HassMediaSearchAndPlay"})
 DEVICE_INTENTS = frozenset({"HassFanSetSpeed", "HassSetVolumeRelative", "HassMediaPlayerMute",
                             "HassMediaPlayerUnmute", "HassVacuumCleanArea", "HassLawnMowerStartMowing",
-                            "HassLawnMowerDock", "HassClimateSetFanMode"})
+                            "HassLawnMowerDock", "HassClimateSetFanMode", "HassMediaSearchAndPlay"})
 # intents whose templates without a name or place ask for the speaker's area; matched without
 # one, they mean every device of their kind (see `anywhere`)
 SAID_ANYWHERE = MEDIA_INTENTS | {"HassFanSetSpeed"}
@@ -32,7 +34,7 @@ IMPLIED_DOMAINS = {"HassFanSetSpeed": "fan", "HassVacuumCleanArea": "vacuum",
                    "HassClimateSetFanMode": "climate",
                    **{intent: "media_player" for intent in MEDIA_INTENTS}}
 TOOL_DOMAINS = {"set_fan_speed": {"fan"}, "change_volume": {"media_player"}, "mute": {"media_player"},
-                "clean_area": {"vacuum"}, "set_fan_mode": {"climate"}}
+                "clean_area": {"vacuum"}, "set_fan_mode": {"climate"}, "search_and_play": {"media_player"}}
 NOT_A_PLACE = {"HassVacuumCleanArea": "area"}  # a slot that says what to do, not where the device is
 _ONE_OF_KIND = SAID_ANYWHERE | {"HassVacuumStart", "HassVacuumReturnToBase", "HassVacuumCleanArea",
                                 "HassLawnMowerStartMowing", "HassLawnMowerDock"}
@@ -57,6 +59,10 @@ def device_tool(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[st
         return "clean_area", {"area": slots["area"]}
     if intent == "HassClimateSetFanMode" and isinstance(slots.get("fan_mode"), str) and slots["fan_mode"]:
         return "set_fan_mode", {"fan_mode": slots["fan_mode"]}
+    query = slots.get("search_query")
+    if intent == "HassMediaSearchAndPlay" and isinstance(query, str) and query.strip():
+        kind = slots.get("media_class")
+        return "search_and_play", {"query": query.strip(), **({"media_class": kind} if kind in MEDIA_CLASSES else {})}
     if intent in ("HassLawnMowerStartMowing", "HassLawnMowerDock"):
         return ("turn_on" if intent == "HassLawnMowerStartMowing" else "turn_off"), {}
     return None, {}
@@ -82,7 +88,8 @@ def preferred(intent: str, targets: list[Entity], anywhere_said: bool) -> list[E
     wanted = _WANTED_STATE.get(intent)
     if len(targets) > 1 and wanted is not None:
         targets = [e for e in targets if e.state == wanted] or targets
-    return None if anywhere_said and len(targets) > 1 else targets
+    single = anywhere_said or intent == "HassMediaSearchAndPlay"
+    return None if single and len(targets) > 1 else targets
 
 
 def _number(value: Any) -> bool:

@@ -3,7 +3,9 @@
 "Turn it off", "make it 50%", "and the bedroom too", "the other one", "all of them" act on the
 conversation's last targets with its last action (`hub.understanding.referents.Recent`);
 "a bit brighter", "warmer", "louder", "open it a bit more" and "it's too dark / cold / loud (in
-here)" change a level by a step from the device's current state (`hub.understanding.relative`).
+here)" change a level by a step from the device's current state (`hub.understanding.relative`);
+a media player that reports no volume takes its own step (`volume_up` / `volume_down`, as HA's
+HassSetVolumeRelative does).
 The words are the hub's own templates in every language (`hub.understanding.follow_up_templates`).
 
 Which devices a relative command means: the ones it names (a name, an area); for "too dark in
@@ -128,12 +130,16 @@ class FollowUps:
         if isinstance(meant, DirectAnswer):
             return meant
         found, unplaced = meant
+        intent = f"relative_{said.kind}"
+        if _own_step(found, quantity):  # players that report no level: their own step, as HA's
+            action = Action(intent, "change_volume", {"step": "up" if said.direction > 0 else "down"}, found,
+                            named=True)  # HassSetVolumeRelative (media_player.volume_up / _down)
+            return _choose(action, found, language) if unplaced else action
         values = {e.entity_id: stepped(e, quantity, said.direction, said.amount) for e in found}
         changing = [e for e in found if values[e.entity_id] not in (None, current(e, quantity))]
         if quantity == "brightness" and said.direction > 0 and not unplaced:  # the lights on first
             changing = [e for e in changing if e.state == "on"] or changing
         dark = [e for e in found if switches_on(e, quantity, said.direction)]
-        intent = f"relative_{said.kind}"
         if not changing and dark:  # "too dark" by an on/off light: switch it on
             action = Action(intent, "turn_on", {}, dark, named=True)
             return _choose(action, dark, language) if unplaced else action
@@ -151,7 +157,8 @@ class FollowUps:
         """The devices a relative command means, in the order the module docstring gives, and
         whether nothing placed them (the home's devices of the kind: several are a question)."""
         def able(pool: Sequence[Entity]) -> list[Entity]:
-            return [e for e in pool if current(e, quantity) is not None or switches_on(e, quantity, said.direction)]
+            return [e for e in pool if current(e, quantity) is not None or switches_on(e, quantity, said.direction)
+                    or _own_step([e], quantity)]
 
         def unable(pool: Sequence[Entity]) -> DirectAnswer:
             return _honest(language, "error.unsupported", name=join_list([e.name for e in pool], language))
@@ -204,6 +211,11 @@ class FollowUps:
             areas = [text for area, aliases in self._resolver.areas().items() for text in (area, *aliases)]
             self._names = version, build_names(self._store.all(), areas)
         return self._names[1]
+
+
+def _own_step(found: list[Entity], quantity: str) -> bool:
+    """Media players none of which reports its volume: "louder" is their own step up."""
+    return quantity == "volume" and all(e.domain == "media_player" and current(e, quantity) is None for e in found)
 
 
 def _choose(action: Action, options: list[Entity], language: str) -> Action | Ambiguous | DirectAnswer:

@@ -275,7 +275,7 @@ def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: H
                 found = _matches(text, (asking,), slot_lists, language, intent_context=_ANY_AREA)
         results += found
     literal = [r for r in results if not _wildcard(r)]
-    return sorted(literal or results, key=_best_first)
+    return sorted(literal or results, key=lambda result: _best_first(result, in_room=context is not None))
 
 
 def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,
@@ -311,13 +311,16 @@ def _wildcard(result: RecognizeResult) -> bool:
     return any(e.is_wildcard for e in result.entities.values())
 
 
-def _best_first(result: RecognizeResult) -> tuple[bool, bool, int, int]:
-    """The longest name from the list said; among wildcard names ("cancel the timer for closing
-    the window"), the most literal template, as HA's matcher: "pour" is the template's word, not
-    the timer's name."""
+def _best_first(result: RecognizeResult, in_room: bool) -> tuple[bool, bool, int, bool, int]:
+    """The longest name from the list said; said in a room (`in_room`), a match with a place
+    before one with none (the installed release's Polish "otwórz rolety" asks for the speaker's
+    area, 2025.6's "[<area>] … rolety" meant every blind in the home: the newer reading is HA's);
+    among wildcard names ("cancel the timer for closing the window"), the most literal template,
+    as HA's matcher: "pour" is the template's word, not the timer's name."""
     name = result.entities.get("name")
     listed = -len(str(name.text)) if name is not None and not name.is_wildcard else 0
-    return (_wildcard(result), name is None, listed, -result.text_chunks_matched)
+    nowhere = in_room and not {"area", "floor"} & result.entities.keys()
+    return (_wildcard(result), name is None, listed, nowhere, -result.text_chunks_matched)
 
 
 _OPTIONAL_OR_SLOT = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")

@@ -43,6 +43,7 @@ def test_catalogue_names_and_entity_args(home: Home) -> None:
     assert home.registry.names() == [
         "turn_on", "turn_off", "set_light", "set_temperature", "set_position", "media_control",
         "set_volume", "set_fan_speed", "change_volume", "mute", "clean_area", "set_humidity", "set_mode", "set_fan_mode",
+        "search_and_play",
         "activate_scene", "run_script", "get_state"]
     for name in home.registry.names():
         tool = home.registry.get(name)

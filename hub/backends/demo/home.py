@@ -19,6 +19,7 @@ DEMO_AREA_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 _PLAYLIST = ("Blue in Green", "So What", "Freddie Freeloader", "All Blues")
+_VOLUME_STEP = 0.1  # media_player.volume_up / _down, as HA's MediaPlayerEntity.volume_step
 
 # What the demo scenes set: entity id → (state, attributes).
 _SCENES: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
@@ -176,6 +177,15 @@ class DemoBackend:
             return entity.state, attrs
         if service == "volume_set":
             attrs["volume_level"] = max(0.0, min(1.0, float(data["volume_level"])))
+            return entity.state, attrs
+        if service in ("volume_up", "volume_down") and isinstance(attrs.get("volume_level"), (int, float)):
+            step = _VOLUME_STEP if service == "volume_up" else -_VOLUME_STEP  # HA's default step
+            attrs["volume_level"] = round(max(0.0, min(1.0, float(attrs["volume_level"]) + step)), 2)
+            return entity.state, attrs
+        if service in ("volume_up", "volume_down"):  # a player that reports no level steps unseen
+            return entity.state, attrs
+        if service == "volume_mute":
+            attrs["is_volume_muted"] = bool(data.get("is_volume_muted"))
             return entity.state, attrs
         if service in ("turn_on", "turn_off"):
             return ("idle" if service == "turn_on" else "off"), attrs
