@@ -179,8 +179,8 @@ class DemoBackend:
             attrs["volume_level"] = max(0.0, min(1.0, float(data["volume_level"])))
             return entity.state, attrs
         if service in ("volume_up", "volume_down") and isinstance(attrs.get("volume_level"), (int, float)):
-            step = _VOLUME_STEP if service == "volume_up" else -_VOLUME_STEP  # HA's default step
-            attrs["volume_level"] = round(max(0.0, min(1.0, float(attrs["volume_level"]) + step)), 2)
+            change = _VOLUME_STEP if service == "volume_up" else -_VOLUME_STEP  # HA's default step
+            attrs["volume_level"] = round(max(0.0, min(1.0, float(attrs["volume_level"]) + change)), 2)
             return entity.state, attrs
         if service in ("volume_up", "volume_down"):  # a player that reports no level steps unseen
             return entity.state, attrs
