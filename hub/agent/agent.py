@@ -7,7 +7,6 @@ and turns of one conversation run one at a time, in arrival order.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import logging
@@ -26,17 +25,10 @@ from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_person
 from hub.agent.ports import (ActionReading, AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath,
                              HomeView, LanguageIdentifier, SpeakerLocator)
 from hub.agent.priming import Priming
-from hub.agent.plans import PlanBook, PlanRun, TurnPlan, language_reading, plan_of, run_plan_calls
+from hub.agent.planner import Planner
+from hub.agent.plans import PlanRun, TurnPlan
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
-from hub.agent.types import (
-    TurnDone,
-    TurnEvent,
-    TurnRequest,
-    TurnResult,
-    final_result,
-    request_problem,
-    without_format_characters,
-)
+from hub.agent.types import TurnDone, TurnEvent, TurnRequest, TurnResult, final_result
 from hub.understanding.action_words import ActionWords
 from hub.understanding.language import TextLanguages
 from hub.understanding.referents import recent_after
@@ -97,7 +89,10 @@ class Agent:
         # keep every persona's stable prefix and each conversation's continuation warm
         self.priming = Priming(engine, self._model.stable_request, lambda: self.personas)
         self._running = RunningTurns()
-        self._plans = PlanBook()  # plans made without acting, runnable once for five minutes
+        self._planner = Planner(reception=self._reception, context_for=self._context, routes=self._fitted,
+                                registry=registry, personas=lambda: self.personas, activity=self.activity,
+                                identify=self._identify, home=home, confirmations=confirmations,
+                                turn_timeout=options.turn_timeout)
         self._stopping = False
 
     # --- public API ---------------------------------------------------------------------------
@@ -153,47 +148,12 @@ class Agent:
         return await final_result(self.run(request))
 
     async def plan(self, request: TurnRequest) -> TurnPlan:
-        """What the hub would do with `request`, acting on nothing (hub.agent.plans): its routes
-        and model run on a throwaway conversation in a dry run; the plan is kept for `run_plan`.
-        Raises UnknownPersona, ValueError for a text that cannot be a turn."""
-        request = dataclasses.replace(request, text=without_format_characters(request.text))
-        problem = request_problem(request.text)
-        if problem:
-            raise ValueError(problem)
-        known = self._reception.known(request)
-        persona = self._reception.persona_for(request, known)
-        languages = await self._reception.languages(request, persona, known)
-        conversation = Conversation(f"plan-{uuid.uuid4().hex[:12]}", languages[0],
-                                    list(known.messages) if known is not None else [], persona.key)
-        ctx = self._context(request, conversation.id, languages[0], persona, dry_run=True)
-        timeout = self._options.turn_timeout
-        state = TurnState(request, conversation, languages[0], ctx, persona, time.monotonic() + timeout,
-                          lambda _: None, languages)
-        try:
-            result = await asyncio.wait_for(ended(state, self._fitted(state)), timeout)
-        except TimeoutError:
-            result = failure(conversation.id, state.language, "timeout")
-        reading = language_reading(state.language, request.language, self._reception.preferred(persona, known), languages,
-                                   self._identify.confidences(state.text))
-        match = self._home.match(state.text, state.language) if self._home is not None and persona.home else None
-        plan = plan_of(self._plans.new_id(), state, result, reading, match)
-        self._plans.keep(plan, request.source)
-        return plan
+        """What the hub would do with `request`, acting on nothing (hub.agent.planner)."""
+        return await self._planner.plan(request)
 
     async def run_plan(self, plan_id: str, client: str | None = None) -> PlanRun:
-        """Run the calls of a plan made in the last five minutes, once, on a throwaway
-        conversation: validation and the policy decide again (a call it holds for a yes is
-        dropped: nobody can answer it there). Raises PlanNotRunnable, UnknownPersona."""
-        plan, source = self._plans.take(plan_id)
-        persona = self.personas.get(plan.persona)
-        ctx = ToolContext(f"plan-{uuid.uuid4().hex[:12]}", plan.language.used, source, None, plan.device_id,
-                          persona.key, client, uuid.uuid4().hex, area=plan.area)
-        name_of = self._home.name_of if self._home is not None else (lambda _: None)
-        run = await run_plan_calls(self._registry, plan, ctx, self.personas.tool_names(persona),
-                                   self.activity.tool_called, name_of)
-        if self._confirmations is not None:
-            self._confirmations.forget(ctx.conversation_id)
-        return run
+        """Run a plan made in the last five minutes, once (hub.agent.planner)."""
+        return await self._planner.run_plan(plan_id, client)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one tool without the model (MQTT/REST direct calls), under the same persona scope,

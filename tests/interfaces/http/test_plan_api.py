@@ -85,13 +85,13 @@ def test_the_model_path_runs_the_model(live_hub, auth):
     (b'{"text": "hi", "device_id": "' + b"x" * 300 + b'"}', "invalid_body"),
 ])
 def test_bad_plan_bodies_get_a_clear_400_and_plan_nothing(live_hub, auth, body, code):
-    kept = len(live_hub.app.agent._plans._kept)
+    kept = len(live_hub.app.agent._planner._plans._kept)
     response = requests.post(f"{live_hub.url}/api/plan", data=body, timeout=30,
                              headers={**auth, "Content-Type": "application/json"})
     assert response.status_code in (400, 413), response.text
     error = response.json()
     assert error["error"] == code and error["message"]
-    assert len(live_hub.app.agent._plans._kept) == kept
+    assert len(live_hub.app.agent._planner._plans._kept) == kept
 
 
 def test_unknown_persona_and_unknown_plan(live_hub, auth):
