@@ -614,6 +614,19 @@ class Scored:
     seconds: float
 
 
+def inflected_forms(name: str) -> list[str]:
+    """The names a file's area or floor written as a template stands for (sk: "spáln(i|a|e|u)" is
+    spálni, spálna, spálne, spálnu; sr: "прв(и|ом) спрат[у]"): hassil parses list values as
+    templates, so HA's matcher hears each of them. Empty for a plain name."""
+    group = re.search(r"\(([^()]*)\)|\[([^\[\]]*)\]", name)
+    if group is None:
+        return []
+    choices = group[1].split("|") if group[1] is not None else ["", group[2]]  # (a|b), or [optional]
+    return [form for choice in choices
+            for form in (inflected_forms(name[:group.start()] + choice + name[group.end():])
+                         or [name[:group.start()] + choice + name[group.end():]])]
+
+
 async def run_file(f: SuiteFile) -> list[Scored]:
     """Every sentence of one file through a hub over the file's home, and through HA's matcher."""
     home = file_home(f)
@@ -623,6 +636,12 @@ async def run_file(f: SuiteFile) -> list[Scored]:
     async with Rig(sealed(home)) as rig:
         rig.backend = SuiteBackend(rig.store)
         rig.store.register_backend(SOURCE, rig.backend)
+        for area in home.home.areas:  # "spáln(i|a|e|u)": HA's lists read a name as a template
+            if forms := inflected_forms(area):
+                rig.store.set_area_aliases(area, forms)
+        for floor in home.home.floors:
+            if forms := inflected_forms(floor):
+                rig.store.set_floor(floor, [a for a, f in home.home.area_floor.items() if f == floor], forms)
         for case in cases:
             started = time.perf_counter()
             ok, why, result = await _run(rig, case, home)
