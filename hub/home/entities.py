@@ -174,7 +174,8 @@ class EntityStore:
         """Area → its aliases (the user's too), for areas that have any."""
         if self._overlay is None:
             return {area: aliases for area, aliases in self._area_aliases.items() if aliases}
-        known = set(self._area_aliases) | {e.area for e in self._entities.values() if e.area}
+        # a snapshot: the fast path's warm-up reads this in a thread while discovery adds entities
+        known = set(self._area_aliases) | {e.area for e in list(self._entities.values()) if e.area}
         merged = self._overlay.area_aliases(self._area_aliases)
         return {area: aliases for area, aliases in merged.items() if aliases and area in known}
 
