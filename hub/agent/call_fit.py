@@ -39,6 +39,7 @@ from hub.locales import UNSPACED_LANGUAGES, phrase
 _LOGGER = logging.getLogger(__name__)
 DOES_NOT_FIT = "does_not_fit"  # the refused call's error code
 _SWITCHES = frozenset({"turn_on", "turn_off"})  # a request must say which way these go
+_SETS, _OFF = frozenset({"HassTurnOn"}), frozenset({"HassTurnOff"})  # a value set: "on" fits it, "off" does not
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,12 @@ class CallFit:
         """"direction" when the request says only the way the call undoes; "unclear" when it
         switches a device (turn_on, turn_off) and the request says both ways; None when the call
         goes the request's way, or the request's words say no way at all ("start the coffee
-        machine": no template word of a switch's; the model's reading stands)."""
+        machine": no template word of a switch's; the model's reading stands). A call that only
+        sets a value (a temperature, a mode) goes no way: it never answers a request that says
+        only "off" ("turn off the heating" is not 21 degrees)."""
         does, undoes = intents_of(call, entity.domain)
+        if not does and not undoes and "off" not in call.arguments.values():
+            does, undoes = _SETS, _OFF
         for language in languages:  # the turn's language first, then the other candidates
             said = self._reading.said_intents(text, language, entity.domain) & (does | undoes)
             if said:

@@ -149,6 +149,19 @@ async def test_off_words_never_turn_a_light_on(tmp_path, language, command) -> N
     assert result.reply == phrase(language, "fit.other_action", name="Kitchen light")
 
 
+@pytest.mark.parametrize("language,command", [("en", "turn off the heating"), ("de", "Schalte die Heizung aus")])
+async def test_a_temperature_set_never_answers_turn_off(tmp_path, language, command) -> None:
+    """A call that only sets a value goes no way: "off" is not 21 degrees (Gemma 3 270M's answer)."""
+    hub, puppet = demo(tmp_path)
+    puppet.next = [("set_temperature", {"entity_id": "climate.living_room", "temperature": 21})]
+    result = await hub.ask(command, language=language)
+    assert hub.calls_to("climate.living_room") == []
+    assert result.reply == phrase(language, "fit.other_action", name="Living room thermostat")
+    puppet.next = [("set_temperature", {"entity_id": "climate.living_room", "temperature": 21})]
+    await hub.ask("set the living room thermostat to 21 degrees", language="en", conversation_id="set")
+    assert [service for _, service, _ in hub.calls_to("climate.living_room")] == ["set_temperature"]
+
+
 LOCKS = (Entity("lock.front_door", "Front door", "unlocked", {}, (), "Hallway"),
          Entity("lock.back_door", "Back door", "unlocked", {}, (), "Garden"))
 
