@@ -58,6 +58,8 @@ async def home(mosquitto, tmp_path: Path) -> AsyncIterator[PlannedHome]:
     await app.start(listeners=False)
     await eventually(lambda: (e := app.store.get("climate.thermostat")) is not None and e.state == "heat")
     await eventually(lambda: all(app.store.get(i) is not None for i in ("lock.front_door", "cover.garage_door")))
+    # every device has told its state (a fan or switch is "unknown" until its first state message)
+    await eventually(lambda: all(e.state != "unknown" for e in app.store.all() if "sensor" not in e.domain))
     yield PlannedHome(app, demo)
     await app.stop()
     await demo.stop()

@@ -56,7 +56,7 @@ async def collect(stream: AsyncIterator[Delta]) -> list[Delta]:
 
 @pytest.fixture(scope="module")
 def server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> LlamaCppServer:
-    running = LlamaCppServer(smollm_path, log=tmp_path_factory.mktemp("server") / "server.log").wait_ready()
+    running = LlamaCppServer(smollm_path, n_ctx=4096, log=tmp_path_factory.mktemp("server") / "server.log").wait_ready()
     yield running
     running.stop()
 
