@@ -84,7 +84,7 @@ def test_model_routes_reject_invalid_requests(case):
 
 
 @model_routes_valid.parametrize()
-@settings(max_examples=3, deadline=None, suppress_health_check=HEALTH,
+@settings(max_examples=2, deadline=None, suppress_health_check=HEALTH,
           phases=[Phase.explicit, Phase.generate])
 @pytest.mark.timeout(900)
 def test_model_routes_take_valid_requests(case):
