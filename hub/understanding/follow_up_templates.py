@@ -89,7 +89,8 @@ def load(language: str) -> Intents | None:
         "expansion_rules": dict(spec.get("rules") or {}),
         "lists": {"amount": {"values": amounts},
                   "value": {"range": {"from": 0, "to": 100, "fractions": "halves"}}},
-        "skip_words": list(package.get("skip_words") or ()),
+        # HA's words said around a command ("please"), and the file's said before a follow-up ("now")
+        "skip_words": [*(package.get("skip_words") or ()), *(spec.get("skip") or ())],
     }
     return Intents.from_dict(data)
 

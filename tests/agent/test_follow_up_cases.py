@@ -192,3 +192,19 @@ async def test_a_short_follow_up_is_also_read_in_the_language_of_the_command_it_
     off = await hub.ask("apágala", language="hu")
     assert hub.state("light.kitchen") == "off" and off.language == "es", off.reply
     assert off.reply == phrase("es", "action.turned_off", name="Kitchen light")
+
+
+@pytest.mark.parametrize("language,command,follow_up", [
+    ("en", "turn on the desk lamp", "now turn it off"), ("en", "turn on the desk lamp", "ok turn it off"),
+    ("de", "Schalte die Desk Lamp ein", "jetzt schalte sie aus"),
+    ("nl", "Zet de Desk Lamp aan", "nu zet hem uit"),
+])
+async def test_a_word_said_before_a_follow_up_is_no_part_of_it(tmp_path, language, command, follow_up) -> None:
+    """"now turn it off" is "turn it off": the stand-in never meets it."""
+    engine = ScriptedEngine([])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    await hub.ask(command, language=language)
+    assert hub.state("light.desk_lamp") == "on"
+    result = await hub.ask(follow_up, language=language)
+    assert hub.state("light.desk_lamp") == "off", result.reply
+    assert engine.requests == []
