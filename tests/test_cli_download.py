@@ -4,23 +4,13 @@ asked of a local server that answers like the Hugging Face hub (`HF_ENDPOINT`)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from helpers.hf_mirror import HfMirror, Served
+from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror  # noqa: F401 (fixture)
 from test_cli import run_cli
 
 pytestmark = pytest.mark.slow
-REPO, FILE = "nvidia/bolt-test-GGUF", "bolt-Q4_K_M.gguf"
-
-
-@pytest.fixture
-def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
-    served = HfMirror().start()
-    monkeypatch.setenv("HF_ENDPOINT", served.url)
-    yield served
-    served.stop()
 
 
 def test_check_says_what_would_be_downloaded_and_whether_the_disk_has_room(

@@ -18,6 +18,9 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Iterator
+
+import pytest
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<revision>[^/]+)/(?P<file>.+)$")
@@ -176,3 +179,15 @@ def _status(handler: BaseHTTPRequestHandler, code: int, headers: dict[str, str])
         handler.send_header(name, value)
     handler.send_header("Content-Length", "0")
     handler.end_headers()
+
+
+REPO, FILE = "nvidia/bolt-test-GGUF", "bolt-Q4_K_M.gguf"  # the tests' model on the mirror
+
+
+@pytest.fixture
+def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
+    """A mirror of the Hugging Face hub that huggingface_hub is pointed at (HF_ENDPOINT)."""
+    served = HfMirror().start()
+    monkeypatch.setenv("HF_ENDPOINT", served.url)
+    yield served
+    served.stop()

@@ -8,23 +8,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from helpers.hf_mirror import HfMirror, Served
+from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror  # noqa: F401 (fixture)
 from hub.llm.download import DownloadFailed, DownloadProgress, ModelSource, fetch, verified_file
 from reliability.served_hub import free_port
-
-REPO, FILE = "nvidia/bolt-test-GGUF", "bolt-Q4_K_M.gguf"
-
-
-@pytest.fixture
-def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
-    served = HfMirror().start()
-    monkeypatch.setenv("HF_ENDPOINT", served.url)
-    yield served
-    served.stop()
 
 
 @pytest.fixture

@@ -8,26 +8,17 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 import requests
 
-from helpers.hf_mirror import HfMirror, Served
+from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror  # noqa: F401 (fixture)
 from helpers.live_hub import TOKEN, LiveHub
 from reliability.served_hub import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
-REPO, FILE = "nvidia/bolt-test-GGUF", "bolt-Q4_K_M.gguf"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture
-def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
-    served = HfMirror().start()
-    monkeypatch.setenv("HF_ENDPOINT", served.url)
-    yield served
-    served.stop()
 
 
 def health(hub: LiveHub) -> dict[str, Any]:

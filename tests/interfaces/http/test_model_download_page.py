@@ -5,11 +5,10 @@ file is checked and loaded, and a failure's message with what to do."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from helpers.hf_mirror import HfMirror, Served
+from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror  # noqa: F401 (fixture)
 from helpers.live_hub import TOKEN, LiveHub
 from interfaces.http.test_web_page import CHROMIUM, CHROMEDRIVER, browser, screenshot  # noqa: F401 (fixture)
 from interfaces.http.test_web_phone import OVERFLOW, PHONE, hub_state, wait
@@ -17,15 +16,6 @@ from interfaces.http.test_web_phone import OVERFLOW, PHONE, hub_state, wait
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
                                  reason="needs Debian's chromium and chromium-driver")]
-REPO, FILE = "nvidia/bolt-test-GGUF", "bolt-Q4_K_M.gguf"
-
-
-@pytest.fixture
-def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
-    served = HfMirror().start()
-    monkeypatch.setenv("HF_ENDPOINT", served.url)
-    yield served
-    served.stop()
 
 
 def label(driver) -> str:
