@@ -155,9 +155,9 @@ class ModelTurn:
         match = home.match(text, state.language, place) if home else Match([], [], named=False)
         live = home.live_states(match.candidates, {e.entity_id for e in match.best}) if home else ""
         question = persona.home and is_question(text, state.language)
-        # the prompt always declares the same tools (its prefix stays cached); what may run this
-        # turn is narrower: no device action for a question, nor for a small model's request
-        # that names no device
+        # the prompt declares the same tools from turn to turn (its prefix stays cached) until the
+        # home or its timers change what could run; what may run this turn is narrower: no device
+        # action for a question, nor for a small model's request that names no device
         tools = self._registry.specs(self._offered_tools(persona))
         actions = self._registry.device_actions()
         allowed = [t.name for t in tools if t.name not in actions or not (
@@ -292,13 +292,10 @@ class ModelTurn:
         return conversational, reasoning
 
     def _offered_tools(self, persona: Persona) -> list[str]:
-        """The tools the model is told about: the persona's, without device actions for a
-        stand-in model that may not run the home."""
-        names = self._personas().tool_names(persona)
-        if persona.home and not self.model_acts:
-            actions = self._registry.device_actions()
-            return [n for n in names if n not in actions]
-        return list(names)
+        """The tools the model is told about: the persona's that could act now (`Tool.offered`),
+        without device actions for a stand-in model that may not run the home."""
+        actions = self._registry.device_actions() if persona.home and not self.model_acts else frozenset()
+        return self._registry.offered([n for n in self._personas().tool_names(persona) if n not in actions])
 
     def _system_message(self, persona: Persona, conversational: bool) -> Message:
         return prompt.stable_system_message(self._home if persona.home else None, conversational,

@@ -89,6 +89,12 @@ class Tool(Protocol):
         a tool that does not preview is not run at all in a dry run."""
         ...
 
+    def offered(self) -> bool:
+        """Whether the model is told of it now: not while it could do nothing in this home (no
+        device of its domains, no timer to change). Every tool's schema is prompt the model
+        reads on every turn, and on a small machine each token of it costs time."""
+        ...
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
 
@@ -98,6 +104,9 @@ class ToolTraits:
     changes_home: bool | None = None
     domains: frozenset[str] | None = None
     previews = False  # not run in a dry run
+
+    def offered(self) -> bool:
+        return True
 
 
 class WouldCall(Exception):
@@ -129,7 +138,7 @@ class ToolRegistry:
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
 
     def register(self, tool: Tool) -> None:
-        missing = [trait for trait in ("changes_home", "domains", "previews") if not hasattr(tool, trait)]
+        missing = [trait for trait in ("changes_home", "domains", "previews", "offered") if not hasattr(tool, trait)]
         if missing:  # a test's or a plugin's tool: say what it lacks now, not in some later turn
             raise TypeError(f"tool {tool.spec.name!r} declares no {' or '.join(missing)} (see ToolTraits)")
         if tool.spec.name in self._tools:
@@ -150,6 +159,10 @@ class ToolRegistry:
         def fits(tool: Tool) -> bool:
             return domains is None or tool.domains is None or not tool.domains.isdisjoint(domains)
         return frozenset(n for n, t in self._tools.items() if t.changes_home and fits(t))
+
+    def offered(self, names: Collection[str] | None = None) -> list[str]:
+        """Of `names` (None: all), those the model is told of now (`Tool.offered`)."""
+        return [n for n in (self._tools if names is None else names) if n in self._tools and self._tools[n].offered()]
 
     def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
         chosen = self._tools if names is None else {n: self._tools[n] for n in names if n in self._tools}

@@ -62,6 +62,9 @@ class CalendarEvents:
         self._store = store
         self._clock = clock or (lambda: datetime.now().astimezone())
 
+    def offered(self) -> bool:
+        return "calendar" in self._store.domains()
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         calendars = self._calendars(args.get("entity_id"), ctx)
         now = self._clock()

@@ -102,6 +102,7 @@ class EntityStore:
         self._floors: dict[str, Floor] = {}
         self._places: dict[str, dict[str, str]] = {}  # source → device, entity or area id → area
         self.version = 0  # bumps when the set of entities, their names or area aliases change
+        self._domains: tuple[int, frozenset[str]] = (-1, frozenset())
 
     def register_backend(self, source: str, backend: EntityBackend) -> None:
         self._backends[source] = backend
@@ -156,6 +157,12 @@ class EntityStore:
 
     def all(self) -> list[Entity]:
         return sorted(self._entities.values(), key=lambda e: e.entity_id)
+
+    def domains(self) -> frozenset[str]:
+        """The domains the home has entities of (kept until the set of entities changes)."""
+        if self._domains[0] != self.version:
+            self._domains = (self.version, frozenset(e.domain for e in list(self._entities.values())))
+        return self._domains[1]
 
     def __len__(self) -> int:
         return len(self._entities)

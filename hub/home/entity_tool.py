@@ -54,6 +54,9 @@ class EntityTool:
         self._tracker = tracker
         self.spec = ToolSpec(self.name, self.description, self.parameters, entity_args=("entity_id",))
 
+    def offered(self) -> bool:
+        return self.domains is None or not self.domains.isdisjoint(self._store.domains())
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         entity = self._entity(args["entity_id"], ctx)
         if self.domains is not None and entity.domain not in self.domains:

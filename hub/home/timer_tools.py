@@ -22,7 +22,7 @@ _DURATION = {"hours": {"type": "integer", "minimum": 0, "maximum": 24},
              "minutes": {"type": "integer", "minimum": 0, "maximum": 1440},
              "seconds": {"type": "integer", "minimum": 0, "maximum": 86400}}
 # the timer a call means: its name, its area, or the duration it was started with (a selector,
-# not bounded: the prompt is offered every timer tool, so each token of their schemas counts)
+# not bounded: while timers run the prompt holds every timer tool, and each token of it counts)
 _START = {f"start_{unit}": {"type": "integer"} for unit in _DURATION}
 _WHICH = {"name": _NAME, "area": _AREA, **_START}
 _WHICH_TIMER = {"type": "object", "additionalProperties": False, "properties": _WHICH}
@@ -64,11 +64,18 @@ class _TimerTool(ToolTraits):
     def __init__(self, service: TimerService) -> None:
         self._service = service
 
+    def offered(self) -> bool:
+        """A tool for a timer that runs: offered while one does (start_timer always is)."""
+        return bool(self._service.timers())
+
 
 class StartTimer(_TimerTool):
     spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends. With a command: "
                     "carry out that request when it ends instead (\"turn off the lights in 10 minutes\").", {
         "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME, "command": _COMMAND}})
+
+    def offered(self) -> bool:
+        return True
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         total = _seconds(args)

@@ -144,5 +144,5 @@ def build_agent(
 
 def stable_request(view: StoreHomeView, registry: ToolRegistry) -> GenerationRequest:
     """What the agent's turns start with under the default settings (for priming)."""
-    return GenerationRequest([stable_system_message(view, True)], tools=registry.specs(),
+    return GenerationRequest([stable_system_message(view, True)], tools=registry.specs(registry.offered()),
                              reasoning=Reasoning(), conversational=True)

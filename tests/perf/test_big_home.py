@@ -4,6 +4,7 @@ only entities the prompt shows, and the prompt is no bigger than a 25-entity hom
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_small_home_request_carries_the_states_of_its_best_matches() -> None:
 async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path: Path) -> None:
     engine = RecordingEngine(LlamaEngine(gemma_path, n_ctx=4096, seed=7))
     try:
-        prompts = {}
+        prompts, offered = {}, {}
         for size in (25, 1000):
             store = generated_store(size)
             agent, view, _ = build_agent(engine, store)
@@ -110,6 +111,11 @@ async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path
             calls = [c.call for c in result.tool_calls]
             assert calls and calls[0].arguments.get("entity_id") in constraint.entity_ids
             prompts[size] = first.usage.prompt_tokens
-        assert prompts[1000] <= prompts[25]
+            offered[size] = {t.name: t for t in first.request.tools}
+        # no bigger than the small home's, but for the tools of the kinds of device it lacks
+        lacking = sum(engine.count_tokens(json.dumps({"name": t.name, "description": t.description,
+                                                      "parameters": t.parameters}))
+                      for name, t in offered[1000].items() if name not in offered[25])
+        assert lacking > 0 and prompts[1000] - lacking <= prompts[25]
     finally:
         await engine.close()
