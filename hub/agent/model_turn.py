@@ -27,7 +27,7 @@ from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import TurnState, not_found, not_understood
 from hub.agent.tool_round import as_reading, run_tools, said_for_actions, withheld
 from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
-from hub.agent.utterances import is_question, repeats_itself
+from hub.agent.utterances import in_no_language, is_question, repeats_itself
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolRegistry
 from hub.home.entities import Entity
@@ -127,6 +127,11 @@ class ModelTurn:
             if isinstance(narrowed, TurnResult):
                 return narrowed
             constraint = narrowed
+        elif persona.home and self._reply_languages is not None and targets is None \
+                and in_no_language(text, state.language, self._reply_languages):
+            # a stand-in makes nonsense of words of no language ("blorp zibble uat" → "Frodo
+            # breath. Frodo bros."): what was not understood is said plainly instead
+            return not_understood(state, text, self._example_name(context.match))
         elif (persona.home and not self.model_acts and not context.question and targets is None
               and (context.match.candidates or speaks_of_home(text, state.language))):
             # the model may not act, so a command about the home the fast path did not carry out

@@ -28,6 +28,7 @@ _MIN_LOOP, _MAX_LOOP = 4, 80  # length of the repeated stretch
 _SINGLE_LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
 _PLAINLY = 0.5  # the other language's share at least; the request's at most a quarter of it, or
 _HARDLY_RATIO, _HARDLY_SHORT, _SHORT = 0.25, 0.02, 4  # 0.02 for under 4 words (they say less of their language)
+_NO_LANGUAGE_TOP, _NO_LANGUAGE_OWN = 0.25, 0.05  # see `in_no_language`
 # languages so close that a sentence of one is often taken for the other
 _CLOSE = ({"da", "nb", "sv"}, {"cs", "sk"}, {"hr", "sr", "sl"}, {"id", "ms"}, {"es", "ca"})
 
@@ -111,6 +112,15 @@ def in_other_language(sentence: str, language: str, confidences: Callable[[str],
         return False
     hardly = _HARDLY_RATIO * scores[top] if words >= _SHORT else _HARDLY_SHORT
     return scores[top] >= _PLAINLY and scores.get(language, 0.0) < hardly
+
+
+def in_no_language(text: str, language: str, confidences: Callable[[str], dict[str, float]]) -> bool:
+    """Whether `text` looks like none of the hub's languages ("blorp zibble uat"): no language
+    has a quarter of the identifier's confidence and `language` hardly any (1 of the 17,723
+    sentences of HA's intent tests in 35 languages is read so, a bare "plafondventilator 50%")."""
+    scores = confidences(text)
+    return bool(scores) and max(scores.values()) < _NO_LANGUAGE_TOP \
+        and scores.get(normalize_language(language), 0.0) < _NO_LANGUAGE_OWN
 
 
 def ordinal_position(answer: str, language: str | None) -> int | None:

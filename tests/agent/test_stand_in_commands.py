@@ -13,6 +13,7 @@ from hub.agent import prompt
 from hub.agent.personas import Persona, PersonaBook, home_persona
 from hub.home.vocabulary import speaks_of_home
 from hub.locales import SUPPORTED_LANGUAGES, phrase
+from hub.understanding import language as language_id
 
 from async_policy.async_helpers import TestHub
 from helpers.scripted_engine import ScriptedEngine, text
@@ -85,6 +86,21 @@ async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat) ->
     hub = TestHub(tmp_path, engine, fast_path=True)
     result = await hub.ask(chat, language=language)
     assert len(engine.requests) == 1 and result.path == "model" and result.reply == "Rome."
+
+
+@pytest.mark.parametrize("language,said", [("it", "blorp zibble uat"), ("pt", "blorp zibble uat"),
+                                           ("es", "blorp zibble guat"), ("it", "raccontami una barzelletta")])
+async def test_words_of_no_language_are_not_handed_to_the_stand_in(tmp_path, language, said) -> None:
+    """SmolLM2 answered "blorp zibble uat" with "Frodo breath. Frodo bros." (bench_unspoken)."""
+    assert await language_id.prepare()
+    nonsense = said.startswith("blorp")
+    engine = stand_in([] if nonsense else [text("Ecco una barzelletta.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(said, language=language)
+    if nonsense:
+        assert engine.requests == [] and result.reply == told(language, "Bedroom light"), result.reply
+    else:
+        assert len(engine.requests) == 1 and result.path == "model"
 
 
 async def test_another_personas_words_go_to_the_stand_in(tmp_path) -> None:
