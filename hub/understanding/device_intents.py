@@ -24,17 +24,19 @@ MEDIA_INTENTS = frozenset({"HassMediaPause", "HassMediaUnpause", "HassMediaNext"
                            "HassMediaPlayerUnmute", "HassMediaSearchAndPlay"})
 DEVICE_INTENTS = frozenset({"HassFanSetSpeed", "HassSetVolumeRelative", "HassMediaPlayerMute",
                             "HassMediaPlayerUnmute", "HassVacuumCleanArea", "HassLawnMowerStartMowing",
-                            "HassLawnMowerDock", "HassClimateSetFanMode", "HassMediaSearchAndPlay"})
+                            "HassLawnMowerDock", "HassClimateSetFanMode", "HassMediaSearchAndPlay",
+                            "HassHumidifierSetpoint"})
 # intents whose templates without a name or place ask for the speaker's area; matched without
 # one, they mean every device of their kind (see `anywhere`)
 SAID_ANYWHERE = MEDIA_INTENTS | {"HassFanSetSpeed"}
 IMPLIED_DOMAINS = {"HassFanSetSpeed": "fan", "HassVacuumCleanArea": "vacuum",
                    "HassLawnMowerStartMowing": "lawn_mower", "HassLawnMowerDock": "lawn_mower",
                    "HassVacuumStart": "vacuum", "HassVacuumReturnToBase": "vacuum",
-                   "HassClimateSetFanMode": "climate",
+                   "HassClimateSetFanMode": "climate", "HassHumidifierSetpoint": "humidifier",
                    **{intent: "media_player" for intent in MEDIA_INTENTS}}
 TOOL_DOMAINS = {"set_fan_speed": {"fan"}, "change_volume": {"media_player"}, "mute": {"media_player"},
-                "clean_area": {"vacuum"}, "set_fan_mode": {"climate"}, "search_and_play": {"media_player"}}
+                "clean_area": {"vacuum"}, "set_fan_mode": {"climate"}, "search_and_play": {"media_player"},
+                "set_humidity": {"humidifier"}}
 NOT_A_PLACE = {"HassVacuumCleanArea": "area"}  # a slot that says what to do, not where the device is
 _ONE_OF_KIND = SAID_ANYWHERE | {"HassVacuumStart", "HassVacuumReturnToBase", "HassVacuumCleanArea",
                                 "HassLawnMowerStartMowing", "HassLawnMowerDock"}
@@ -57,6 +59,8 @@ def device_tool(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[st
         return "mute", {"muted": intent == "HassMediaPlayerMute"}
     if intent == "HassVacuumCleanArea" and isinstance(slots.get("area"), str) and slots["area"]:
         return "clean_area", {"area": slots["area"]}
+    if intent == "HassHumidifierSetpoint" and _number(slots.get("humidity")):
+        return "set_humidity", {"humidity": int(round(slots["humidity"]))}
     if intent == "HassClimateSetFanMode" and isinstance(slots.get("fan_mode"), str) and slots["fan_mode"]:
         return "set_fan_mode", {"fan_mode": slots["fan_mode"]}
     query = slots.get("search_query")

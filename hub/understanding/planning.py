@@ -236,12 +236,16 @@ class Planner:
             pool = self._store.all()
         else:
             return None
-        return self._narrowed(pool, intent, slots, home), named
+        return self._narrowed(pool, intent, slots, home, named), named
 
     @staticmethod
-    def _narrowed(pool: list[Entity], intent: str, slots: dict[str, Any], home: HomeData) -> list[Entity]:
-        """Those of `pool` in the area or floor, of the kind and device class the slots say."""
-        domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
+    def _narrowed(pool: list[Entity], intent: str, slots: dict[str, Any], home: HomeData,
+                  named: bool = False) -> list[Entity]:
+        """Those of `pool` in the area or floor, of the kind and device class the slots say (the
+        kind the intent implies only when no name was said: a template that names a device
+        says its domains, "set the water heater to 50 degrees" as well as the thermostat)."""
+        implied = None if named else _IMPLIED_DOMAIN.get(intent)
+        domain = slots.get("domain") if isinstance(slots.get("domain"), str) else implied
         device_class = slots.get("device_class")
         # a list when the template's words fit several kinds ("gardiner": blinds, curtains, shutters)
         device_classes = set(device_class) if isinstance(device_class, list) else {device_class}

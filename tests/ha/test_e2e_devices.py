@@ -1,7 +1,8 @@
 """End to end through a real Home Assistant 2025.4 with its demo integration (issue #27 point 2):
 the device intents the hub lacked, said in en, de and fr to HA's conversation API, carried out by
-the hub through HA's services on HA's demo valve, fan, light and media player, and checked on
-HA's own states. The home exposes one media player, so "set the volume" and "mute" name none.
+the hub through HA's services on HA's demo valve, fan, light, media player, humidifier and water
+heater, and checked on HA's own states (HA has no template for a humidifier's humidity or a water
+heater's temperature: the hub's own, hub/locales/sentences/). The home exposes one media player, so "set the volume" and "mute" name none.
 The model server is down: every turn here must be the fast path's.
 
 HA's demo vacuums, valves and media players have no unique id, so they are in no entity registry:
@@ -23,6 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 VALVE, FAN = "valve.orchard", "fan.living_room_fan"
 LIGHT, PLAYER = "light.ceiling_lights", "media_player.walkman"
+HUMIDIFIER, HEATER = "humidifier.humidifier", "water_heater.demo_water_heater_celsius"
 # registry entity → (area, aliases); every other entity of the demo but the valve and the player
 # is not exposed to Assist
 PLACED = {
@@ -32,21 +34,24 @@ PLACED = {
 SENTENCES = {
     "en": {"valve": "open the orchard", "mute": "mute",
            "volume": "set the volume to 40%", "fan": "set the living room fan speed to 30%",
-           "kelvin": "set the ceiling lights color temperature to 3000 kelvin"},
+           "kelvin": "set the ceiling lights color temperature to 3000 kelvin",
+           "humidity": "set the humidifier to 40%", "heater": "set the demo water heater celsius to 50 degrees"},
     "de": {"valve": "Öffne Orchard", "mute": "Ton ausschalten",
            "volume": "Stelle die Lautstärke auf 40 Prozent",
            "fan": "Setze die Geschwindigkeit von Wohnzimmerventilator auf 30 Prozent",
-           "kelvin": "Setze Deckenlicht auf 3000 Kelvin"},
+           "kelvin": "Setze Deckenlicht auf 3000 Kelvin",
+           "humidity": "Stelle Humidifier auf 40 Prozent", "heater": "Stelle Demo Water Heater Celsius auf 50 Grad"},
     "fr": {"valve": "Ouvre Orchard", "mute": "Coupe le son",
            "volume": "Règle le volume à 40 %", "fan": "Règle la vitesse du ventilateur du salon à 30 %",
-           "kelvin": "Règle la température de couleur du plafonnier à 3000 kelvins"},
+           "kelvin": "Règle la température de couleur du plafonnier à 3000 kelvins",
+           "humidity": "Règle Humidifier à 40 %", "heater": "Règle Demo Water Heater Celsius à 50 degrés"},
 }
 
 
 async def arrange_the_demo_home(ha: HomeAssistantInstance) -> None:
-    """Only the four exposed to Assist; the fan and the light placed, with aliases."""
+    """Only the six exposed to Assist; the fan and the light placed, with aliases."""
     states = {s["entity_id"] for s in await ha.states()}
-    missing = {VALVE, FAN, LIGHT, PLAYER} - states
+    missing = {VALVE, FAN, LIGHT, PLAYER, HUMIDIFIER, HEATER} - states
     assert not missing, f"HA's demo integration has no {sorted(missing)}"
     areas = {a["name"]: a["area_id"] for a in await ha.ws("config/area_registry/list")}
     assistable = [e for e in states if e.split(".")[0] in ("media_player", "vacuum", "valve", "fan", "light",
@@ -55,7 +60,7 @@ async def arrange_the_demo_home(ha: HomeAssistantInstance) -> None:
     await ha.ws("homeassistant/expose_entity", assistants=["conversation"], entity_ids=assistable,
                 should_expose=False)
     await ha.ws("homeassistant/expose_entity", assistants=["conversation"],
-                entity_ids=[VALVE, FAN, LIGHT, PLAYER], should_expose=True)
+                entity_ids=[VALVE, FAN, LIGHT, PLAYER, HUMIDIFIER, HEATER], should_expose=True)
     for entity_id, (area, aliases) in PLACED.items():
         await ha.ws("config/entity_registry/update", entity_id=entity_id, area_id=areas[area], aliases=aliases)
     await ha.call_service("media_player", "media_play", entity_id=PLAYER)
@@ -125,3 +130,11 @@ async def test_device_intents_through_home_assistant(demo_ha: HomeAssistantInsta
 
     assert "3000" in await say(ha, hub, "kelvin", language)
     await attribute(ha, LIGHT, "color_temp_kelvin", 3000)
+
+    await ha.call_service("humidifier", "set_humidity", entity_id=HUMIDIFIER, humidity=68)
+    await ha.call_service("water_heater", "set_temperature", entity_id=HEATER, temperature=45)
+    await attribute(ha, HEATER, "temperature", 45)
+    assert "40" in await say(ha, hub, "humidity", language)
+    await attribute(ha, HUMIDIFIER, "humidity", 40)
+    assert "50" in await say(ha, hub, "heater", language)
+    await attribute(ha, HEATER, "temperature", 50)

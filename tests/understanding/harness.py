@@ -514,6 +514,23 @@ class RecordingBackend(DemoBackend):
             raise BackendError(f"vacuum.{service} is not supported by {entity.entity_id}")
         return states[service], attrs
 
+    def _humidifier(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+        if service == "set_humidity":
+            attrs["humidity"] = data["humidity"]
+            return entity.state, attrs
+        return self._on_off(entity, service, attrs)
+
+    def _water_heater(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+        if service == "set_temperature":
+            attrs["temperature"] = data["temperature"]
+            return entity.state, attrs
+        return self._on_off(entity, service, attrs)
+
+    def _on_off(self, entity: Entity, service: str, attrs: dict) -> tuple[str, dict]:
+        if service not in ("turn_on", "turn_off"):
+            raise BackendError(f"{entity.domain}.{service} is not supported by {entity.entity_id}")
+        return service.removeprefix("turn_"), attrs
+
     def _valve(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
         positions = {"open_valve": 100, "close_valve": 0}
         if service not in positions and service != "set_valve_position":
