@@ -1,6 +1,7 @@
 """Issue #28 point 1 with the real stand-ins (SmolLM2-135M-Instruct, base Gemma 3 270M): requests
-outside every template in 8 languages (a sample of `bench/data/off_template_requests.yaml`; the
-bench runs all 320) through the agent on the demo home. An independent judge
+outside every template in 8 languages (two of each language's 40 in
+`bench/data/off_template_requests.yaml`, each kind of request in several languages; the bench
+runs all 320) through the agent on the demo home. An independent judge
 (`helpers.unspoken_judge`) finds no prompt text, entity id, tool name, markup or loop in any
 reply, and every reply in the request's language."""
 
@@ -21,7 +22,13 @@ from helpers.unspoken_judge import Judge
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 REQUESTS = Path(__file__).resolve().parents[2] / "bench" / "data" / "off_template_requests.yaml"
-SAMPLE = range(0, 40, 8)  # 5 of each language's 40: out of scope, missing devices, questions, chat, nonsense
+KINDS = 5  # each language's 40 run through 5 kinds, about 8 each: out of scope, missing devices,
+# questions, nonsense, chat
+
+
+def sample(n: int) -> tuple[int, int]:
+    """Two requests of the `n`th language, of two kinds that move on from language to language."""
+    return (n % KINDS) * 8 + n % 8, ((n + 2) % KINDS) * 8 + (n + 3) % 8
 
 
 async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path, real_stand_in: LlamaEngine) -> None:
@@ -31,8 +38,8 @@ async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path
     judge = Judge()
     hub = TestHub(tmp_path, real_stand_in, fast_path=True, max_tokens=96)
     faults = []
-    for code, texts in requests.items():
-        for i in SAMPLE:
+    for n, (code, texts) in enumerate(requests.items()):
+        for i in sample(n):
             result = await hub.ask(texts[i], conversation_id=f"{code}-{i}", language=code)
             found = judge.faults(result.reply, code)
             if found:

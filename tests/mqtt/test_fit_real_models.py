@@ -1,9 +1,9 @@
 """The real stand-ins (SmolLM2-135M-Instruct, base Gemma 3 270M) allowed to act
 (`model_home_control`), the fast path off so the model meets every command, over the MQTT demo
-home's devices on a real mosquitto: 45 commands in five languages (tests/mqtt/fit_commands.py),
-a third of them about devices the home lacks. No device action that does not fit its command
-runs (issue #28 point 5); the counts are printed (bench/bench_fit.py prints them with the check
-off too)."""
+home's devices on a real mosquitto: every other one of the 45 commands in five languages of
+tests/mqtt/fit_commands.py, a third of them about devices the home lacks. No device action that
+does not fit its command runs (issue #28 point 5); the counts are printed (bench/bench_fit.py
+runs all 45, and with the check off too)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ from hub.transport.mqtt_client import MqttClient
 from mqtt.fit_commands import COMMANDS, Tally
 from mqtt.mqtt_helpers import eventually
 
+SAMPLE = COMMANDS[::2]  # each a real model turn of a few seconds on two cores
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
@@ -50,7 +52,7 @@ async def run_commands(engine: LlamaEngine, port: int, data_dir: Path) -> Tally:
                       confirmations=ConfirmationHook(policy, registry))
         assert agent.model_acts
         tally = Tally()
-        for n, (language, command, fits) in enumerate(COMMANDS):
+        for n, (language, command, fits) in enumerate(SAMPLE):
             result = await agent.ask(TurnRequest(command, conversation_id=f"fit-{n}", language=language))
             tally.add(command, fits, result)
         return tally
@@ -89,8 +91,8 @@ async def stand_in(request: pytest.FixtureRequest, smollm_path: Path, gemma_path
 
 
 async def test_no_unfitting_action_of_a_real_stand_in_runs_on_mqtt_devices(mosquitto, tmp_path, stand_in) -> None:
-    assert len(COMMANDS) >= 40
+    assert len(SAMPLE) >= 20 and {language for language, _, _ in SAMPLE} == {"en", "de", "fr", "es", "nl"}
     tally = await run_commands(stand_in, mosquitto.port, tmp_path)
     print(f"{stand_in.info.name}: {tally.line()}")
     assert tally.unfitting == [], "\n".join(tally.unfitting)
-    assert tally.commands == len(COMMANDS)
+    assert tally.commands == len(SAMPLE)
