@@ -11,7 +11,8 @@ Then the appliances HA 2025.4's demo cannot place in an area (its vacuums and va
 unique id): the hub's own simulated MQTT robot vacuum (Hallway), irrigation valve (Garden) and
 thermostat with fan modes (Living Room), discovered by HA's MQTT integration, started, sent back
 to their base, opened by the area's name and set to a fan mode, in en, de and fr, over Wyoming,
-through HA's services, checked on HA's own states.
+through HA's services, checked on HA's own states; and a lawn mower of HA's MQTT integration,
+started and docked in en, de and fr.
 
 This module runs its own HA (the shared one has no MQTT and no such lock).
 """
@@ -239,3 +240,48 @@ async def test_vacuum_valve_and_fan_mode_through_home_assistant(home, hub: HubPr
         print(f"\n[appliances e2e] {language}: {heard}")
     finally:
         await demo.stop()
+
+
+MOWER = "lawn_mower.lawn_mower"
+MOWER_TOPIC = "homeassistant/lawn_mower/e2e_lawn_mower/config"
+# HA's MQTT lawn mower, optimistic (HA sets its activity on each command: no state topic needed)
+MOWER_CONFIG = {"name": None, "unique_id": "e2e_lawn_mower", "optimistic": True,
+                "start_mowing_command_topic": "e2e/mower/start", "dock_command_topic": "e2e/mower/dock",
+                "pause_command_topic": "e2e/mower/pause",
+                "device": {"identifiers": ["e2e_lawn_mower"], "name": "Lawn Mower", "suggested_area": "Garden"}}
+MOWER_SENTENCES = {  # start mowing, back to its dock: HA's templates, no name (the home's one mower)
+    "en": ("start mowing", "dock the lawn mower"),
+    "de": ("Mähe den Rasen", "Schicke den Rasenmäher zurück"),
+    "fr": ("Tonds la pelouse", "Arrête la tonte"),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr"])
+async def test_a_lawn_mower_of_home_assistants_mqtt_integration(home, hub: HubProcess, broker: Mosquitto,
+                                                              language: str) -> None:
+    """HA's MQTT integration gives the lawn mower (HA's demo has none): started and docked by
+    HA's templates in en, de and fr, through HA's services, each command on the mower's topic."""
+    ha, _ = home
+    start, dock = MOWER_SENTENCES[language]
+    sniffer = Sniffer(broker.port, ["e2e/mower/#"])
+    try:
+        sniffer.publish(MOWER_TOPIC, MOWER_CONFIG, retain=True)
+        deadline = time.monotonic() + 60
+        while {s["entity_id"] for s in await ha.states()}.isdisjoint({MOWER}):
+            assert time.monotonic() < deadline, ha.failure("HA's MQTT integration did not take the lawn mower")
+            await asyncio.sleep(0.5)
+        await ha.ws("homeassistant/expose_entity", assistants=["conversation"], entity_ids=[MOWER], should_expose=True)
+        await ha.call_service("lawn_mower", "dock", entity_id=MOWER)
+        await ha.wait_for_state(MOWER, "docked")
+        heard, started = {}, time.monotonic()
+        while await state(ha, MOWER) != "mowing":  # the hub learns of HA's new entity in the background
+            heard["start"] = await say(hub, start, language, conversation_id=f"mower-{language}")
+            assert time.monotonic() - started < CHANGE_WAIT_S, hub.failure(f"{start!r} did not start the mower")
+            await asyncio.sleep(0.5)
+        heard["dock"] = await say(hub, dock, language, conversation_id=f"mower-{language}")
+        await ha.wait_for_state(MOWER, "docked")
+        commands = [topic for topic, _, _ in sniffer.messages if topic.startswith("e2e/mower/")]
+        assert commands[-2:] == ["e2e/mower/start", "e2e/mower/dock"], commands
+        print(f"\n[mower e2e] {language}: {heard}")
+    finally:
+        sniffer.close()
