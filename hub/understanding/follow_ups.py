@@ -63,7 +63,7 @@ class FollowUps:
         """The answer when the templates read `text` as a follow-up or relative command (an
         honest one when it refers to nothing), else None."""
         said = await asyncio.to_thread(self.read, text, language)
-        if said is None:
+        if said is None or self._names_another_kind(said):
             return None
         fresh = recent if recent is not None and recent.fresh(self._clock()) else None
         planned = self._plan(said, language, ctx, fresh)
@@ -83,6 +83,14 @@ class FollowUps:
         """Whether `text` says "all of them" / "both" (an answer to "which one?")."""
         said = self.read(text, language)
         return said is not None and said.what == "all"
+
+    def _names_another_kind(self, said: Said) -> bool:
+        """A relative command that names only devices its quantity is not for: not this route's
+        ("ztlum TV" is cs "dim" or "mute", and a TV says which: HA's mute template reads it)."""
+        if said.what not in ("relative", "indirect") or not said.names or said.quantity is None:
+            return False
+        domains = QUANTITIES[said.quantity].domains
+        return not any(e.domain in domains for e in referents.entities(self._store, sorted(said.names)))
 
     # --- planning ------------------------------------------------------------------------------
 

@@ -59,3 +59,16 @@ async def test_the_demo_player_steps_and_mutes(tmp_path) -> None:
     muted = await hub.ask("unmute")
     assert muted.tool_calls and muted.tool_calls[0].ok, muted.reply
     assert hub.store.get(player).attributes["is_volume_muted"] is False
+
+
+async def test_a_word_of_two_meanings_means_what_the_device_named_can_do(tmp_path) -> None:
+    """cs "ztlum" is "dim" and "mute": "ztlum TV" was a relative brightness ("TV can't do that");
+    a TV says which, and HA's mute template reads it. A lamp is still dimmed."""
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    hub.store.upsert(Entity("media_player.tv", "TV", "playing", {"volume_level": 0.5, "is_volume_muted": False},
+                            area="Living room", source="demo"))
+    muted = await hub.ask("ztlum TV", language="cs")
+    assert [(c.call.name, c.call.arguments) for c in muted.tool_calls] == \
+        [("mute", {"entity_id": "media_player.tv", "muted": True})], muted.reply
+    dimmed = await hub.ask("ztlum Living room light", "c2", language="cs")
+    assert [c.call.name for c in dimmed.tool_calls] == ["set_light"] and dimmed.path == "fast_path", dimmed.reply
