@@ -328,7 +328,7 @@ def _running(intent: str, slots: dict[str, Any], timers: list[dict[str, Any]]) -
                                 int(t.get("total_seconds_left") or _seconds(t, "start_") or _TIMER_S),
                                 bool(t.get("is_active", intent != "HassUnpauseTimer")),
                                 _seconds(t, "start_") or int(t.get("total_seconds_left") or _TIMER_S)) for t in timers)
-    name = str(slots["name"]) if slots.get("name") else None
+    name = str(slots["name"]).strip() or None if slots.get("name") else None  # sv "pizza ": a name's spaces say nothing
     area = str(slots["area"]) if slots.get("area") else None
     start = _seconds(slots, "start_") or _TIMER_S
     active = intent != "HassUnpauseTimer"
