@@ -170,6 +170,9 @@ class TimerService:
             return None
         if timer.paused_left is not None:
             timer.paused_left = min(MAX_TIMER_S, max(0.0, timer.paused_left + seconds))
+            if not timer.paused_left:  # a paused one too, as HA's: it ends now
+                timer.paused_left, timer.ends_at = None, self._clock()
+                self._schedule(timer)
         else:
             timer.ends_at = self._clock() + min(MAX_TIMER_S, max(0.0, self.remaining_s(timer) + seconds))
             self._unschedule(timer_id)

@@ -37,6 +37,25 @@ class Collected:
         self.reports.append((ctx, text, kind, data))
 
 
+async def test_a_timer_brought_to_zero_ends_now_paused_or_not(tmp_path) -> None:
+    """As HA's: removing all the time left ends a timer, a paused one too (th OHF: "ลดเวลา5นาที
+    จากตัวจับเวลา1ชั่วโมง" left a paused timer at 0 s, forever)."""
+    collected = Collected()
+    service = TimerService(tmp_path, collected)
+    await service.start()
+    try:
+        running = service.add(600, "tea", ToolContext("c1"))
+        paused = service.add(3600, "eggs", ToolContext("c2"))
+        service.pause(paused.id)
+        service.add_time(running.id, -600)
+        service.add_time(paused.id, -3700)
+        await eventually(lambda: len(collected.reports) == 2, timeout=5)
+        assert sorted(said for _, said, _, _ in collected.reports) == ["The eggs timer is done.", "The tea timer is done."]
+        assert service.timers() == []
+    finally:
+        await service.stop()
+
+
 async def test_timer_fires_later_and_reaches_mqtt_the_conversation_and_the_next_turn(tmp_path, mosquitto) -> None:
     done_text = phrase("en", "timer.finished", name="tea")
 
