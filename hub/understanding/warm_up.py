@@ -93,10 +93,18 @@ class FastPathWarmUp:
         if language not in self.prepared:
             self.prepared.append(language)
 
+    async def _quiet(self, seconds: float) -> None:
+        """Wait `seconds`, and on while the home keeps changing: a turn meanwhile shares less of
+        the CPU, and a discovery flood (retained configs at start) is taken in first."""
+        version = None
+        while version != self._store.version:
+            version = self._store.version
+            await asyncio.sleep(seconds)
+
     async def _background(self, version: int) -> None:
         for language in SUPPORTED_LANGUAGES:
             if language not in self.prepared:
-                await asyncio.sleep(self._settle_s / 4)  # a turn meanwhile shares less of the CPU
+                await self._quiet(self._settle_s / 4)
                 await self._prepare(language)
         while True:
             await asyncio.sleep(self._settle_s)

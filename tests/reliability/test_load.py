@@ -21,7 +21,8 @@ SLOW_SHARE_LIMIT = 0.02
 
 @pytest.fixture
 def served(tmp_path: Path, gemma_path: Path):
-    hub = ServedHub(tmp_path, gemma_path).start()
+    # a prompt-state cache the first round fills: the second round's growth is then not the cache's
+    hub = ServedHub(tmp_path, gemma_path, {"prompt_cache_mib": 64}).start()
     yield hub
     hub.stop()
 
