@@ -75,11 +75,12 @@ def _group_sentence(plan: Action, done: list[Entity], language: str) -> str:
     if plan.tool == "set_light" and "brightness" in plan.args:
         value = phrase(language, "unit.percent", value=format_number(plan.args["brightness"], language))
         return phrase(language, "action.set_brightness", name=names, value=value)
-    if plan.tool == "set_temperature":
+    # a relative change sets each device its own value (`Action.each`): no one value to say
+    if plan.tool == "set_temperature" and "temperature" in plan.args:
         value = phrase(language, "unit.degrees",
                        value=format_number(plan.args["temperature"], language))
         return phrase(language, "action.set_temperature", name=names, value=value)
-    if plan.tool == "set_position":
+    if plan.tool == "set_position" and "position" in plan.args:
         value = phrase(language, "unit.percent", value=format_number(plan.args["position"], language))
         return phrase(language, "action.set_position", name=names, value=value)
     return phrase(language, "action.done")

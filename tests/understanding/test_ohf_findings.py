@@ -72,3 +72,16 @@ async def test_a_word_of_two_meanings_means_what_the_device_named_can_do(tmp_pat
         [("mute", {"entity_id": "media_player.tv", "muted": True})], muted.reply
     dimmed = await hub.ask("ztlum Living room light", "c2", language="cs")
     assert [c.call.name for c in dimmed.tool_calls] == ["set_light"] and dimmed.path == "fast_path", dimmed.reply
+
+
+async def test_a_relative_change_on_several_devices_says_what_it_did(tmp_path) -> None:
+    """Each thermostat is stepped from its own setting (`Action.each`): there is no one value to
+    say, and the reply once failed looking for it (KeyError, bench_understanding at 1,000 devices)."""
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    hub.store.upsert(Entity("climate.living_room_2", "Living room radiator", "heat",
+                            {"temperature": 18, "min_temp": 7, "max_temp": 30, "target_temp_step": 0.5},
+                            area="Living room", source="demo"))
+    result = await hub.ask("make it warmer in the living room")
+    assert result.path == "fast_path" and sorted(c.call.arguments["entity_id"] for c in result.tool_calls) == \
+        ["climate.living_room", "climate.living_room_2"], result.reply
+    assert all(c.ok for c in result.tool_calls) and "Living room" in result.reply, result.reply
