@@ -63,7 +63,7 @@ class CalendarEvents:
         self._clock = clock or (lambda: datetime.now().astimezone())
 
     def offered(self) -> bool:
-        return "calendar" in self._store.domains()
+        return self._store.has_any(self.domains)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         calendars = self._calendars(args.get("entity_id"), ctx)

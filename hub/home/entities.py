@@ -158,11 +158,12 @@ class EntityStore:
     def all(self) -> list[Entity]:
         return sorted(self._entities.values(), key=lambda e: e.entity_id)
 
-    def domains(self) -> frozenset[str]:
-        """The domains the home has entities of (kept until the set of entities changes)."""
+    def has_any(self, domains: frozenset[str]) -> bool:
+        """Whether the home has an entity of one of `domains` (their set is kept until the set
+        of entities changes: tools ask on every turn)."""
         if self._domains[0] != self.version:
             self._domains = (self.version, frozenset(e.domain for e in list(self._entities.values())))
-        return self._domains[1]
+        return not domains.isdisjoint(self._domains[1])
 
     def __len__(self) -> int:
         return len(self._entities)

@@ -55,7 +55,7 @@ class EntityTool:
         self.spec = ToolSpec(self.name, self.description, self.parameters, entity_args=("entity_id",))
 
     def offered(self) -> bool:
-        return self.domains is None or not self.domains.isdisjoint(self._store.domains())
+        return self.domains is None or self._store.has_any(self.domains)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         entity = self._entity(args["entity_id"], ctx)

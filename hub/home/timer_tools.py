@@ -64,8 +64,11 @@ class _TimerTool(ToolTraits):
     def __init__(self, service: TimerService) -> None:
         self._service = service
 
+
+class _RunningTimerTool(_TimerTool):
+    """A tool for the timers that run: offered while one does."""
+
     def offered(self) -> bool:
-        """A tool for a timer that runs: offered while one does (start_timer always is)."""
         return bool(self._service.timers())
 
 
@@ -73,9 +76,6 @@ class StartTimer(_TimerTool):
     spec = ToolSpec("start_timer", "Start a timer; the user is told when it ends. With a command: "
                     "carry out that request when it ends instead (\"turn off the lights in 10 minutes\").", {
         "type": "object", "additionalProperties": False, "properties": {**_DURATION, "name": _NAME, "command": _COMMAND}})
-
-    def offered(self) -> bool:
-        return True
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         total = _seconds(args)
@@ -103,7 +103,7 @@ class StartTimer(_TimerTool):
                                 "message": "The command will be carried out when the timer ends."})
 
 
-class CancelTimer(_TimerTool):
+class CancelTimer(_RunningTimerTool):
     spec = ToolSpec("cancel_timer", "Cancel a running timer (by its name, its area or the duration it was "
                     "started with).", _WHICH_TIMER)
 
@@ -114,7 +114,7 @@ class CancelTimer(_TimerTool):
                           data={"cancelled": timer.id, "name": timer.name})
 
 
-class CancelAllTimers(_TimerTool):
+class CancelAllTimers(_RunningTimerTool):
     spec = ToolSpec("cancel_all_timers", "Cancel every timer, or every timer of one area.", {
         "type": "object", "additionalProperties": False, "properties": {"area": _AREA}})
 
@@ -127,7 +127,7 @@ class CancelAllTimers(_TimerTool):
         return ToolResult(ok=True, speech=speech, data={"cancelled": [t.id for t in meant], "area": area})
 
 
-class PauseTimer(_TimerTool):
+class PauseTimer(_RunningTimerTool):
     spec = ToolSpec("pause_timer", "Pause a running timer.", _WHICH_TIMER)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -136,7 +136,7 @@ class PauseTimer(_TimerTool):
         return ToolResult(ok=True, speech=phrase(ctx.language, "timer.paused"), data=_state(self._service, timer))
 
 
-class ResumeTimer(_TimerTool):
+class ResumeTimer(_RunningTimerTool):
     spec = ToolSpec("resume_timer", "Resume a paused timer.", _WHICH_TIMER)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -145,7 +145,7 @@ class ResumeTimer(_TimerTool):
         return ToolResult(ok=True, speech=phrase(ctx.language, "timer.resumed"), data=_state(self._service, timer))
 
 
-class ChangeTimer(_TimerTool):
+class ChangeTimer(_RunningTimerTool):
     spec = ToolSpec("change_timer", "Add time to a timer, or remove time from it (remove: true).", {
         "type": "object", "additionalProperties": False,
         "properties": {**_WHICH, **_DURATION, "remove": {"type": "boolean"}}})
@@ -162,7 +162,7 @@ class ChangeTimer(_TimerTool):
                           data=_state(self._service, timer))
 
 
-class TimerStatus(_TimerTool):
+class TimerStatus(_RunningTimerTool):
     spec = ToolSpec("timer_status", "How much time is left on the running timers.", _WHICH_TIMER)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
