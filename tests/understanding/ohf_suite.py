@@ -51,6 +51,9 @@ _MEDIA = {"HassMediaPause": "playing", "HassMediaUnpause": "paused", "HassMediaN
           "HassMediaPrevious": "playing", "HassMediaPlayerMute": "playing",
           "HassMediaPlayerUnmute": "playing", "HassSetVolume": "playing",
           "HassSetVolumeRelative": "playing", "HassMediaSearchAndPlay": "idle"}
+# what a file's device of a kind has unless the file says otherwise: the suite's thermostats have
+# no limits; a player's volume is known (HA's relative volume adds to it)
+_DEFAULT_ATTRIBUTES = {"climate": {"min_temp": 0.0, "max_temp": 100.0}, "media_player": {"volume_level": 0.5}}
 # the kind of device an intent acts on when no name or domain says it
 _IMPLIED = {"HassLightSet": "light", "HassClimateSetTemperature": "climate",
             "HassClimateGetTemperature": "climate", "HassSetPosition": "cover", "HassFanSetSpeed": "fan",
@@ -148,7 +151,8 @@ class FileHome:
             state: str = "off", attributes: dict[str, Any] | None = None) -> Entity:
         self.added += 1
         name = name or f"{_ADDED} {self.added}"
-        entity = Entity(_entity_id(domain, name, self.entities), name, state, dict(attributes or {}), area=area,
+        attributes = {**_DEFAULT_ATTRIBUTES.get(domain, {}), **(attributes or {})}
+        entity = Entity(_entity_id(domain, name, self.entities), name, state, attributes, area=area,
                         device_class=device_class, source=SOURCE)
         self.entities.append(entity)
         return entity
@@ -181,8 +185,10 @@ def file_home(f: SuiteFile) -> FileHome:
     for item in data.get("entities") or []:
         domain, name = str(item["domain"]), str(item["name"])
         attributes = dict(item.get("attributes") or {})
-        if domain == "climate":  # the suite's thermostats have no limits
-            attributes = {"min_temp": 0.0, "max_temp": 100.0, **attributes}
+        attributes = {**_DEFAULT_ATTRIBUTES.get(domain, {}), **attributes}
+        if "volume_level" in attributes:  # the suite writes a percentage ("50", 90); HA's level is 0–1
+            level = float(attributes["volume_level"])
+            attributes["volume_level"] = level / 100 if level > 1 else level
         state = item.get("state", item.get("state_with_unit", _default_state(f.intent, domain)))
         entities.append(Entity(_entity_id(domain, name, entities), name, str(state), attributes,
                                area=str(item["area"]) if item.get("area") else None,
@@ -200,8 +206,8 @@ def file_home(f: SuiteFile) -> FileHome:
 
 def _placed(entities: list[Entity], tests: list[dict[str, Any]], areas: list[str],
             area_floor: dict[str, str]) -> list[Entity]:
-    """A named device with no area that the file's sentences say in one area (or on one floor) is
-    there: a file's home holds only what recognition needs (upstream's runner checks no more),
+    """A named device with no area that the file's sentences say in an area (or on a floor) is
+    there, and said in several places, the home has one of that name in each: a file's home holds only what recognition needs (upstream's runner checks no more),
     and HA's handler finds no device of that name in an area it is not in. `areas` and
     `area_floor` gain the places it takes (a floor with no area gets one)."""
     said: dict[str, set[tuple[str, str]]] = {}
@@ -210,15 +216,19 @@ def _placed(entities: list[Entity], tests: list[dict[str, Any]], areas: list[str
         if isinstance(slots.get("name"), str):
             places = {(key, str(slots[key])) for key in ("area", "floor") if isinstance(slots.get(key), str)}
             said.setdefault(fold(slots["name"]), set()).update(places)
-    placed = []
+    placed: list[Entity] = []
     for entity in entities:
-        places = said.get(fold(entity.name), set())
-        if entity.area is None and len(places) == 1:
-            (key, place), = places
-            entity = replace(entity, area=place if key == "area" else _area_on(place, areas, area_floor))
-            if entity.area not in areas:
-                areas.append(str(entity.area))
-        placed.append(entity)
+        places = sorted(said.get(fold(entity.name), set()))
+        if entity.area is not None or not places:
+            placed.append(entity)
+            continue
+        for number, (key, place) in enumerate(places):  # said in several: one of that name in each
+            area = place if key == "area" else _area_on(place, areas, area_floor)
+            entity_id = entity.entity_id if number == 0 else _entity_id(entity.domain, entity.name,
+                                                                         [*entities, *placed])
+            placed.append(replace(entity, entity_id=entity_id, area=area))
+            if area not in areas:
+                areas.append(area)
     return placed
 
 
@@ -290,26 +300,35 @@ def load_cases(f: SuiteFile, home: FileHome) -> list[SuiteCase]:
         timers = test.get("timers", home.timers)
         sentences = test.get("sentences") or []
         for number, sentence in enumerate(sentences):
-            said = _said(slots, sentence, f.language)
+            heard = ha_slots(str(sentence), f.language, slot_lists(home), home.speaker_area)
+            said = _said(slots, sentence, f.language, heard)
             kinds = slots.get("device_class")
             if isinstance(kinds, list) and len(kinds) == len(sentences) > 1:
                 said["device_class"] = kinds[number]  # one kind per sentence, in their order (fr, sk)
-            if f.domain and "domain" not in said:
-                said["domain"] = f.domain
+            if f.domain and "domain" not in said:  # the test's own, else what HA hears ("ventilateurs")
+                said["domain"] = test.get("inferred_domain") or (
+                    heard["domain"] if isinstance(heard.get("domain"), str) else f.domain)
             running = _running(f.intent, said, timers)
             want = expect(f.intent, said, home, running)
             cases.append(SuiteCase(f, str(sentence), slots, want, running))
     return cases
 
 
-def _said(slots: dict[str, Any], sentence: str, language: str) -> dict[str, Any]:
-    """A slot listing several values (areas, names, a number said two ways) means the one the
-    sentence says (else the first); a list of kinds stays a list."""
+def _said(slots: dict[str, Any], sentence: str, language: str, heard: dict[str, Any]) -> dict[str, Any]:
+    """A slot listing several values (areas, names, a number said two ways, "up" and "down" for
+    sentences of both) means the one the sentence says, else the one HA's matcher hears (`heard`),
+    else the first; a list of kinds is the kind HA hears, else stays a list."""
     text = f" {fold(sentence, language)} "
     said = dict(slots)
     for key, value in slots.items():
-        if isinstance(value, list) and key not in ("domain", "device_class"):
+        if not isinstance(value, list) or len(value) < 2:
+            continue
+        if key in ("domain", "device_class"):
+            said[key] = heard[key] if heard.get(key) in value else value
+        else:
             named = [v for v in value if f" {fold(str(v), language)} " in text]
+            if not named and heard.get(key) in value:
+                named = [heard[key]]
             said[key] = (named or value)[0]
     return said
 
@@ -354,6 +373,8 @@ def expect(intent: str, slots: dict[str, Any], home: FileHome, running: tuple[Ti
             [home.add("todo", None, name="Shopping List", state="0")]
         return _list_want(intent, slots, shopping[0], home)
     found = targets(intent, slots, home)
+    if not found:  # HA's handler finds nothing and says so
+        return Want(answer=True, refusal=True)
     if intent in ("HassGetState", "HassGetWeather", "HassClimateGetTemperature"):
         return _answer(intent, found, home.home.language)
     if intent.startswith("HassList"):
@@ -423,6 +444,8 @@ def targets(intent: str, slots: dict[str, Any], home: FileHome) -> list[Entity]:
     media command with no name or area: the players in the state it needs, in the speaker's
     area first."""
     domains = as_set(slots.get("domain")) or ({_IMPLIED[intent]} if intent in _IMPLIED else set())
+    if domains == {"cover"} and intent == "HassSetPosition":
+        domains = {"cover", "valve"}  # HA's handler sets either (a device added is a cover)
     classes = as_set(slots.get("device_class"))
     if intent in _NOT_A_PLACE:  # the area is the room to clean, and the home has it
         _has_area(home, str(slots.get("area") or home.speaker_area))
@@ -434,8 +457,14 @@ def targets(intent: str, slots: dict[str, Any], home: FileHome) -> list[Entity]:
     if slots.get("name"):
         found = [e for e in home.by_name(slots["name"]) if not domains or e.domain in domains or
                  intent in ("HassTurnOn", "HassTurnOff", "HassGetState")]
-        if area and slots.get("area"):
-            found = [e for e in found if e.area == area] or found
+        if found and area and slots.get("area"):
+            found = [e for e in found if e.area == area]
+            if not found:
+                return []  # HA's handler: "no device called … in the … area"
+        if found and floor:
+            found = [e for e in found if e.area and home.home.area_floor.get(e.area) == floor]
+            if not found:
+                return []
         if found:
             return found[:1] if intent in ("HassGetWeather",) else found
         domain = next(iter(sorted(domains)), "light")
@@ -463,7 +492,7 @@ def targets(intent: str, slots: dict[str, Any], home: FileHome) -> list[Entity]:
         where = f"{_ADDED} {floor}"
         home.home = replace(home.home, areas=(*home.home.areas, where),
                             area_floor={**home.home.area_floor, where: floor})
-    attributes = {"temperature": 20, "current_temperature": 20, "min_temp": 0.0, "max_temp": 100.0} \
+    attributes = {"temperature": 20, "current_temperature": 20} \
         if domain == "climate" else {}
     return [home.add(domain, where, next(iter(sorted(classes)), None), state=_default_state(intent, domain),
                      attributes=attributes)]
@@ -540,9 +569,19 @@ def slot_lists(home: FileHome) -> dict[str, SlotList]:
     }
 
 
+def _ha_best(text: str, language: str, lists: dict[str, SlotList], speaker_area: str | None) -> Any:
+    return recognize_best(text, ha_intents(language), slot_lists=lists,
+                          intent_context={"area": speaker_area or SPEAKER_AREA}, best_slot_name="name")
+
+
+def ha_slots(text: str, language: str, lists: dict[str, SlotList], speaker_area: str | None) -> dict[str, Any]:
+    """The slots HA's matcher hears in `text` (none if it matches nothing)."""
+    result = _ha_best(text, language, lists, speaker_area)
+    return {name: slot.value for name, slot in result.entities.items()} if result is not None else {}
+
+
 def ha_matches(case: SuiteCase, lists: dict[str, SlotList], speaker_area: str | None) -> bool:
-    result = recognize_best(case.text, ha_intents(case.file.language), slot_lists=lists,
-                            intent_context={"area": speaker_area or SPEAKER_AREA}, best_slot_name="name")
+    result = _ha_best(case.text, case.file.language, lists, speaker_area)
     if result is None or result.intent.name != case.intent:
         return False
     matched = {name: slot.value for name, slot in result.entities.items()}
@@ -616,8 +655,12 @@ class Scored:
 
 def inflected_forms(name: str) -> list[str]:
     """The names a file's area or floor written as a template stands for (sk: "spáln(i|a|e|u)" is
-    spálni, spálna, spálne, spálnu; sr: "прв(и|ом) спрат[у]"): hassil parses list values as
-    templates, so HA's matcher hears each of them. Empty for a plain name."""
+    spálni, spálna, spálne, spálnu; sr: "прв(и|ом) спрат[у]"; "spáln(i|e)|spálň(a|u)", choices
+    at the top): hassil parses list values as templates, so HA's matcher hears each of them.
+    Empty for a plain name."""
+    top = _top_choices(name)
+    if len(top) > 1:
+        return [form for choice in top for form in (inflected_forms(choice) or [choice])]
     group = re.search(r"\(([^()]*)\)|\[([^\[\]]*)\]", name)
     if group is None:
         return []
@@ -625,6 +668,17 @@ def inflected_forms(name: str) -> list[str]:
     return [form for choice in choices
             for form in (inflected_forms(name[:group.start()] + choice + name[group.end():])
                          or [name[:group.start()] + choice + name[group.end():]])]
+
+
+def _top_choices(template: str) -> list[str]:
+    """`template` split at its "|" outside any group."""
+    choices, depth, start = [], 0, 0
+    for at, char in enumerate(template):
+        depth += (char in "([") - (char in ")]")
+        if char == "|" and depth == 0:
+            choices.append(template[start:at])
+            start = at + 1
+    return [*choices, template[start:]]
 
 
 async def run_file(f: SuiteFile) -> list[Scored]:
@@ -728,7 +782,10 @@ def with_sentences(f: SuiteFile, count: int) -> SuiteFile:
     for test in f.data.get("tests") or []:
         if left <= 0:
             break
-        sentences = (test.get("sentences") or [])[:left]
+        every = test.get("sentences") or []
+        sentences = every[:left]
         left -= len(sentences)
-        kept.append({**test, "sentences": sentences})
+        slots = {key: value[:len(sentences)] if isinstance(value, list) and len(value) == len(every) > 1 else value
+                 for key, value in (test.get("slots") or {}).items()}  # one value per sentence (fr, sk)
+        kept.append({**test, "sentences": sentences, "slots": slots})
     return replace(f, data={**f.data, "tests": kept})
