@@ -25,9 +25,9 @@ def spoken_state(entity: Entity, language: str) -> str:
     Celsius." in `language`."""
     attrs = entity.attributes
     word = state_word(language, entity.domain, entity.state, entity.device_class)
-    if entity.domain == "climate" and attrs.get("current_temperature") is not None:
-        word = StateWord(phrase(language, "unit.degrees",
-                                value=format_number(attrs["current_temperature"], language)), True)
+    current = _number(attrs.get("current_temperature"))  # some integrations write "20.5"
+    if entity.domain == "climate" and current is not None:
+        word = StateWord(phrase(language, "unit.degrees", value=format_number(current, language)), True)
     elif word is None and _is_number(entity.state):
         number = format_number(float(entity.state), language)
         unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))
@@ -35,6 +35,16 @@ def spoken_state(entity: Entity, language: str) -> str:
     elif word is None:  # a custom state ("washing"): the device's own word, as a label
         word = StateWord(entity.state, False)
     return word.sentence(language, entity.name)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None  # not NaN
 
 
 def _is_number(text: str) -> bool:

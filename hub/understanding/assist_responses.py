@@ -1,7 +1,8 @@
 """Home Assistant's own reply to an intent, in the request's language: the response templates the
 installed home-assistant-intents ships (Jinja, as HA renders them, here in a sandbox), for
-HassRespond ("hello", "where does my data go?") and the weather ("47 °F and raining"). A
-language with no such reply hears the hub's own words (`hub/locales/phrases/assist/`)."""
+HassRespond's greeting, the weather ("47 °F and raining") and errors ("no device called … in the
+… area"). A language with no such reply hears the hub's own words (`hub/locales/phrases/assist/`),
+as do questions about the hub itself ("where does my data go?": HA's replies are about HA)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from hub.understanding.plans import Question
 from hub.understanding.recognition import intents_language
 
 _ENV = ImmutableSandboxedEnvironment()
+# HassRespond's replies the hub gives: HA's greeting; about itself ("are you always listening?",
+# "where does my data go?", "what can I say?", "who made you?") its own words, as HA's are about HA
+RESPONDED = frozenset({"hello", "listening", "data", "commands", "creator"})
 
 
 @lru_cache(maxsize=None)
@@ -26,9 +30,17 @@ def _responses(code: str) -> dict[str, dict[str, str]]:
     return dict((data.get("responses") or {}).get("intents") or {})
 
 
+@lru_cache(maxsize=None)
+def _errors(code: str) -> dict[str, str]:
+    data = get_intents(code) or {}
+    return dict((data.get("responses") or {}).get("errors") or {})
+
+
 def assist_answer(question: Question, language: str) -> str:
     """HA's reply to HassRespond or HassGetWeather (its station, `question.targets[0]`)."""
     if question.intent == "HassRespond":
+        if question.response != "hello":
+            return phrase(language, f"about.{question.response}")
         return ha_response(language, question.intent, question.response) or phrase(language, "action.done")
     station = question.targets[0]
     state = SimpleNamespace(state=station.state, attributes=station.attributes, name=station.name)
@@ -46,11 +58,20 @@ def ha_response(language: str, intent: str, key: str, slots: dict[str, Any] | No
     """HA's reply `key` to `intent` in `language`, rendered with `slots` (and `context`: `state`
     as HA's templates read it); None if it has none."""
     code = intents_language(language)
-    text = _responses(code).get(intent, {}).get(key) if code else None
+    return _render(_responses(code).get(intent, {}).get(key) if code else None, slots=slots or {}, **context)
+
+
+def ha_error(language: str, key: str, **values: Any) -> str | None:
+    """HA's error reply `key` ("no_entity_in_area") in `language`, rendered with `values`."""
+    code = intents_language(language)
+    return _render(_errors(code).get(key) if code else None, **values)
+
+
+def _render(text: str | None, **context: Any) -> str | None:
     if not text:
         return None
     try:
-        rendered = _ENV.from_string(text).render(slots=slots or {}, **context)
+        rendered = _ENV.from_string(text).render(**context)
     except TemplateError:
         return None
     return " ".join(rendered.split()) or None

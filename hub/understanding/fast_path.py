@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Callable, Sequence
 
 from hub.understanding.answers import answer
+from hub.understanding.assist_responses import ha_error
 from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
 from hub.understanding.compound import split_parts
 from hub.home.entities import Entity, EntityStore
@@ -237,7 +238,12 @@ class FastPath:
         if isinstance(plan, Nevermind):
             return DirectAnswer(phrase(language, "policy.cancelled"), plan.intent)
         if isinstance(plan, NotFound):
-            return DirectAnswer(phrase(language, "entity.not_found", name=plan.name), "not_found", slots=[plan.slots])
+            said = None
+            if plan.place is not None:  # HA's "no device called … in the … area"
+                kind, place = plan.place
+                said = ha_error(language, f"no_entity_in_{kind}", entity=plan.name, **{kind: place})
+            return DirectAnswer(said or phrase(language, "entity.not_found", name=plan.name), "not_found",
+                                slots=[plan.slots])
         if isinstance(plan, Ambiguous):
             self._unfinished.pop(ctx.conversation_id, None)
             if plan.action is not None and alone and not ctx.dry_run:  # a plan holds nothing

@@ -35,6 +35,7 @@ from hub.understanding.device_intents import (
     preferred,
 )
 from hub.understanding.assist_plans import ASSIST_INTENTS, assist_call, weather_station
+from hub.understanding.assist_responses import RESPONDED
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question, said_slots
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 from hub.home.resolve import EntityResolver
@@ -70,12 +71,16 @@ class Planner:
 
     def plan(self, results: list[RecognizeResult], home: HomeData, language: str, text: str) -> Plan | None:
         """The first result that makes a plan (those whose domain the text names first); a name
-        fitting several entities stops the search."""
+        fitting several entities stops the search. A device named in a place it is not in is
+        said so (HA's reply) only when no other reading makes a plan."""
+        elsewhere = None  # a device named in a place it is not in: said only if nothing else fits
         for result in _named_domain_first(results, text, language):
             plan = self.plan_one(result, home, language)
-            if plan is not None:
+            if isinstance(plan, NotFound) and plan.place is not None:
+                elsewhere = elsewhere or plan
+            elif plan is not None:
                 return plan
-        return None
+        return elsewhere
 
     def plan_unmatched(self, results: list[RecognizeResult], home: HomeData, language: str,
                        text: str) -> Plan | None:
@@ -163,9 +168,8 @@ class Planner:
         intent = result.intent.name
         if intent == "HassNevermind":
             return Nevermind()
-        if intent in ("HassGetCurrentTime", "HassGetCurrentDate") or (intent, result.response) == ("HassRespond", "hello"):
-            # of HA's canned replies only the greeting is the hub's too ("what can you do?",
-            # "where does my data go?" are answered by HA about itself: the model answers them)
+        if intent in ("HassGetCurrentTime", "HassGetCurrentDate") or (
+                intent == "HassRespond" and result.response in RESPONDED):
             return Question(intent, result.response or "default", [])
         if intent == "HassGetWeather":
             station = weather_station(slots, self._store)
@@ -185,6 +189,12 @@ class Planner:
         if found is None:
             return None
         targets, named = found
+        if named and not targets and (place := _place_said(placing)) is not None:
+            # "play it on the living room player in the bedroom": HA's "no device called … in …"
+            elsewhere = (self._targets(intent, _unplaced(placing), home, language, name_text) or ([], False))[0]
+            if names := {e.name for e in elsewhere}:
+                said = str(result.entities["name"].text).strip() if name_text is None else name_text
+                return NotFound(intent, names.pop() if len(names) == 1 else said, place=place)
         if tool is None:  # a question
             state = slots.get("state")
             state_text = result.entities["state"].text if "state" in result.entities else None
@@ -294,6 +304,15 @@ class Planner:
         while words and words[-1] in stops:
             words.pop()
         return set(self._forms[1].get(" ".join(words), ()))
+
+
+def _place_said(slots: dict[str, Any]) -> tuple[str, str] | None:
+    """The area (else floor) the slots say, as ("area" | "floor", its name)."""
+    return next(((key, slots[key]) for key in ("area", "floor") if isinstance(slots.get(key), str)), None)
+
+
+def _unplaced(slots: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in slots.items() if key not in ("area", "floor")}
 
 
 def is_question(text: str) -> bool:

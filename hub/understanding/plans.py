@@ -48,6 +48,8 @@ class Ambiguous:
 class NotFound:
     intent: str
     name: str
+    # the place said ("area" or "floor", its name) when the named device is elsewhere
+    place: tuple[str, str] | None = None
     slots: dict[str, str] = field(default_factory=dict)  # what the template's slots said (`said_slots`)
 
 

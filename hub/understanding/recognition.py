@@ -258,24 +258,28 @@ def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], lan
 
 def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
               language: str, context: dict[str, Any] | None = None) -> list[RecognizeResult]:
-    """All strict matches of every set, best first (names said outright, then the most literal
-    text); those with a wildcard only when none matched without one (as HA's matcher prefers:
+    """All strict matches of every set, best first (the newest release's, then names said
+    outright, then the most literal text); those with a wildcard only when none matched without one (as HA's matcher prefers:
     "Alle Lichter blau färben" is no question whether all are in the zone "Lichter blau
     färben"). With one thermostat, a set that matches nothing tries its temperature templates
     in that thermostat's area. `context`: hassil's intent context (the speaker's area)."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
-    results = []
-    for narrowed, climate_only, timers, anywhere in zip(intents, loaded.climate_only, loaded.timers,
-                                                        loaded.anywhere):
+    results: list[tuple[int, RecognizeResult]] = []  # (release: the newest 0, the match)
+    for release, (narrowed, climate_only, timers, anywhere) in enumerate(
+            zip(intents, loaded.climate_only, loaded.timers, loaded.anywhere)):
         found = _matches(text, (narrowed,), slot_lists, language, intent_context=context)
         if not found and home.climate_context is not None:
             found = _matches(text, (climate_only,), slot_lists, language, intent_context=home.climate_context)
         for asking in (timers, anywhere if home.domains & _SAID_ANYWHERE_DOMAINS else None):
             if not found and asking is not None:
                 found = _matches(text, (asking,), slot_lists, language, intent_context=_ANY_AREA)
-        results += found
-    literal = [r for r in results if not _wildcard(r)]
-    return sorted(literal or results, key=lambda result: _best_first(result, in_room=context is not None))
+        results += [(release, result) for result in found]
+    literal = [(release, r) for release, r in results if not _wildcard(r)]
+    # the newest release's reading first, as HA's matcher has only that one (zh "把空调设置为18度":
+    # the room's air conditioning there, a device named 空调 in 2025.6); the older where it has none
+    ranked = sorted(literal or results, key=lambda found: (
+        found[0] if literal else 0, _best_first(found[1], in_room=context is not None)))
+    return [result for _, result in ranked]
 
 
 def recognize_unmatched(text: str, intents: TemplateSets, home: HomeData,

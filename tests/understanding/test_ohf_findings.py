@@ -2,7 +2,9 @@
 real hassil matcher, HA's sentence data and the real agent: said in a room, a kind of device with
 no place is that room's (the installed release's reading over 2025.6's whole-home one); "louder"
 to a player that reports no volume is its own step up (HA's HassSetVolumeRelative); the demo
-player steps and mutes as HA's does."""
+player steps and mutes as HA's does; a named device said in a room it is not in gets HA's "no device
+called …" reply; questions about the assistant are answered for the hub; where both releases of
+HA's templates read a sentence, the newest's reading counts; a temperature written as text is read."""
 
 from __future__ import annotations
 
@@ -85,3 +87,69 @@ async def test_a_relative_change_on_several_devices_says_what_it_did(tmp_path) -
     assert result.path == "fast_path" and sorted(c.call.arguments["entity_id"] for c in result.tool_calls) == \
         ["climate.living_room", "climate.living_room_2"], result.reply
     assert all(c.ok for c in result.tool_calls) and "Living room" in result.reply, result.reply
+
+
+@pytest.mark.parametrize("text, language, reply", [
+    ("turn on the kitchen light in the bedroom", "en",
+     "Sorry, I am not aware of any device called Kitchen light in the Bedroom area"),
+    ("Schalte die Küchenlampe im Schlafzimmer ein", "de", "Kitchen light ist im Bereich Bedroom nicht vorhanden"),
+])
+async def test_a_named_device_said_in_a_room_it_is_not_in_is_not_found_there(tmp_path, text, language,
+                                                                              reply) -> None:
+    """HA's handler finds no device of that name in that area and says so (its own error reply,
+    in the request's language); the hub once handed it to the model, or acted on it anyway."""
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    result = await hub.ask(text, language=language)
+    assert result.path == "fast_path" and not result.tool_calls, result.reply
+    assert result.reply == reply
+    assert hub.state("light.kitchen") == "off"
+
+
+@pytest.mark.parametrize("text, language, key", [
+    ("where does my data go?", "en", "about.data"),
+    ("Wo sind meine Daten?", "de", "about.data"),
+    ("are you always listening?", "en", "about.listening"),
+    ("qui t'a créé ?", "fr", "about.creator"),
+])
+async def test_questions_about_the_hub_get_its_own_answer(tmp_path, text, language, key) -> None:
+    """HassRespond's questions about the assistant: HA's replies are about HA ("Your data is sent
+    to your Home Assistant server"); the hub answers for itself, in the request's language."""
+    from hub.locales import phrase
+
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    result = await hub.ask(text, language=language)
+    assert result.path == "fast_path" and not result.tool_calls
+    assert result.reply == phrase(language, key)
+
+
+@pytest.mark.parametrize("text, language, kept", [
+    ("izklopi luči", "sl", "light.bedroom"),  # 2025.6: "all" lights in the home; now the room's
+    ("ugasni vse luči", "sl", "light.bedroom"),
+])
+async def test_the_newest_release_reads_a_room_command_as_has_does(tmp_path, text, language, kept) -> None:
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    hub.store.update_state("light.kitchen", "on", {})
+    hub.store.update_state(kept, "on", {})
+    result = await hub.ask(text, language=language, area="Kitchen")
+    assert [c.call.arguments.get("entity_id") for c in result.tool_calls] == ["light.kitchen"], result.reply
+    assert hub.state(kept) == "on"
+
+
+async def test_the_newest_release_hears_a_kind_where_the_older_heard_a_name(tmp_path) -> None:
+    """zh "把空调设置为18度" said in a room: the room's air conditioning (HA's newest templates), not a
+    device elsewhere named 空调 (2025.6's "{name}" reading)."""
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    hub.store.upsert(Entity("climate.ac", "空调", "cool", {"temperature": 24, "min_temp": 7, "max_temp": 35},
+                            area="Office", source="demo"))
+    result = await hub.ask("把空调设置为18度", language="zh", area="Living room")
+    assert [c.call.arguments.get("entity_id") for c in result.tool_calls] == ["climate.living_room"], result.reply
+    assert hub.store.get("climate.ac").attributes["temperature"] == 24
+
+
+async def test_a_thermostat_reporting_its_temperature_as_text_is_answered(tmp_path) -> None:
+    """Some integrations write "20.5": the answer says it, the turn does not fail."""
+    hub = TestHub(tmp_path, ScriptedEngine([]), fast_path=True)
+    thermostat = hub.store.get("climate.living_room")
+    hub.store.update_state(thermostat.entity_id, "heat", {**thermostat.attributes, "current_temperature": "20.5"})
+    result = await hub.ask("what is the temperature in the living room?")
+    assert result.ok and result.path == "fast_path" and "20.5" in result.reply, result.reply
