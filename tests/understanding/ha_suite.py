@@ -9,7 +9,9 @@ each sentence through `Agent.ask` (a sensitive action's "are you sure?" answered
 language's yes), matching the installed release's templates and the suite's own (2025.6.23,
 shipped with the hub) both; HA's matcher is hassil's `recognize_best` over the installed
 home-assistant-intents with the fixtures' slot lists and the test's context, scored as the
-suite's own `test_language_sentences.py` scores it (intent name and every slot).
+suite's own `test_language_sentences.py` scores it (intent name and every slot). Where the
+installed release reads a sentence otherwise than the suite's, the outcome expected is what HA's
+handler does with today's reading, as the hub (and today's HA) reads it (`as_ha_today`).
 
 Sentences HA can only understand from the satellite's area (the test's context area, not said;
 a temperature with no thermostat named in a home of several) are left out of both columns: the
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -353,20 +355,35 @@ def release_data(data: Path, code: str) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def ha_matches(case: SuiteCase, fixtures: FixtureHome, data: Path | None = None) -> bool:
-    """HA's matcher on one sentence, scored as the suite's test_language_sentences.py scores it:
-    the intent, every slot it matched (a list in the test: one of them) and no slot missing."""
+def _ha_heard(case: SuiteCase, fixtures: FixtureHome, data: Path | None = None) -> dict[str, Any] | None:
+    """The slots HA's matcher hears in the case's sentence when it hears the case's intent."""
     sentence = case.case.text
     slot_lists = {**fixtures.slot_lists,
                   "name": TextSlotList(name="name", values=[v[2] for v in fixtures.name_trie.find(sentence.lower())])}
     result = recognize_best(sentence, ha_intents(case.case.language, data), slot_lists=slot_lists,
                             intent_context=case.context or None, best_slot_name="name")
     if result is None or result.intent.name != case.case.intent:
-        return False
-    matched = {slot.name: slot.value for slot in result.entities.values()}
-    if set(matched) != set(case.slots):
-        return False
-    return all(_slot_fits(case.slots[name], value) for name, value in matched.items())
+        return None
+    return {slot.name: slot.value for slot in result.entities.values()}
+
+
+def ha_matches(case: SuiteCase, fixtures: FixtureHome, data: Path | None = None) -> bool:
+    """HA's matcher on one sentence, scored as the suite's test_language_sentences.py scores it:
+    the intent, every slot it matched (a list in the test: one of them) and no slot missing."""
+    matched = _ha_heard(case, fixtures, data)
+    return matched is not None and set(matched) == set(case.slots) \
+        and all(_slot_fits(case.slots[name], value) for name, value in matched.items())
+
+
+def as_ha_today(case: SuiteCase, fixtures: FixtureHome) -> SuiteCase:
+    """The case expecting what HA's handler does today where the installed release reads the
+    sentence otherwise than the suite's (2025.6.23): "mache die Rollläden im Wohnzimmer runter" is
+    the shutters there now, every cover there then. The hub reads as today's HA does."""
+    heard = _ha_heard(case, fixtures)
+    if heard is None or ha_matches(case, fixtures):
+        return case
+    today = expect_suite(case.case.intent, heard, fixtures)
+    return case if today is None else replace(case, case=replace(case.case, expected=today))
 
 
 def _slot_fits(expected: Any, matched: Any) -> bool:
@@ -401,6 +418,7 @@ async def measure_suite(suite: Suite, language: str, *, detected: bool = True, s
     fixtures = fixture_home(suite, language)
     loaded = load_cases(suite, fixtures, language)
     cases = loaded.cases[::-(-len(loaded.cases) // sample)] if sample else loaded.cases
+    cases = [as_ha_today(case, fixtures) for case in cases]
     rig_options = {"area_aliases": fixtures.area_aliases, "floor_aliases": fixtures.floor_aliases}
     given: list[Outcome] = []
     async with Rig(fixtures.home, **rig_options) as rig:
