@@ -161,15 +161,16 @@ class FastPath:
         `read_names`); else a question naming a device."""
         whole, plan = plan_in_room(lambda context: recognize(text, intents, loaded, home, code, context),
                                    lambda results: self._planner.plan(results, home, language, text), room)
-        if plan is not None:
+        if plan is not None and not _elsewhere(plan):
             return [prefer_room(self._fitting(plan, text, language, read_name=False), room)]
+        last = [plan] if plan is not None else []  # "… is not in the … area": when nothing else reads it
         parts = split_parts(text, language)
         if len(parts) > 1:
             plans = self._part_reader(intents, loaded, home, code, language, read_names, room).plans(parts)
             if plans:
                 return plans
         if not read_names:
-            return []
+            return last
         unmatched = recognize_unmatched(text, intents, home, code, room.context()) \
             or recognize_masked(text, self._resolver.said_names(text, language), intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text) \
@@ -177,7 +178,7 @@ class FastPath:
         plan = prefer_room(self._fitting(plan, text, language, read_name=True), room) if plan is not None else None
         # understood, but nothing in the home fits: a device the words name ("la porte du garage" of
         # a garage door the template took for a door), else the model may know better
-        return [plan] if plan is not None and (not whole or isinstance(plan, Action)) else []
+        return [plan] if plan is not None and (not whole or isinstance(plan, Action)) else last
 
     def _part_reader(self, intents: TemplateSets, loaded: LanguageIntents, home: HomeData, code: str,
                      language: str, read_names: bool, room: Room) -> PartReader:
@@ -267,6 +268,11 @@ class FastPath:
                 r.data.get("error") in FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
         return DirectAnswer(reply_for(plan, results, ctx.language), plan.intent, calls, results, slots=[plan.slots])
+
+
+def _elsewhere(plan: Plan) -> bool:
+    """A device named in a place it is not in (the planner's NotFound with the place)."""
+    return isinstance(plan, NotFound) and plan.place is not None
 
 
 def _merged(plans: list[Plan]) -> list[Plan]:

@@ -189,11 +189,12 @@ class Planner:
         if found is None:
             return None
         targets, named = found
-        if named and not targets and (place := _place_said(placing)) is not None:
-            # "play it on the living room player in the bedroom": HA's "no device called … in …"
-            elsewhere = (self._targets(intent, _unplaced(placing), home, language, name_text) or ([], False))[0]
+        if named and not targets and name_text is None and (place := _place_said(placing)) is not None:
+            # "play it on the living room player in the bedroom" (a name of the home's, said
+            # outright): HA's "no device called … in …"
+            elsewhere = (self._targets(intent, _unplaced(placing), home, language, None) or ([], False))[0]
             if names := {e.name for e in elsewhere}:
-                said = str(result.entities["name"].text).strip() if name_text is None else name_text
+                said = str(result.entities["name"].text).strip()
                 return NotFound(intent, names.pop() if len(names) == 1 else said, place=place)
         if tool is None:  # a question
             state = slots.get("state")

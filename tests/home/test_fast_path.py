@@ -206,9 +206,13 @@ async def test_prepare_loads_once_and_reports_unsupported_languages(home: Home) 
 
 
 async def test_a_name_outside_the_said_area_is_not_guessed(home: Home) -> None:
+    """Not the bedroom's floor heating, not the living room's lamp: HA's "no device called …
+    in the … area"."""
     home.store.upsert(Entity("climate.floor_heating", "Floor heating", area="Bedroom", source="demo"))
     before = home.snapshot()
-    assert await home.say("turn on the floor lamp in the bedroom") is None
+    outcome = await home.say("turn on the floor lamp in the bedroom")
+    assert outcome is not None and outcome.calls == [] and outcome.intent == "not_found"
+    assert outcome.reply == "Sorry, I am not aware of any device called Living room floor lamp in the Bedroom area"
     assert home.snapshot() == before
 
 
