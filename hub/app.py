@@ -149,7 +149,8 @@ class HubApp:
         self.startup.advance("preparing")
         await self._start(self.later)  # after MQTT, so timers overdue at start reach it
         if self.options.agent.fast_path:  # else a language's first command pays for loading it
-            self.warm_up = FastPathWarmUp(fast_path, self.store, self.options.agent.language)
+            self.warm_up = FastPathWarmUp(fast_path, self.store, self.options.agent.language,
+                                          last_turn=self.agent.activity.last_active)
             await self._start(self.warm_up)  # the configured and the home's languages; the rest in the background
         if listeners:
             from hub.interfaces.wyoming.server import WyomingServer

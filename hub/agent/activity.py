@@ -63,6 +63,7 @@ class AgentActivity:
         self._running = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._last_active = 0.0  # time.monotonic() when a turn last ended
 
     def add_observer(self, observer: Observer) -> Callable[[], None]:
         """Observe every later turn; call the result to stop."""
@@ -88,6 +89,7 @@ class AgentActivity:
             raise
         finally:
             self._running -= 1
+            self._last_active = time.monotonic()
             if not self._running:
                 self._idle.set()
             if not done:  # the consumer gave up or the agent broke its promise: close the turn
@@ -111,6 +113,10 @@ class AgentActivity:
             persona=ctx.persona), started)
         self.notify(turn, ToolStarted(call))
         self.notify(turn, ToolFinished(call, result.ok, result.data, time.monotonic() - started))
+
+    def last_active(self) -> float:
+        """When a turn last ran (time.monotonic()): now while one runs, 0 before the first."""
+        return time.monotonic() if self._running else self._last_active
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait at most `timeout` s until no turn runs (a shutdown drain); True when idle."""

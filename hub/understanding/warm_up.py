@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Protocol
+from typing import Callable, Protocol
 
 from hub.home.entities import EntityStore
 from hub.home.vocabulary import domain_words, languages_of_names, stop_words
 from hub.locales import SUPPORTED_LANGUAGES, phrase
 from hub.understanding.compound import split_parts
+from hub.understanding.follow_up_templates import NO_NAMES
+from hub.understanding.follow_up_templates import read as read_follow_up
 
 _LOGGER = logging.getLogger(__name__)
 SETTLE_S = 1.0  # a home change is prepared for once the store has not changed for this long
@@ -29,7 +31,7 @@ HOME_LANGUAGES = 3  # of the languages the names suggest, the likeliest prepared
 
 
 class Preparable(Protocol):
-    async def prepare(self, language: str) -> bool: ...
+    async def prepare(self, language: str, numbers: bool = False) -> bool: ...
 
 
 def home_languages(store: EntityStore, language: str) -> list[str]:
@@ -43,11 +45,13 @@ def home_languages(store: EntityStore, language: str) -> list[str]:
 
 def _read_words(language: str) -> None:
     """Load what a command in `language` reads besides its templates: its phrases (the reply),
-    its filler and device words (names read in part), its word for "and" (several commands)."""
+    its filler and device words (names read in part), its word for "and" (several commands),
+    its follow-up and relative templates (read before the fast path: 20 ms the first time)."""
     phrase(language, "action.done")
     stop_words(language)
     domain_words(language)
     split_parts("warm up", language)
+    read_follow_up("warm up", language, NO_NAMES, NO_NAMES)
 
 
 class FastPathWarmUp:
@@ -55,9 +59,10 @@ class FastPathWarmUp:
     changes, are prepared in the background until `stop()`."""
 
     def __init__(self, fast_path: Preparable, store: EntityStore, language: str,
-                 settle_s: float = SETTLE_S) -> None:
+                 settle_s: float = SETTLE_S, last_turn: Callable[[], float] = lambda: 0.0) -> None:
         self._fast_path = fast_path
         self._store = store
+        self._last_turn = last_turn  # when a turn last ran (time.monotonic(); now while one runs)
         self._language = language
         self._settle_s = settle_s
         self.first: list[str] = []  # prepared before ready
@@ -85,8 +90,8 @@ class FastPathWarmUp:
             await asyncio.sleep(0.05)
 
     async def _prepare(self, language: str) -> None:
-        try:
-            await self._fast_path.prepare(language)
+        try:  # number words only for the home's languages: 150 MiB for all 35
+            await self._fast_path.prepare(language, numbers=language in self.first)
             await asyncio.to_thread(_read_words, language)
         except Exception:  # a language that cannot load must not stop the others, nor the hub
             _LOGGER.exception("preparing the fast path for %s failed", language)
@@ -94,10 +99,11 @@ class FastPathWarmUp:
             self.prepared.append(language)
 
     async def _quiet(self, seconds: float) -> None:
-        """Wait `seconds`, and on while the home keeps changing: a turn meanwhile shares less of
-        the CPU, and a discovery flood (retained configs at start) is taken in first."""
+        """Wait `seconds`, and on while the home keeps changing or turns run: a discovery flood
+        (retained configs at start) is taken in first, and a command is not slowed by preparing
+        another language beside it (the first commands after a start, 2-5× the next before)."""
         version = None
-        while version != self._store.version:
+        while version != self._store.version or time.monotonic() - self._last_turn() < seconds:
             version = self._store.version
             await asyncio.sleep(seconds)
 

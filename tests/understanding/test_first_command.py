@@ -30,9 +30,9 @@ class Recording:
         self.fast_path = fast_path
         self.asked: list[str] = []
 
-    async def prepare(self, language: str) -> bool:
+    async def prepare(self, language: str, numbers: bool = False) -> bool:
         self.asked.append(language)
-        return await self.fast_path.prepare(language)
+        return await self.fast_path.prepare(language, numbers)
 
 
 async def first_and_next(fast_path: FastPath, language: str, first: str, following: str) -> float:
@@ -94,5 +94,31 @@ async def test_every_language_is_ready_before_its_first_command_and_again_after_
             await asyncio.sleep(0.1)
         assert recording.asked[asked:] == warm_up.first, "the home's change prepared again"
         await first_and_next(fast_path, "en", "turn on the cooking light", "turn off the cooking light")
+    finally:
+        await warm_up.stop()
+
+
+async def test_the_background_waits_while_turns_run() -> None:
+    """Preparing another language beside a command made the first commands after a start 2-5×
+    the next (bench_first_command): the background prepares only once no turn has run for a
+    moment."""
+    store = EntityStore()
+    load_demo_home(store)
+    fast_path = FastPath(store, ToolRegistry(), EntityResolver(store))
+    recording = Recording(fast_path)
+    busy = [True]
+    warm_up = FastPathWarmUp(recording, store, "en", settle_s=0.2,
+                             last_turn=lambda: time.monotonic() if busy[0] else 0.0)
+    await warm_up.start()
+    try:
+        first = list(recording.asked)
+        await asyncio.sleep(1.0)
+        assert recording.asked == first, "nothing prepared while a turn runs"
+        busy[0] = False
+        for _ in range(100):
+            if len(recording.asked) > len(first):
+                break
+            await asyncio.sleep(0.05)
+        assert len(recording.asked) > len(first), "prepared once the turns stopped"
     finally:
         await warm_up.stop()
