@@ -162,7 +162,8 @@ class FastPath:
                     code: str, language: str, read_names: bool, room: Room) -> list[Plan]:
         """The whole sentence as one command (in the speaker's `room`: `speaker_room`); else its
         parts, when every part is one; else the whole read with a name the resolver finds (when
-        `read_names`); else a question naming a device."""
+        `read_names`); else a question naming a device; else, when the whole named a device of
+        the home in a place it is not in, HA's "no device called … there"."""
         whole, plan = plan_in_room(lambda context: recognize(text, intents, loaded, home, code, context),
                                    lambda results: self._planner.plan(results, home, language, text), room)
         if plan is not None and not _elsewhere(plan):
