@@ -25,7 +25,7 @@ def spoken_state(entity: Entity, language: str) -> str:
     Celsius." in `language`."""
     attrs = entity.attributes
     word = state_word(language, entity.domain, entity.state, entity.device_class)
-    current = _number(attrs.get("current_temperature"))  # some integrations write "20.5"
+    current = number_value(attrs.get("current_temperature"))
     if entity.domain == "climate" and current is not None:
         word = StateWord(phrase(language, "unit.degrees", value=format_number(current, language)), True)
     elif word is None and _is_number(entity.state):
@@ -37,7 +37,9 @@ def spoken_state(entity: Entity, language: str) -> str:
     return word.sentence(language, entity.name)
 
 
-def _number(value: Any) -> float | None:
+def number_value(value: Any) -> float | None:
+    """An attribute as a number, also when an integration writes it as text ("20.5"); None when
+    it is none (or NaN)."""
     if isinstance(value, bool) or value is None:
         return None
     try:

@@ -14,6 +14,7 @@ from home_assistant_intents import get_intents
 from jinja2 import TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from hub.home.state_speech import number_value
 from hub.locales import format_number, phrase
 from hub.understanding.plans import Question
 from hub.understanding.recognition import intents_language
@@ -45,7 +46,7 @@ def assist_answer(question: Question, language: str) -> str:
     station = question.targets[0]
     state = SimpleNamespace(state=station.state, attributes=station.attributes, name=station.name)
     said = ha_response(language, question.intent, question.response, state=state)
-    temperature = _number(station.attributes.get("temperature"))
+    temperature = number_value(station.attributes.get("temperature"))
     if said and (temperature is None or format_number(temperature, language) in said or str(temperature) in said):
         return said
     value = format_number(temperature, language) if temperature is not None else "?"
@@ -75,11 +76,3 @@ def _render(text: str | None, **context: Any) -> str | None:
     except TemplateError:
         return None
     return " ".join(rendered.split()) or None
-
-
-def _number(value: Any) -> float | None:
-    """A temperature attribute as a number (some integrations write "32")."""
-    try:
-        return float(value) if value is not None and not isinstance(value, bool) else None
-    except (TypeError, ValueError):
-        return None

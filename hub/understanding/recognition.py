@@ -274,10 +274,10 @@ def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], lan
 def recognize(text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
               language: str, context: dict[str, Any] | None = None) -> list[RecognizeResult]:
     """All strict matches of every set, best first (the newest release's, then names said
-    outright, then the most literal text); those with a wildcard only when none matched without one (as HA's matcher prefers:
-    "Alle Lichter blau färben" is no question whether all are in the zone "Lichter blau
-    färben"). With one thermostat, a set that matches nothing tries its temperature templates
-    in that thermostat's area. `context`: hassil's intent context (the speaker's area)."""
+    outright, then the most literal text); those with a wildcard only when none matched without
+    one (as HA's matcher prefers: "Alle Lichter blau färben" is no question whether all are in
+    the zone "Lichter blau färben"). With one thermostat, a set that matches nothing tries its
+    temperature templates in that thermostat's area. `context`: hassil's intent context (the speaker's area)."""
     slot_lists = {**home.slot_lists, "name": home.names.said_in(text)}
     results: list[tuple[int, RecognizeResult]] = []  # (release: the newest 0, the match)
     for release, (narrowed, climate_only, timers, anywhere) in enumerate(
