@@ -10,7 +10,9 @@ moves, and leaves (busy) once even an immediate start would not be done in time.
 generation has finished (a cold start), the running one's time so far stands in for the mean.
 A running generation that has already taken longer than generations usually do (an OpenAI
 client's long completion) may hold the model until its own deadline: a request that could not
-wait that long is told "busy" then, not after waiting most of its time for it.
+wait that long is told "busy" then, not after waiting most of its time for it. "At once" means
+within GRACE_S: the generation ahead may be ending just then (its client left; the hub notices
+within a poll and the generation stops at its next token), and a refusal then would be wrong.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that i
 SMOOTHING = 0.3  # weight of the newest duration in the averages
 SPREAD = 2.0  # a request's own generation counts as its mean plus this many mean deviations
 CUT_S = 1.0  # how long a generation past its deadline may take to be cut (its next token)
+GRACE_S = 0.5  # how long a request that does not fit on arrival looks again before it is refused
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,16 @@ class QueueEstimate:
             # it overran what generations take: count on it holding the model as long as it may
             return running.longest_left() + max(ahead - 1, 0) * mean + own <= seconds_left
         return ahead * mean + own <= seconds_left
+
+
+async def fits_within_grace(fits: Callable[[], bool]) -> bool:
+    """Whether `fits()` holds now or comes to hold within GRACE_S."""
+    give_up = time.monotonic() + GRACE_S
+    while not fits():
+        if time.monotonic() >= give_up:
+            return False
+        await asyncio.sleep(GRACE_S / 10)
+    return True
 
 
 async def acquire_in_time(gate: asyncio.Lock, deadline: float, fits: Callable[[float], bool]) -> None:

@@ -39,7 +39,7 @@ import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
-from hub.llm.admission import QueueEstimate, RunningGeneration, acquire_in_time
+from hub.llm.admission import QueueEstimate, RunningGeneration, acquire_in_time, fits_within_grace
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.generation import Cancelled, Failure, Generation, Job
 from hub.llm.grammar import tool_call_grammar
@@ -209,10 +209,15 @@ class LlamaEngine:
         # priming gives way at once, so the request that interrupts it is next, not waiting
         if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
-        ahead = self._waiting + self._generating(gate)  # 0: it starts now
-        seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
-        if ahead and not self.queue.fits(ahead, seconds_left, self._running):
-            raise EngineBusy(f"the model is busy: {ahead} requests ahead would not be done in time")
+
+        def fits() -> bool:
+            ahead = self._waiting + self._generating(gate)  # 0: it starts now
+            seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
+            return not ahead or self.queue.fits(ahead, seconds_left, self._running)
+
+        if not await fits_within_grace(fits):
+            raise EngineBusy("the model is busy: the requests ahead would not be done in time")
+        ahead = self._waiting + self._generating(gate)
         self._waiting += 1
         if self._priming is not None:
             self._priming.set()  # a request goes first; it reuses what priming evaluated so far
