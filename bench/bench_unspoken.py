@@ -11,7 +11,7 @@ on the embedded defaults but for the model. Counts the replies that
 
 It judges from its own copy of those texts (`tests/helpers/unspoken_judge.py`), not from the
 hub's filter. Usage:
-  python bench/bench_unspoken.py [--model PATH] [--languages en,de] [--show N]
+  python bench/bench_unspoken.py [--model PATH] [--languages en,de] [--show N] [--dump FILE]
 (default model: Gemma 3 270M; `--model smollm2` for SmolLM2-135M-Instruct).
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import tempfile
 import time
@@ -45,6 +46,7 @@ async def main() -> None:
     parser.add_argument("--model", default=None, help="a GGUF path, or 'smollm2' (default: Gemma 3 270M)")
     parser.add_argument("--languages", default=None, help="comma-separated (default: all 8)")
     parser.add_argument("--show", type=int, default=3, help="examples printed per kind of fault")
+    parser.add_argument("--dump", type=Path, default=None, help="write every reply there (JSON lines)")
     args = parser.parse_args()
     model = smollm2_path() if args.model == "smollm2" else Path(args.model) if args.model else gemma3_270m_path()
     requests: dict[str, list[str]] = yaml.safe_load(REQUESTS.read_text(encoding="utf-8"))
@@ -55,6 +57,7 @@ async def main() -> None:
     faults: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     paths: Counter[str] = Counter()
+    replies: list[dict] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as workdir:
         hub = ServedHub(Path(workdir), model, {"api_token": TOKEN, "max_tokens": 256, "threads": 1}).start()
@@ -73,6 +76,8 @@ async def main() -> None:
                             faults[fault] += 1
                             examples.setdefault(fault, []).append(f"[{code}] {text!r} → {reply!r}")
                         faults["any"] += bool(found)
+                        replies.append({"language": code, "request": text, "reply": reply,
+                                        "path": answer.get("path"), "faults": found})
                         faults["empty"] += not reply.strip()
         finally:
             hub.stop()
@@ -81,6 +86,8 @@ async def main() -> None:
           f"paths {dict(paths)}")
     for kind in ("prompt", "entity_id", "tool_name", "markup", "loop", "language", "empty", "any"):
         print(f"  {kind:10s} {faults[kind]:4d}")
+    if args.dump is not None:
+        args.dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in replies), encoding="utf-8")
     for kind, shown in examples.items():
         for line in shown[:args.show]:
             print(f"  {kind}: {line[:300]}")
