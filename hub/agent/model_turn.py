@@ -90,7 +90,7 @@ class ModelTurn:
         self.model_acts = model_acts
         self.stand_in = stand_in
         # a stand-in's sentences are checked for their language (`tool_round.withheld`)
-        self._reply_languages = identify.confidences if stand_in else None
+        self._reply_languages = identify if stand_in else None
         self._clock_text = clock_text
         self._constrained = engine.uses_constrained_tools
         # a device action runs only when it fits the request's words (`agent.call_fit`)
@@ -128,7 +128,7 @@ class ModelTurn:
                 return narrowed
             constraint = narrowed
         elif persona.home and self._reply_languages is not None and targets is None \
-                and in_no_language(text, state.language, self._reply_languages):
+                and in_no_language(text, state.language, self._reply_languages.confidences):
             # a stand-in makes nonsense of words of no language ("blorp zibble uat" → "Frodo
             # breath. Frodo bros."): what was not understood is said plainly instead
             return not_understood(state, text, self._example_name(context.match))

@@ -75,6 +75,10 @@ class LanguageIdentifier(Protocol):
         """Each language's share of the confidence that `text` is in it (empty: no idea)."""
         ...
 
+    def character_confidences(self, text: str) -> dict[str, float]:
+        """The same from its letters alone, without the words the hub knows in each language."""
+        ...
+
 
 class SpeakerLocator(Protocol):
     """Where a request was spoken (hub.home.places.SpeakerPlaces): its area said outright, else

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Callable, Sequence
+from typing import Sequence
 
+from hub.agent.ports import LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import ReplyBuilder
 from hub.agent.turn import TurnState
@@ -74,10 +75,11 @@ def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list
 
 
 def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: PromptEcho,
-             languages: Callable[[str], dict[str, float]] | None, sentence: str) -> str | None:
+             languages: LanguageIdentifier | None, sentence: str) -> str | None:
     """Why a sentence of the model may not be spoken, or None: never JSON or a call written as
     text ("code"), nothing of its prompt (`PromptEcho`), when `languages` identifies them (a
-    stand-in's) nothing plainly in another language than the request's ("language"), and, for
+    stand-in's) nothing in another language than the request's, nor a mix of languages
+    ("language"), and, for
     the home, no claim of an action unless one
     succeeded in this turn — and not a device action, which the hub tells from its results
     ("claim": the model may claim more)."""
@@ -86,7 +88,8 @@ def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: Pro
     echoed = echo.withheld_for(sentence)
     if echoed is not None:
         return echoed
-    if languages is not None and in_other_language(sentence, state.language, languages):
+    if languages is not None and in_other_language(sentence, state.language, languages.confidences,
+                                                   languages.character_confidences):
         return "language"
     if state.persona.home and not question and claims_action(sentence, state.language, also="en"):
         done = [f.call.name for f in state.finished_calls if f.ok and not _reads_only(registry, f.call.name)]

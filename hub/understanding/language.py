@@ -179,6 +179,17 @@ def confidences(text: str) -> dict[str, float]:
     return _with_known_words(text, _Identifier.confidences(text))
 
 
+def character_confidences(text: str) -> dict[str, float]:
+    """`confidences` from the letters alone, without the hub's known words: for text that is not
+    a command (a model's reply), whose words may come from several languages."""
+    by_script = script_language(text)
+    if by_script is not None:
+        return {by_script: 1.0}
+    if not _Identifier.ready() or not any(ch.isalpha() for ch in text):
+        return {}
+    return _Identifier.confidences(text)
+
+
 class _KnownWords:
     """Folded word → the hub's languages that have it (`_word_table`), as loaded so far."""
 
@@ -238,6 +249,10 @@ class TextLanguages:
     @staticmethod
     def confidences(text: str) -> dict[str, float]:
         return confidences(text)
+
+    @staticmethod
+    def character_confidences(text: str) -> dict[str, float]:
+        return character_confidences(text)
 
 
 def _tie_ratio(text: str) -> float:

@@ -147,9 +147,14 @@ async def test_a_sentence_said_again_after_its_first_clause_came_alone_is_a_loop
     ("Dios aprendió algo aprendió algo.", "pt", True), ("I think.", "de", True), ("Sure thing.", "pl", True),
     ("Desk lamp ist jetzt an.", "de", False), ("Die Living room lights sind an.", "de", False),
     ("Jeg kan ikke gøre det.", "nb", False), ("Desk lamp.", "de", False), ("Bonne nuit !", "fr", False),
+    # a mix the hub's known words would carry: Italian and Spanish words among Portuguese ones
+    ("qualsiasi cor de sua suerte.", "pt", True), ("grazie for the Italian.", "it", True),
+    ("Eu posso ajudar com a sua casa.", "pt", False), ("La luz de Hallway Light está encendida.", "es", False),
+    ("Ich habe das Kitchen Light eingeschaltet.", "de", False), ("La Bedroom Lamp est allumée.", "fr", False),
 ])
 async def test_in_other_language(sentence, language, other) -> None:
     from hub.agent.utterances import in_other_language
 
     assert await language_id.prepare()
-    assert in_other_language(sentence, language, language_id.confidences) is other
+    assert in_other_language(sentence, language, language_id.confidences,
+                             language_id.character_confidences) is other
