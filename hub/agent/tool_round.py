@@ -78,11 +78,10 @@ def withheld(registry: ToolRegistry, state: TurnState, question: bool, echo: Pro
              languages: LanguageIdentifier | None, sentence: str) -> str | None:
     """Why a sentence of the model may not be spoken, or None: never JSON or a call written as
     text ("code"), nothing of its prompt (`PromptEcho`), when `languages` identifies them (a
-    stand-in's) nothing in another language than the request's, nor a mix of languages
-    ("language"), and, for
-    the home, no claim of an action unless one
-    succeeded in this turn — and not a device action, which the hub tells from its results
-    ("claim": the model may claim more)."""
+    stand-in's) nothing in another language than the request's nor a mix of languages
+    ("language"), and, for the home, no claim of an action unless one succeeded in this turn —
+    and not a device action, which the hub tells from its results ("claim": the model may
+    claim more)."""
     if looks_like_code(sentence):
         return "code"
     echoed = echo.withheld_for(sentence)
