@@ -1,8 +1,9 @@
 """Schemathesis against the served /api/openapi.json of a real hub: valid and invalid requests
 for every documented operation; no 5xx, responses as documented, invalid data rejected.
 
-Its own hub (fuzzed settings must not leak into other tests). Bounded: a few dozen examples per
-operation and at most 8 generated tokens per model call, so a run takes a minute or two.
+Its own hub (fuzzed settings must not leak into other tests; its model cases start from the
+settings it started with). Bounded: a few dozen examples per operation and at most 8 generated
+tokens per model call, so a run takes a minute or two.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis import GenerationMode
@@ -30,6 +32,16 @@ def fuzz_hub(tmp_path_factory: pytest.TempPathFactory, smollm_path) -> Iterator[
     hub.stop()
 
 
+@pytest.fixture(scope="module")
+def settings_at_start(fuzz_hub: LiveHub) -> dict:
+    """The hub's runtime settings before any fuzzing: the other routes' cases may PUT any valid
+    settings (one set reasoning to a 3,596-token budget, and each model turn then thought for
+    minutes), so every valid model case starts from these again."""
+    response = requests.get(f"{fuzz_hub.url}/api/settings", headers=AUTH, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
 def load_schema(hub: LiveHub, modes: list[GenerationMode]):
     schema = schemathesis.openapi.from_url(f"{hub.url}/api/openapi.json", headers=AUTH)
     schema.config.update(base_url=hub.url, headers=AUTH)
@@ -38,17 +50,17 @@ def load_schema(hub: LiveHub, modes: list[GenerationMode]):
 
 
 @pytest.fixture(scope="module")
-def any_data_schema(fuzz_hub: LiveHub):
+def any_data_schema(fuzz_hub: LiveHub, settings_at_start: dict):
     return load_schema(fuzz_hub, [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 
 
 @pytest.fixture(scope="module")
-def invalid_data_schema(fuzz_hub: LiveHub):
+def invalid_data_schema(fuzz_hub: LiveHub, settings_at_start: dict):
     return load_schema(fuzz_hub, [GenerationMode.NEGATIVE])
 
 
 @pytest.fixture(scope="module")
-def valid_data_schema(fuzz_hub: LiveHub):
+def valid_data_schema(fuzz_hub: LiveHub, settings_at_start: dict):
     return load_schema(fuzz_hub, [GenerationMode.POSITIVE])
 
 
@@ -105,6 +117,7 @@ def test_model_routes_reject_invalid_requests(case):
 @settings(max_examples=2, deadline=None, suppress_health_check=HEALTH,
           phases=[Phase.explicit, Phase.generate], derandomize=True)  # the same turns each run
 @pytest.mark.timeout(900)
-def test_model_routes_take_valid_requests(case):
+def test_model_routes_take_valid_requests(case, fuzz_hub: LiveHub, settings_at_start: dict):
     """Each valid request is a real model turn (seconds each): a handful per route, no shrinking."""
+    requests.put(f"{fuzz_hub.url}/api/settings", json=settings_at_start, headers=AUTH, timeout=30).raise_for_status()
     call(case, valid=True)
