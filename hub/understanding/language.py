@@ -171,23 +171,23 @@ async def prepare() -> bool:
 
 def confidences(text: str) -> dict[str, float]:
     """Each language's share of the confidence that `text` is in it (empty: no idea yet)."""
-    by_script = script_language(text)
-    if by_script is not None:
-        return {by_script: 1.0}
-    if not _Identifier.ready() or not any(ch.isalpha() for ch in text):
-        return {}
-    return _with_known_words(text, _Identifier.confidences(text))
+    return _identified(text, known_words=True)
 
 
 def character_confidences(text: str) -> dict[str, float]:
     """`confidences` from the letters alone, without the hub's known words: for text that is not
     a command (a model's reply), whose words may come from several languages."""
+    return _identified(text, known_words=False)
+
+
+def _identified(text: str, known_words: bool) -> dict[str, float]:
     by_script = script_language(text)
     if by_script is not None:
         return {by_script: 1.0}
     if not _Identifier.ready() or not any(ch.isalpha() for ch in text):
         return {}
-    return _Identifier.confidences(text)
+    scores = _Identifier.confidences(text)
+    return _with_known_words(text, scores) if known_words else scores
 
 
 class _KnownWords:
