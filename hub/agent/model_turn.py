@@ -172,7 +172,7 @@ class ModelTurn:
         echo = self._echo(persona, system, tools, messages[0].content, text)
         reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,
-                                                        self._reply_languages))
+                                                        self._reply_languages), early_clause=not self.stand_in)
         return _Context(text, targets, match, question, system, tools, conversational, reasoning, actions, allowed,
                         reply, messages)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from hub.agent.sentences import clause_mark
 from hub.agent.speakable import SpeakableStream
 
 # The first chunk may end at a clause mark after this many words: a spoken reply starts before
@@ -12,6 +13,7 @@ from hub.agent.speakable import SpeakableStream
 FIRST_CLAUSE_WORDS = 4
 _WORD = re.compile(r"\w+")
 _LOOP_WORDS = 4  # a sentence this long that repeats words said before in a row is a loop
+_COLONS = (":", "：")  # what a lead-in ends with ("The answer is:")
 
 
 def loop_key(sentence: str) -> str:
@@ -29,14 +31,20 @@ class ReplyBuilder:
     Once the next sentence would pass `max_chars`, or a sentence comes again (a loop, by
     `loop_key`), the reply is `capped` and the caller should stop generating: the reply always
     ends on a sentence boundary. A sentence for which `withhold` gives a reason is not spoken
-    (`withheld` lists it with its reason).
+    (`withheld` lists it with its reason). A lead-in (a piece ending in a colon: "The answer
+    is:") is spoken only with the sentence it leads to, so a reply never ends on one, nor on one
+    before withheld words ("unfinished").
+    Without `early_clause` the first sentence, too, is spoken whole (a stand-in's often ends
+    in words that are withheld, and its first clause alone would be all the user hears).
     """
 
     def __init__(self, language: str, max_chars: int, on_chunk: Callable[[str], None],
-                 withhold: Callable[[str], str | None] = lambda sentence: None) -> None:
-        self._stream = SpeakableStream(language, max_chars=max_chars, first_clause_words=FIRST_CLAUSE_WORDS)
+                 withhold: Callable[[str], str | None] = lambda sentence: None, early_clause: bool = True) -> None:
+        self._stream = SpeakableStream(language, max_chars=max_chars,
+                                       first_clause_words=FIRST_CLAUSE_WORDS if early_clause else None)
         self._on_chunk = on_chunk
         self._withhold = withhold
+        self._lead_ins: list[str] = []  # spoken with the next sentence that is
         self._sentences: list[str] = []
         self._seen: set[str] = set()
         self._said = " "  # the loop keys of every sentence so far, in order
@@ -64,6 +72,7 @@ class ReplyBuilder:
         rest = self._stream.flush()
         if not (drop_incomplete and self._sentences) and not self._looped:
             self._emit(rest)
+        self._drop_lead_ins()
 
     def say(self, text: str) -> None:
         """Add the hub's own words (already speakable), whatever the model did before."""
@@ -89,7 +98,17 @@ class ReplyBuilder:
             reason = self._withhold(sentence)
             if reason is not None:
                 self.withheld.append((reason, sentence))
+                self._drop_lead_ins()
+                continue
+            if clause_mark(sentence) in _COLONS:
+                self._lead_ins.append(sentence)
                 continue
             before = self.text
-            self._sentences.append(sentence)
+            self._sentences += [*self._lead_ins, sentence]
+            self._lead_ins = []
             self._on_chunk(self.text[len(before):])
+
+    def _drop_lead_ins(self) -> None:
+        """The lead-ins held have nothing to lead to (it was withheld, or the reply ended)."""
+        self.withheld += [("unfinished", lead_in) for lead_in in self._lead_ins]
+        self._lead_ins = []

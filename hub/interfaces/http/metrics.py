@@ -98,7 +98,7 @@ class HubMetrics:
         for reason in result.withheld:
             self.inc("bolt_hub_withheld_sentences_total",
                      "Sentences of the model not spoken, by reason (prompt, entity_id, tool_name, markup, "
-                     "language, code, claim).", reason=reason)
+                     "language, code, claim, unfinished).", reason=reason)
 
     def record_tool(self, name: str, ok: bool, seconds: float, source: str) -> None:
         self.inc("bolt_hub_tool_calls_total", "Tool calls by tool and outcome.",
