@@ -10,7 +10,8 @@ why a sentence is withheld:
   mostly of the instructions' word triples (a paraphrase: "You can call the tool, answer with
   only one line per call"), or a short sentence that is wholly a piece of the instructions
   ("Entity names, aliases."); runs the user's own request says do not count;
-- "entity_id": an entity id (`light.desk_lamp`): users hear names, never ids;
+- "entity_id": an entity id (`light.desk_lamp`), or one made up in its shape (`garden.garden_door`):
+  users hear names, never ids;
 - "tool_name": the name of a tool (`get_state`);
 - "markup": role or tool markup (`<|im_start|>`, `<tool_call>`, `[INST]`, a leading "system:").
 """
@@ -82,7 +83,7 @@ class PromptEcho:
         if _MARKUP.search(sentence):
             return "markup"
         for match in _ENTITY_ID.finditer(sentence):
-            if match.group(0) in self._entity_ids or match.group(1) in self._domains:
+            if match.group(0) in self._entity_ids or match.group(1) in self._domains or "_" in match.group(2):
                 return "entity_id"
         if any(pattern.search(sentence) for pattern in self._tool_names):
             return "tool_name"

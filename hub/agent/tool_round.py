@@ -70,7 +70,7 @@ def said_for_actions(state: TurnState, reply: ReplyBuilder, spoken_results: list
         return phrase(state.language, "action.nothing_done")
     if not reply.text:
         return " ".join(s for s in spoken_results if s) or phrase(
-            state.language, "reply.withheld" if reply.withheld else "error.not_understood")
+            state.language, "reply.withheld" if reply.withheld or reply.capped else "error.not_understood")
     return ""
 
 
