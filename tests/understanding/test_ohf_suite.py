@@ -6,6 +6,11 @@ mind), on a bounded sample (the first sentence of about a dozen files per langua
 
 from __future__ import annotations
 
+import re
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
 import pytest
 
 from tests.understanding.ohf_suite import (
@@ -79,3 +84,15 @@ def test_an_item_to_complete_is_on_the_list_first() -> None:
     case = load_cases(f, home)[0]
     assert home.list_items == {"todo.chores": ["take out the trash"] * len(load_cases(f, file_home(f)))}
     assert case.want.calls == (("todo.chores", "update_item", (("item", "take out the trash"), ("status", "completed"))),)
+
+
+def test_the_copy_follows_the_installed_templates() -> None:
+    """The suite's sentences follow HA's templates: a new home-assistant-intents pin means a new
+    copy (`scripts/vendor_intent_tests.py`), or HA's matcher is scored on sentences of another
+    release."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "tests" / "understanding" / "ohf_intents_tests" / "README.md").read_text(encoding="utf-8")
+    copied = re.search(r"home-assistant-intents (\S+) \(", readme)
+    pins = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    pinned = next(p.split("==", 1)[1] for p in pins if p.startswith("home-assistant-intents=="))
+    assert copied and copied.group(1) == pinned == version("home-assistant-intents")
