@@ -4,8 +4,6 @@ a scripted model; loops cut by pattern; a stand-in's sentence in another languag
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from hub.agent import prompt
@@ -19,6 +17,7 @@ from hub.understanding import language as language_id
 
 from async_policy.async_helpers import TestHub
 from helpers.scripted_engine import ScriptedEngine, call, text
+from helpers.scripted_engine import stand_in as scripted_stand_in
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -114,10 +113,8 @@ async def test_a_joke_that_loops_by_pattern_ends_at_its_first_line(tmp_path) -> 
 
 @pytest.mark.parametrize("stand_in", [True, False])
 async def test_a_stand_ins_reply_in_another_language_is_not_spoken(tmp_path, stand_in) -> None:
-    engine = ScriptedEngine([text("The weather is nice and sunny today, I think.")])
-    if stand_in:
-        engine.info = dataclasses.replace(engine.info, n_params=135_000_000)
-    hub = TestHub(tmp_path, engine)
+    rounds = [text("The weather is nice and sunny today, I think.")]
+    hub = TestHub(tmp_path, scripted_stand_in(rounds) if stand_in else ScriptedEngine(rounds))
     assert await language_id.prepare()
     result = await hub.ask("Erzähl mir etwas Schönes", language="de")
     if stand_in:

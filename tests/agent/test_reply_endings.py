@@ -4,8 +4,6 @@ SmolLM2 stand-in's, as `bench_unspoken.py` and `bolt-hub ask "tell me a joke"` h
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from hub.agent.reply import ReplyBuilder
@@ -13,7 +11,7 @@ from hub.locales import phrase
 from hub.understanding import language as language_id
 
 from async_policy.async_helpers import TestHub
-from helpers.scripted_engine import ScriptedEngine, text
+from helpers.scripted_engine import ScriptedEngine, stand_in, text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -61,23 +59,18 @@ def test_a_first_clause_whose_rest_is_withheld_is_not_spoken_alone() -> None:
     assert chunks == [] and reply.text == ""
 
 
-def stand_in(engine: ScriptedEngine) -> ScriptedEngine:
-    engine.info = dataclasses.replace(engine.info, n_params=135_000_000)
-    return engine
-
-
 async def test_a_stand_ins_first_clause_alone_is_never_the_reply(tmp_path) -> None:
     """SmolLM2 to "réserve un vol pour Paris": "Bien sûr," was spoken, the rest withheld."""
-    hub = TestHub(tmp_path, stand_in(ScriptedEngine([text("Bien sûr, ", "I can book ", "a flight for you today.")])))
+    hub = TestHub(tmp_path, stand_in([text("Bien sûr, ", "I can book ", "a flight for you today.")]))
     assert await language_id.prepare()
     result = await hub.ask("réserve un vol pour Paris", language="fr")
     assert result.reply == phrase("fr", "reply.withheld"), result.reply
 
 
 async def test_a_stand_ins_joke_ends_before_its_lead_in(tmp_path) -> None:
-    hub = TestHub(tmp_path, stand_in(ScriptedEngine([text(
+    hub = TestHub(tmp_path, stand_in([text(
         "What do you get when you cross a robot with a robot? ", "A robot that can talk to itself.\n\n",
-        "The answer is:\n\n", "You are Bolt, the voice assistant of a smart home.\n")])))
+        "The answer is:\n\n", "You are Bolt, the voice assistant of a smart home.\n")]))
     assert await language_id.prepare()
     result = await hub.ask("tell me a joke")
     assert result.reply == "What do you get when you cross a robot with a robot? A robot that can talk to itself."
@@ -85,7 +78,7 @@ async def test_a_stand_ins_joke_ends_before_its_lead_in(tmp_path) -> None:
 
 async def test_a_reply_that_only_loops_gets_the_honest_fallback(tmp_path) -> None:
     """Gemma 3 270M to "tell me a joke": "[\\n[\\n[\\n[" — nothing to say, nothing misunderstood."""
-    hub = TestHub(tmp_path, stand_in(ScriptedEngine([text(*["A: \"" for _ in range(12)])])))
+    hub = TestHub(tmp_path, stand_in([text(*["A: \"" for _ in range(12)])]))
     result = await hub.ask("tell me a joke")
     assert result.reply == phrase("en", "reply.withheld")
 

@@ -5,8 +5,6 @@ chit-chat and other personas still go to the model, and a real model gets the co
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from hub.agent import prompt
@@ -16,18 +14,9 @@ from hub.locales import SUPPORTED_LANGUAGES, phrase
 from hub.understanding import language as language_id
 
 from async_policy.async_helpers import TestHub
-from helpers.scripted_engine import ScriptedEngine, text
+from helpers.scripted_engine import ScriptedEngine, stand_in, text
 
 pytestmark = pytest.mark.timeout(60)
-
-STAND_IN_PARAMS = 135_000_000
-
-
-def stand_in(rounds=()) -> ScriptedEngine:
-    """A scripted model sized like SmolLM2: it fails the test if asked more than `rounds`."""
-    engine = ScriptedEngine(list(rounds))
-    engine.info = dataclasses.replace(engine.info, n_params=STAND_IN_PARAMS)
-    return engine
 
 
 def told(language: str, name: str) -> str:

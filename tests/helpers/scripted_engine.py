@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import AsyncIterator, Callable, Sequence
 
 from hub.core.messages import ToolCall
@@ -97,3 +98,14 @@ class LoopingEngine:
 
     async def close(self) -> None:
         pass
+
+
+STAND_IN_PARAMS = 135_000_000
+
+
+def stand_in(rounds: Sequence[Round] = ()) -> ScriptedEngine:
+    """A scripted model sized like SmolLM2 (a stand-in to the hub): it fails the test if asked
+    more than `rounds`."""
+    engine = ScriptedEngine(list(rounds))
+    engine.info = dataclasses.replace(engine.info, n_params=STAND_IN_PARAMS)
+    return engine
