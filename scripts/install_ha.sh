@@ -14,7 +14,7 @@ HA_VENV="${HA_VENV:-$REPO/.cache/ha-venv}"
 HA_PYTHON="${HA_PYTHON:-$HOME/.pyenv/versions/3.13.0/bin/python}"
 # Integrations the tests load (their requirements are installed up front so that hass can run
 # with --skip-pip and never installs anything at run time).
-HA_INTEGRATIONS="${HA_INTEGRATIONS:-wyoming mqtt automation conversation onboarding api config template input_boolean demo homeassistant local_todo shopping_list}"
+HA_INTEGRATIONS="${HA_INTEGRATIONS:-wyoming mqtt automation conversation onboarding api config template input_boolean demo homeassistant local_todo local_calendar shopping_list}"
 STAMP="$HA_VENV/.bolt-hub-installed"
 STAMP_TEXT="$HA_VERSION $HA_INTEGRATIONS"
 
