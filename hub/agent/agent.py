@@ -29,6 +29,7 @@ from hub.agent.planner import Planner
 from hub.agent.plans import PlanRun, TurnPlan
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
 from hub.agent.types import TurnDone, TurnEvent, TurnRequest, TurnResult, final_result
+from hub.agent.utterances import asks_back
 from hub.understanding.action_words import ActionWords
 from hub.understanding.language import TextLanguages
 from hub.understanding.referents import recent_after
@@ -246,6 +247,8 @@ class Agent:
                 conversation.recent, [(f.call.name, f.call.arguments, f.ok) for f in state.finished_calls],
                 self._registry.device_actions(), [e.entity_id for e in self._choices.options(conversation.id)],
                 time.monotonic(), state.language)
+            result.awaiting = self._reception.awaiting(conversation.id) or (
+                "question" if result.ok and asks_back(result.reply, result.language) else None)
             emit(TurnDone(result))
             if result.ok and result.path == "model":
                 self.priming.continuation(list(state.conversation.messages), state.persona)
@@ -257,7 +260,7 @@ class Agent:
                                     area=request.area, language=language) if self._places else None
         return ToolContext(conversation_id, language, request.source, request.satellite_id, request.device_id,
                            persona.key, request.client, uuid.uuid4().hex, area=place.area if place else None,
-                           floor=place.floor if place else None, dry_run=dry_run)
+                           floor=(place.floor if place else None) or request.floor, dry_run=dry_run)
 
     def _fitted(self, state: TurnState) -> Callable[[], Awaitable[TurnResult]]:
         """The turn's routes, its history trimmed to fit the model (agent.turn.fitted)."""

@@ -109,6 +109,13 @@ class Reception:
         waits for an answer (a yes or no, or "which one?", within the confirmation window), else
         None (a new one)."""
         previous = self._conversations.latest_of(client)
-        waiting = previous is not None and (self._choices.waiting(previous) or (
-            self._confirmations is not None and self._confirmations.waiting(previous)))
-        return previous if waiting else None
+        return previous if previous is not None and self.awaiting(previous) else None
+
+    def awaiting(self, conversation_id: str) -> str | None:
+        """What the conversation waits for within the confirmation window: "choice" (the answer
+        to "which one?"), "confirmation" (a yes or no), or None."""
+        if self._choices.waiting(conversation_id):
+            return "choice"
+        if self._confirmations is not None and self._confirmations.waiting(conversation_id):
+            return "confirmation"
+        return None

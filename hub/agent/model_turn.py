@@ -168,7 +168,8 @@ class ModelTurn:
         allowed = [t.name for t in tools if t.name not in actions or not (
             question or (self._constrained and not match.candidates and not targets))]
         system = self._system_message(persona, conversational)
-        messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text(), place))]
+        messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text(), place,
+                                                        state.request.extra_system_prompt))]
         echo = self._echo(persona, system, tools, messages[0].content, text)
         reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,

@@ -29,6 +29,7 @@ WRITTEN_INSTRUCTIONS = "Your replies are read on a screen: be clear and concise.
 OVERVIEW_HEADING = "Home overview (entity id, \"name\", aliases), by area:"
 STATES_HEADING = "Current states:"
 PLACE_HEADING = "Speaker's area:"
+CLIENT_NOTE_HEADING = "About this request:"
 
 LANGUAGE_NAMES = {
     "ar": "Arabic", "bg": "Bulgarian", "ca": "Catalan", "cs": "Czech", "da": "Danish",
@@ -82,12 +83,15 @@ def user_message_head(language: str, clock_text: str) -> str:
     return f"[{clock_text}; reply in {LANGUAGE_NAMES.get(language, language)}]"
 
 
-def user_message(text: str, language: str, live_context: str, clock_text: str, place: Place | None = None) -> str:
+def user_message(text: str, language: str, live_context: str, clock_text: str, place: Place | None = None,
+                 client_note: str | None = None) -> str:
     """The current request with the volatile context in front of it (after its head): where it
-    was said, the states."""
+    was said, what its client says about it (Home Assistant's extra_system_prompt), the states."""
     lines = [user_message_head(language, clock_text)]
     if place is not None:
         lines.append(place_line(place))
+    if client_note and client_note.strip():
+        lines.append(f"{CLIENT_NOTE_HEADING} {client_note.strip()}")
     if live_context:
         lines.append(STATES_HEADING + "\n" + live_context)
     lines.append(text)

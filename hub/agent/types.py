@@ -40,9 +40,13 @@ class TurnRequest:
     satellite_id: str | None = None
     device_id: str | None = None
     area: str | None = None  # the speaker's area as the client names it (an area id or name)
+    floor: str | None = None  # its floor as the client names it, for a home whose floors the hub does not know
     conversational: bool | None = None  # None: the configured default
     reasoning: Reasoning | None = None  # None: the configured default
     persona: str | None = None
+    # what the client tells the model about this request (Home Assistant's extra_system_prompt:
+    # "You asked the user whether to close the garage"); volatile, never in the stable prompt
+    extra_system_prompt: str | None = None
     # who asks, the same across that client's connections: "wyoming:<peer host>/<satellite>",
     # "mqtt:<client field>", "rest:<token digest>". A confirmation counts only from the client
     # that was asked, and a request without a conversation id continues that client's
@@ -114,6 +118,10 @@ class TurnResult:
     timings: TurnTimings = field(default_factory=TurnTimings)
     path: str = "model"  # model | fast_path | confirmation | resolution ("which one?", "can't find")
     withheld: list[str] = field(default_factory=list)  # why each sentence of the model was not spoken
+    # what the reply waits for, so that a voice client listens again at once: "confirmation" (a yes
+    # or no to a held action), "choice" (the answer to "which one?"), "question" (the reply asks
+    # something else); None: nothing
+    awaiting: str | None = None
 
 
 @dataclass(frozen=True)

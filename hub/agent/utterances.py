@@ -3,6 +3,7 @@
 - `is_question`: the request asks for information ("Is the desk lamp on?", "¿Está encendida la
   luz?", "客厅的灯开着吗") rather than asking for something to be done. A question never acts:
   the agent offers the model only read-only tools for it.
+- `asks_back`: a reply ends on a question ("Which room?"): the client may listen for the answer.
 - `claims_action`: a reply sentence says something was done ("Done.", "I've turned on …"); the
   agent lets it through only when a call in the same turn really did something.
 - `repeats_itself`: the text ends in the same stretch three times over (a decoding loop).
@@ -62,12 +63,18 @@ def is_question(text: str, language: str | None) -> bool:
         return False
     if _starts_with(words, word_list(language, "question.request_words"), unspaced):
         return False
-    stripped = text.strip().rstrip("\"'”’»)」』）.!。！ ")
-    if stripped[-1:] in _QUESTION_MARKS and not (stripped[-1] == ";" and language != "el"):
+    if asks_back(text, language):
         return True
     ends = tuple(w for w in word_list(language, "question.end_words") if w)
     return _ends_with(words, ends, unspaced) or _starts_with(
         words, word_list(language, "question.start_words"), unspaced)
+
+
+def asks_back(text: str, language: str | None) -> bool:
+    """Whether a text ends on a question mark (of its script; ";" is one in Greek alone), closing
+    quotes and brackets aside."""
+    stripped = text.strip().rstrip("\"'”’»)」』）.!。！ ")
+    return stripped[-1:] in _QUESTION_MARKS and not (stripped[-1] == ";" and normalize_language(language) != "el")
 
 
 def claims_action(sentence: str, language: str | None, also: str | None = None) -> bool:

@@ -111,7 +111,8 @@ def _turn_paths(sse: dict[str, Any]) -> dict[str, Any]:  # data table
     return {
         "/api/ask": {"post": {
             "summary": "Run one turn. With 'Accept: text/event-stream' the events stream as SSE: "
-                       "chunk, tool_started, tool_finished, then done (the result).",
+                       "chunk, tool_started, tool_finished, then done (the result). The result's awaiting "
+                       "says whether the reply waits for an answer (a yes, which one, a question).",
             "requestBody": _body(ASK_REQUEST),
             "responses": {"200": {"description": "The turn's result (or its event stream).",
                                   "content": {**_json(ASK_RESULT), **sse}},

@@ -32,7 +32,10 @@ SPEAKER_PLACE: dict[str, Any] = {
                                               "or an id of the satellites option): its area is the speaker's room."},
     "area": {**_PLACE, "description": "The area it was said in (an area id or name): the speaker's room; "
                                       "wins over device_id and satellite_id."},
+    "floor": {**_PLACE, "description": "The floor of that area, for a home whose floors the hub does not "
+                                       "know (an area on a floor of the hub's home is on that one)."},
 }
+MAX_EXTRA_PROMPT_CHARS = 4000
 
 
 def _json_schema_for(addon_type: str) -> dict[str, Any]:
@@ -59,6 +62,11 @@ ASK_REQUEST: dict[str, Any] = {
                                               "conversation's, else the default persona."},
         "conversational": {"type": "boolean", "description": "Override the conversational mode for this turn."},
         **SPEAKER_PLACE,
+        "extra_system_prompt": {"type": "string", "maxLength": MAX_EXTRA_PROMPT_CHARS,
+                                "description": "What the client tells the model about this request (Home "
+                                               "Assistant's extra_system_prompt, e.g. the question a "
+                                               "satellite asked); the model reads it, the hub's own "
+                                               "routes do not."},
         "reasoning": {
             "description": "Override thinking for this turn: a mode, or a mode with a token budget.",
             "oneOf": [
@@ -230,6 +238,12 @@ ASK_RESULT = {
         "ok": {"type": "boolean"}, "error": {"type": ["string", "null"]},
         "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT},
         "timings": _TIMINGS, "path": {"type": "string", "enum": ["model", "fast_path", "confirmation", "resolution"]},
+        "awaiting": {"enum": ["confirmation", "choice", "question", None],
+                     "description": "What the reply waits for, so that a voice client listens again at once "
+                                    "(Home Assistant's continue_conversation) and sends the answer in the same "
+                                    "conversation: confirmation (a yes or no to a held action), choice (the "
+                                    "answer to \"which one?\"), question (the reply asks something else); "
+                                    "null: nothing."},
     },
 }
 _PLANNED_CALL = {

@@ -17,8 +17,8 @@ def turn_request(body: dict[str, Any], client: str | None, default_budget: int) 
         body["text"], conversation_id=body.get("conversation_id"), language=body.get("language"),
         source="rest", conversational=body.get("conversational"),
         reasoning=_reasoning(body.get("reasoning"), default_budget), persona=body.get("persona"),
-        client=client, area=body.get("area"), device_id=body.get("device_id"),
-        satellite_id=body.get("satellite_id"),
+        client=client, area=body.get("area"), floor=body.get("floor"), device_id=body.get("device_id"),
+        satellite_id=body.get("satellite_id"), extra_system_prompt=body.get("extra_system_prompt"),
     )
 
 
@@ -33,7 +33,7 @@ def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reaso
 def result_json(result: TurnResult) -> dict[str, Any]:
     return {
         "conversation_id": result.conversation_id, "language": result.language, "reply": result.reply,
-        "ok": result.ok, "error": result.error, "path": result.path,
+        "ok": result.ok, "error": result.error, "path": result.path, "awaiting": result.awaiting,
         "tool_calls": [tool_finished_json(f) for f in result.tool_calls],
         "timings": result.timings.as_json(),
     }

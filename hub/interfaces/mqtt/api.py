@@ -192,6 +192,7 @@ def reply_json(result: TurnResult, ask_id: str | int | None, source: str) -> dic
         "language": result.language,
         "error": result.error,
         "path": result.path,
+        "awaiting": result.awaiting,
         "source": source,
         "tool_calls": [tool_call_json(t) for t in result.tool_calls],
         "timings": result.timings.as_json(),

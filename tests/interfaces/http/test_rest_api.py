@@ -189,6 +189,27 @@ def test_model_turn_streams_and_keeps_history(live_hub, auth):
     assert "bolt_hub_model_info{" in metrics
 
 
+def test_a_held_action_says_it_awaits_a_yes_and_the_yes_streams_done(live_hub, auth):
+    """`awaiting` (issue 41): a voice client listens again when the reply waits for an answer."""
+    lock = next(e["entity_id"] for e in requests.get(f"{live_hub.url}/api/entities", params={"domain": "lock"},
+                                                     headers=auth, timeout=10).json())
+    asked = requests.post(f"{live_hub.url}/api/ask", headers=auth, timeout=TIMEOUT,
+                          json={"text": "unlock the front door", "conversation_id": "rest-awaiting-1",
+                                "floor": "Ground floor", "extra_system_prompt": "The user is at the door."}).json()
+    jsonschema.validate(asked, rest_schema.ASK_RESULT)
+    assert asked["awaiting"] == "confirmation" and asked["ok"], asked
+    assert entity_state(live_hub, auth, lock) == "locked"
+    with requests.post(f"{live_hub.url}/api/ask", json={"text": "yes", "conversation_id": "rest-awaiting-1"},
+                       stream=True, headers={**auth, "Accept": "text/event-stream"}, timeout=TIMEOUT) as response:
+        events = list(sse_events(response))
+    name, done = events[-1]
+    assert name == "done" and done["awaiting"] is None and done["path"] == "confirmation", done
+    assert entity_state(live_hub, auth, lock) == "unlocked"
+    relocked = requests.post(f"{live_hub.url}/api/tools/lock", json={"arguments": {"entity_id": lock}},
+                             headers=auth, timeout=30)
+    assert relocked.status_code == 200 and entity_state(live_hub, auth, lock) == "locked", relocked.text
+
+
 def test_unknown_conversation_is_404(live_hub, auth):
     response = requests.get(f"{live_hub.url}/api/conversations/never-seen", headers=auth, timeout=10)
     assert response.status_code == 404 and response.json()["error"] == "unknown_conversation"
@@ -216,6 +237,8 @@ BAD_ASK_BODIES = [
     (b'{"text": "hi", "language": "en\\n"}', "invalid_body"),
     (b'{"text": "hi", "language": 7}', "invalid_body"),
     (json.dumps({"text": "x" * 4001}).encode(), "invalid_body"),
+    (json.dumps({"text": "hi", "extra_system_prompt": "x" * 4001}).encode(), "invalid_body"),
+    (b'{"text": "hi", "floor": ""}', "invalid_body"),
     (b"\xff\xfe\x00garbage", "invalid_json"),
     (b"[" * 100_000 + b"]" * 100_000, "invalid_json"),
 ]
