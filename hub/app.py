@@ -159,6 +159,7 @@ class HubApp:
             self.voice.agent = self.agent
             await self._start(WyomingServer(self.agent, self.options.wyoming, self.agent.languages, settings=self.settings))
             self.http.attach()
+            await self.http.announce()
         self.startup.advance("priming")
         self._warming = asyncio.create_task(self._primed(), name="warm-up")
         if self.upgrade is not None:

@@ -37,6 +37,8 @@ from hub.agent.types import TurnDone
 from hub.config import validator_for
 from hub.home.name_book import NameBook
 from hub.interfaces import json_input
+from hub.interfaces.announce import DiscoveryOptions, announced_host
+from hub.interfaces.http.discovery import ApiDiscovery
 from hub.interfaces.http import openapi, sse, rest_schema as schema
 from hub.interfaces.http.agent_routes import AgentHost, AgentRoutes, running_agent
 from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
@@ -67,6 +69,7 @@ class HttpOptions:
     state_dir: Path  # the generated token is kept there
     in_addon: bool  # trusts Home Assistant's ingress
     completions: CompletionOptions
+    discovery: DiscoveryOptions  # how Home Assistant's Bolt Hub integration finds the API
 
 
 class HubAppLike(AgentHost, Protocol):
@@ -100,6 +103,7 @@ class RestApi:
         self._started = time.monotonic()
         self._hook_routes: list[dict[str, str]] = []
         self._stop_observing: Callable[[], None] | None = None
+        self._discovery: ApiDiscovery | None = None  # from announce()
         self._openapi = openapi.openapi_document()  # start() adds the routes of route hooks
         self._validators = {
             name: jsonschema.Draft202012Validator(body)
@@ -168,6 +172,12 @@ class RestApi:
             self._stop_observing = self._agent.add_observer(self._observe_turn)
             self._attached.set()
 
+    async def announce(self, discovery: ApiDiscovery | None = None) -> None:
+        """Tell Home Assistant's Bolt Hub integration where the API is (once the hub serves):
+        `discovery` (default: as the options say, hub.interfaces.http.discovery)."""
+        self._discovery = discovery or ApiDiscovery(self._options.discovery, self.token)
+        await self._discovery.start(self.port, announced_host(self._host))
+
     def ready_link(self) -> str:
         """The page's address for a browser on this machine. It carries the token (as Jupyter
         prints it) only at the start that generated it: logs get shared, and a later start's
@@ -205,6 +215,9 @@ class RestApi:
 
     async def stop(self) -> None:
         self._stopping.set()
+        if self._discovery is not None:
+            await self._discovery.stop()
+            self._discovery = None
         if self._stop_observing is not None:
             self._stop_observing()
             self._stop_observing = None

@@ -54,7 +54,8 @@ from hub.interfaces.client_networks import allowed_networks, is_allowed
 from hub.interfaces.wyoming.events import ProtocolProblem
 from hub.interfaces.wyoming.limits import EVENT_DEADLINE_S, BurstLog, ConnectionSlots, EventClock, refuse
 from hub.llm.types import Reasoning, ReasoningMode
-from hub.interfaces.wyoming.discovery import Discovery, DiscoveryOptions
+from hub.interfaces.announce import DiscoveryOptions, announced_host
+from hub.interfaces.wyoming.discovery import Discovery
 from hub.locales import normalize_language, phrase
 from hub.settings import RuntimeSettings
 
@@ -153,9 +154,7 @@ class WyomingServer:
         await self._server.start(lambda reader, writer: WyomingTurnHandler(reader, writer, self))
         _LOGGER.info("Wyoming server listening on %s", self.uri)
         if self.discovery is not None:
-            # Bound to one address: announce that one; bound to all: the outward one.
-            announced = None if self.host in ("0.0.0.0", "::", "") else self.host
-            await self.discovery.start(self.port, announced)
+            await self.discovery.start(self.port, announced_host(self.host))
 
     async def stop(self) -> None:
         if self.discovery is not None:

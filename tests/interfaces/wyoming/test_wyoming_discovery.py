@@ -15,7 +15,7 @@ from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from hub.config import validate
 from hub.options import hub_options
-from hub.interfaces.wyoming import discovery as discovery_module
+from hub.interfaces import announce
 from hub.interfaces.wyoming.discovery import WYOMING_SERVICE_TYPE, Discovery
 from hub.interfaces.wyoming.server import WyomingServer
 from helpers.wyoming_fake_agent import ScriptedAgent
@@ -99,7 +99,7 @@ async def supervisor():
 
 @pytest.fixture(autouse=True)
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(discovery_module, "_SUPERVISOR_RETRY_S", 0.05)
+    monkeypatch.setattr(announce, "_SUPERVISOR_RETRY_S", 0.05)
 
 
 async def test_addon_posts_wyoming_discovery_to_the_supervisor(supervisor) -> None:
@@ -125,7 +125,7 @@ async def test_supervisor_refusing_discovery_warns(supervisor, caplog: pytest.Lo
     with caplog.at_level(logging.WARNING):
         await discovery.start(10500)
         await asyncio.wait_for(asyncio.shield(discovery._task), 10)
-    assert len(fake.posts) == discovery_module._SUPERVISOR_ATTEMPTS, "a server error is retried"
+    assert len(fake.posts) == announce._SUPERVISOR_ATTEMPTS, "a server error is retried"
     assert "Supervisor discovery failed" in caplog.text and "HTTP 500" in caplog.text
     await discovery.stop()
 
