@@ -112,7 +112,7 @@ class AgentActivity:
             text="", conversation_id=ctx.conversation_id, language=ctx.language, source=ctx.source,
             persona=ctx.persona), started)
         self.notify(turn, ToolStarted(call))
-        self.notify(turn, ToolFinished(call, result.ok, result.data, time.monotonic() - started))
+        self.notify(turn, ToolFinished.of(call, result, time.monotonic() - started))
 
     def last_active(self) -> float:
         """When a turn last ran (time.monotonic()): now while one runs, 0 before the first."""

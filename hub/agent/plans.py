@@ -209,6 +209,6 @@ async def run_plan_calls(registry: ToolRegistry, plan: TurnPlan, ctx: ToolContex
         started = time.monotonic()
         result = await registry.call(call, ctx, allowed=allowed)
         observe(call, ctx, result, started)
-        finished.append(ToolFinished(call, result.ok, result.data, time.monotonic() - started))
+        finished.append(ToolFinished.of(call, result, time.monotonic() - started))
         said.append(speech_of(result, ctx.language, name_of))
     return PlanRun(plan.plan_id, ctx.language, finished, " ".join(dict.fromkeys(s for s in said if s)))

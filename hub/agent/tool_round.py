@@ -46,7 +46,7 @@ async def run_tools(
             result = await registry.call(call, state.ctx, allowed=allowed)
         seconds = time.monotonic() - started
         state.timings.tools_s += seconds
-        finished = ToolFinished(call, result.ok, result.data, seconds)
+        finished = ToolFinished.of(call, result, seconds)
         state.finished_calls.append(finished)
         state.emit(finished)
         _LOGGER.info("tool %s(%s) in %s from %s: %s", call.name, json.dumps(call.arguments),

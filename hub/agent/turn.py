@@ -62,7 +62,7 @@ def answered_directly(state: TurnState, text: str, outcome: DirectAnswer, path: 
     state.direct = outcome
     for call, result in zip(outcome.calls, outcome.results):
         state.emit(ToolStarted(call))
-        finished = ToolFinished(call, result.ok, result.data, 0.0)
+        finished = ToolFinished.of(call, result, 0.0)
         state.finished_calls.append(finished)
         state.emit(finished)
     state.emit(ReplyChunk(outcome.reply))
@@ -71,7 +71,8 @@ def answered_directly(state: TurnState, text: str, outcome: DirectAnswer, path: 
     state.timings.first_token_s = time.monotonic() - state.started
     error = failed_actions(outcome.results)
     return TurnResult(state.conversation.id, state.language, outcome.reply, ok=error is None,
-                      error=error, tool_calls=state.finished_calls, timings=state.timings, path=path)
+                      error=error, tool_calls=state.finished_calls, timings=state.timings, path=path,
+                      intent=outcome.intent)
 
 
 # Results that are answers, not failures: the turn did what it should (asked, or said no).

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Union
 
 from hub.core.messages import ToolCall
+from hub.core.tools import ToolResult
 from hub.llm.types import Reasoning, Usage
 
 MAX_REQUEST_CHARS = 4000  # a request's text, on every route
@@ -80,6 +81,11 @@ class ToolFinished:
     ok: bool
     data: dict[str, Any]
     seconds: float
+    changed_entities: tuple[str, ...] = ()  # the entities the call acted on (ToolResult's)
+
+    @classmethod
+    def of(cls, call: ToolCall, result: ToolResult, seconds: float) -> ToolFinished:
+        return cls(call, result.ok, result.data, seconds, result.changed_entities)
 
 
 @dataclass
@@ -117,6 +123,9 @@ class TurnResult:
     tool_calls: list[ToolFinished] = field(default_factory=list)
     timings: TurnTimings = field(default_factory=TurnTimings)
     path: str = "model"  # model | fast_path | confirmation | resolution ("which one?", "can't find")
+    # what a turn answered without the model did or answered: an intent of Home Assistant's
+    # ("HassTurnOn"), or "not_found", "not_understood", "which_one", "confirmed", … (DirectAnswer's)
+    intent: str | None = None
     withheld: list[str] = field(default_factory=list)  # why each sentence of the model was not spoken
     # what the reply waits for, so that a voice client listens again at once: "confirmation" (a yes
     # or no to a held action), "choice" (the answer to "which one?"), "question" (the reply asks

@@ -227,7 +227,9 @@ _TIMINGS = {"type": "object", "additionalProperties": {"type": "number"},
 TOOL_CALL_RESULT = {
     "type": "object", "required": ["name", "arguments", "ok", "result"],
     "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "object"},
-                   "ok": {"type": "boolean"}, "result": {"type": "object"}, "seconds": {"type": "number"}},
+                   "ok": {"type": "boolean"}, "result": {"type": "object"}, "seconds": {"type": "number"},
+                   "changed_entities": {"type": "array", "items": {"type": "string"},
+                                        "description": "The entities the call acted on."}},
 }
 ASK_RESULT = {
     "type": "object",
@@ -238,6 +240,11 @@ ASK_RESULT = {
         "ok": {"type": "boolean"}, "error": {"type": ["string", "null"]},
         "tool_calls": {"type": "array", "items": TOOL_CALL_RESULT},
         "timings": _TIMINGS, "path": {"type": "string", "enum": ["model", "fast_path", "confirmation", "resolution"]},
+        "intent": {"type": ["string", "null"],
+                   "description": "What a turn answered without the model did or answered: an intent of Home "
+                                  "Assistant's (HassTurnOn, HassGetState, …), or not_found (no device of that "
+                                  "name), not_understood, which_one / ambiguous (it asks which), confirmed, "
+                                  "cancelled; null for the model's turns."},
         "awaiting": {"enum": ["confirmation", "choice", "question", None],
                      "description": "What the reply waits for, so that a voice client listens again at once "
                                     "(Home Assistant's continue_conversation) and sends the answer in the same "

@@ -33,7 +33,8 @@ def _reasoning(value: str | dict[str, Any] | None, default_budget: int) -> Reaso
 def result_json(result: TurnResult) -> dict[str, Any]:
     return {
         "conversation_id": result.conversation_id, "language": result.language, "reply": result.reply,
-        "ok": result.ok, "error": result.error, "path": result.path, "awaiting": result.awaiting,
+        "ok": result.ok, "error": result.error, "path": result.path, "intent": result.intent,
+        "awaiting": result.awaiting,
         "tool_calls": [tool_finished_json(f) for f in result.tool_calls],
         "timings": result.timings.as_json(),
     }
@@ -41,7 +42,8 @@ def result_json(result: TurnResult) -> dict[str, Any]:
 
 def tool_finished_json(finished: ToolFinished) -> dict[str, Any]:
     return {"id": finished.call.id, "name": finished.call.name, "arguments": finished.call.arguments,
-            "ok": finished.ok, "result": finished.data, "seconds": round(finished.seconds, 4)}
+            "ok": finished.ok, "result": finished.data, "changed_entities": list(finished.changed_entities),
+            "seconds": round(finished.seconds, 4)}
 
 
 def entity_json(entity: Entity) -> dict[str, Any]:

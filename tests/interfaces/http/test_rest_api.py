@@ -137,6 +137,7 @@ def test_ask_json_runs_the_command(live_hub, auth, kitchen_light):
     jsonschema.validate(result, rest_schema.ASK_RESULT)
     assert result["ok"] and result["reply"]
     assert [(c["name"], c["arguments"]) for c in result["tool_calls"]] == [("turn_on", {"entity_id": kitchen_light})]
+    assert result["intent"] == "HassTurnOn" and result["tool_calls"][0]["changed_entities"] == [kitchen_light]
     assert entity_state(live_hub, auth, kitchen_light) == "on"
 
 
