@@ -5,7 +5,8 @@
 # integration requirements. Uses the constraints file shipped inside HA's wheel, without which
 # the resolver backtracks for many minutes.
 #
-# Env: HA_VERSION (2025.4.4), HA_VENV (<repo>/.cache/ha-venv), HA_PYTHON (pyenv 3.13.0).
+# Env: HA_VERSION (2025.4.4), HA_VENV (<repo>/.cache/ha-venv), HA_PYTHON (pyenv 3.13.0),
+# HA_EXTRA_PACKAGES (more pip requirements, installed under the same constraints; empty).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,8 +16,9 @@ HA_PYTHON="${HA_PYTHON:-$HOME/.pyenv/versions/3.13.0/bin/python}"
 # Integrations the tests load (their requirements are installed up front so that hass can run
 # with --skip-pip and never installs anything at run time).
 HA_INTEGRATIONS="${HA_INTEGRATIONS:-wyoming mqtt automation conversation onboarding api config template input_boolean demo homeassistant local_todo local_calendar shopping_list}"
+HA_EXTRA_PACKAGES="${HA_EXTRA_PACKAGES:-}"
 STAMP="$HA_VENV/.bolt-hub-installed"
-STAMP_TEXT="$HA_VERSION $HA_INTEGRATIONS"
+STAMP_TEXT="$HA_VERSION $HA_INTEGRATIONS${HA_EXTRA_PACKAGES:+ + $HA_EXTRA_PACKAGES}"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$STAMP_TEXT" && -x "$HA_VENV/bin/hass" ]]; then
     echo "Home Assistant $HA_VERSION already installed in $HA_VENV"
@@ -79,6 +81,10 @@ pathlib.Path(sys.argv[1]).write_text("\n".join(sorted(requirements)) + "\n")
 print(f"{len(requirements)} requirements for {len(seen)} integrations")
 PY
 "${UV[@]}" -r "$WORK/requirements.txt"
+if [[ -n "$HA_EXTRA_PACKAGES" ]]; then
+    # shellcheck disable=SC2086 # one argument per package
+    "${UV[@]}" $HA_EXTRA_PACKAGES
+fi
 
 "$HA_VENV/bin/python" -c "from homeassistant.const import __version__ as v; assert v == '$HA_VERSION', v"
 echo "$STAMP_TEXT" > "$STAMP"
