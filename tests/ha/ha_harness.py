@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -205,6 +206,7 @@ class HomeAssistantInstance:
     setup_seconds: float = 0.0  # first start only: onboarding, token, areas, aliases
     process: subprocess.Popen | None = None
     extra_config: str = ""  # more configuration.yaml (e.g. "demo:" for HA's demo integration)
+    custom_components: tuple[Path, ...] = ()  # integration folders copied into <config>/custom_components
 
     @property
     def url(self) -> str:
@@ -225,6 +227,9 @@ class HomeAssistantInstance:
         self.config_dir.mkdir(parents=True, exist_ok=True)
         (self.config_dir / "configuration.yaml").write_text(
             CONFIGURATION_YAML.format(port=self.port) + self.extra_config, encoding="utf-8")
+        for folder in self.custom_components:  # as HACS installs one: the folder, copied
+            shutil.copytree(folder, self.config_dir / "custom_components" / folder.name, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
         started = time.monotonic()
         console = open(self.console_path, "ab")
         self.process = spawn(
@@ -375,17 +380,22 @@ class HomeAssistantInstance:
             await asyncio.sleep(0.1)
 
 
+async def ws_authenticate(ws: aiohttp.ClientWebSocketResponse, token: str) -> None:
+    """HA's websocket handshake: its greeting, then the token."""
+    hello = await ws.receive_json()
+    if hello.get("type") != "auth_required":
+        raise HarnessError(f"unexpected websocket greeting: {hello}")
+    await ws.send_json({"type": "auth", "access_token": token})
+    auth = await ws.receive_json()
+    if auth.get("type") != "auth_ok":
+        raise HarnessError(f"websocket auth failed: {auth}")
+
+
 async def ws_command(url: str, token: str, command: str, **fields: Any) -> Any:
     """Run one websocket command on its own connection and return its result."""
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
         async with session.ws_connect(f"{url}/api/websocket") as ws:
-            hello = await ws.receive_json()
-            if hello.get("type") != "auth_required":
-                raise HarnessError(f"unexpected websocket greeting: {hello}")
-            await ws.send_json({"type": "auth", "access_token": token})
-            auth = await ws.receive_json()
-            if auth.get("type") != "auth_ok":
-                raise HarnessError(f"websocket auth failed: {auth}")
+            await ws_authenticate(ws, token)
             await ws.send_json({"id": 1, "type": command, **fields})
             while True:
                 message = await ws.receive_json()
