@@ -25,8 +25,8 @@ def record_tool_call(chat_log: conversation.ChatLog, agent_id: str, finished: di
     item) and its result to the chat log."""
     call_id = str(finished.get("id") or ulid_now())
     name = str(finished.get("name", "tool"))
-    arguments = finished.get("arguments") if isinstance(finished.get("arguments"), dict) else {}
-    data = finished.get("result") if isinstance(finished.get("result"), dict) else {}
+    arguments: dict[str, Any] = finished["arguments"] if isinstance(finished.get("arguments"), dict) else {}
+    data: dict[str, Any] = finished["result"] if isinstance(finished.get("result"), dict) else {}
     ok = bool(finished.get("ok"))
     tool_input = llm.ToolInput(tool_name=name, tool_args=arguments, id=call_id,
                                **({"external": True} if _EXTERNAL_CALLS else {}))

@@ -159,7 +159,7 @@ async def _raise_for_status(response: aiohttp.ClientResponse) -> None:
 
 async def _server_sent_events(stream: aiohttp.StreamReader) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """(event name, JSON data) of a text/event-stream, in order."""
-    name, data = "message", []
+    name, data = "message", list[str]()
     async for raw in stream:
         line = raw.decode("utf-8").rstrip("\r\n")
         if not line:

@@ -26,8 +26,8 @@ def intent_response(hass: HomeAssistant, result: dict[str, Any], language: str) 
     failed = [entity for c in calls if not c.get("ok") and (entity := _entity_of(c))
               and (c.get("result") or {}).get("error") not in _REFUSALS]
     if not result.get("ok"):
-        code = intent.IntentResponseErrorCode.FAILED_TO_HANDLE if failed else intent.IntentResponseErrorCode.UNKNOWN
-        response.async_set_error(code, reply)
+        response.async_set_error(intent.IntentResponseErrorCode.FAILED_TO_HANDLE if failed
+                                 else intent.IntentResponseErrorCode.UNKNOWN, reply)
         return response
     if (code := _ERRORS.get(str(result.get("intent")))) is not None:
         response.async_set_error(code, reply)
