@@ -17,6 +17,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from hub.interfaces.http.discovery import API_SERVICE_TYPE, ApiDiscovery
+from hub.locales import SUPPORTED_LANGUAGES
 
 REPO = Path(__file__).resolve().parents[2]
 INTEGRATIONS = REPO / "custom_components"
@@ -135,11 +136,19 @@ def test_strings_are_english_and_every_ui_language_says_all_of_it() -> None:
             assert placeholders(text) == placeholders(reference[key]), (language, key, text)
 
 
-@pytest.mark.parametrize("language", [language for language in UI_LANGUAGES if language != "en"])
-def test_a_spoken_error_is_said_in_the_language(language: str) -> None:
+@pytest.mark.parametrize("language", [language for language in SUPPORTED_LANGUAGES if language != "en"])
+def test_a_hub_that_is_down_is_said_in_each_of_the_hubs_languages(language: str) -> None:
+    """Every language the hub speaks has the spoken errors (the UI languages have the rest too)."""
     english, said = leaves(translation("en")), leaves(translation(language))
     spoken = [key for key in english if key.startswith("exceptions.")]
-    assert spoken and all(said[key] != english[key] for key in spoken), language
+    assert spoken and all(said.get(key) and said[key] != english[key] for key in spoken), language
+    if language not in UI_LANGUAGES:
+        assert said.keys() == set(spoken), f"{language}.json holds the spoken errors alone"
+
+
+def test_no_translation_is_for_a_language_the_hub_does_not_speak() -> None:
+    files = {path.stem for path in (INTEGRATION / "translations").glob("*.json")}
+    assert files == set(SUPPORTED_LANGUAGES)
 
 
 def test_every_key_the_code_uses_has_its_words() -> None:

@@ -119,6 +119,8 @@ async def test_a_hub_that_is_down_is_a_spoken_error_and_the_next_turn_works_once
     assert speech(down) == "Ich kann Bolt Hub gerade nicht erreichen. Bitte versuche es gleich noch einmal."
     english = await converse(hass, entry, "turn off the light", first.conversation_id, language="en-GB")
     assert speech(english) == "I can't reach Bolt Hub right now. Please try again in a moment."
+    japanese = await converse(hass, entry, "電気を消して", first.conversation_id, language="ja")
+    assert speech(japanese) == "今は Bolt Hub に接続できません。少し待ってからもう一度お試しください。"
     await hub.start(port)
     back = await converse(hass, entry, "turn off the light", first.conversation_id)
     assert back.response.response_type is intent.IntentResponseType.ACTION_DONE
