@@ -1,8 +1,7 @@
 """How Home Assistant's Bolt Hub integration (custom_components/bolt_hub) finds the HTTP API
 (hub.interfaces.announce): inside the add-on the Supervisor's `bolt_hub` discovery with the API's
-address and token (discovery messages go to Home Assistant, and to add-ons the Supervisor trusts
-as managers, as the Mosquitto add-on hands over its broker's password), so the user adds the hub
-with one click; standalone an mDNS `_bolt-hub._tcp.local.` service with the API's port and the
+address and token (the Supervisor hands discovery messages to Home Assistant, as the Mosquitto
+add-on hands over its broker's credentials), so the user adds the hub with one click; standalone an mDNS `_bolt-hub._tcp.local.` service with the API's port and the
 hub's version, never the token."""
 
 from __future__ import annotations
