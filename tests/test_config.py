@@ -41,7 +41,7 @@ def test_manifest_has_the_addon_keys_supervisor_requires() -> None:
     for key in ("name", "version", "slug", "description", "arch", "options", "schema"):
         assert key in doc
     assert doc["init"] is False
-    assert doc["discovery"] == ["wyoming"]
+    assert doc["discovery"] == ["wyoming", "bolt_hub"]  # HA's Wyoming agent and the Bolt Hub integration
 
 
 def test_file_then_env_precedence(tmp_path: Path) -> None:

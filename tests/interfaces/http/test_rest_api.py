@@ -206,7 +206,7 @@ def test_a_held_action_says_it_awaits_a_yes_and_the_yes_streams_done(live_hub, a
     name, done = events[-1]
     assert name == "done" and done["awaiting"] is None and done["path"] == "confirmation", done
     assert entity_state(live_hub, auth, lock) == "unlocked"
-    relocked = requests.post(f"{live_hub.url}/api/tools/lock", json={"arguments": {"entity_id": lock}},
+    relocked = requests.post(f"{live_hub.url}/api/tools/turn_on", json={"arguments": {"entity_id": lock}},
                              headers=auth, timeout=30)
     assert relocked.status_code == 200 and entity_state(live_hub, auth, lock) == "locked", relocked.text
 
