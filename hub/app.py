@@ -22,7 +22,8 @@ from hub.home.entities import EntityStore
 from hub.home.later import Later
 from hub.home.local_lists import LocalLists
 from hub.home.places import ConfiguredFloors, SpeakerPlaces, parse_area_floors, parse_satellites
-from hub.home.name_book import NAMES_FILE, NameBook
+from hub.home.name_book import NameBook
+from hub.home.name_file import NAMES_FILE
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
 from hub.understanding.language import TextLanguages
