@@ -254,10 +254,34 @@ class HubConfig:
 def validate(raw: dict[str, Any]) -> HubConfig:
     cleaned = {k: v for k, v in raw.items() if not (v is None or v == "")}
     try:
-        return HubConfig(SCHEMA(cleaned))
+        values = SCHEMA(cleaned)
     except vol.MultipleInvalid as err:
         problems = "; ".join(_describe(e) for e in err.errors)
         raise ConfigError(f"invalid options: {problems}") from None
+    if mistakes := _model_source_problems(values.get("model_repo"), values.get("model_file")):
+        raise ConfigError(f"invalid options: {'; '.join(mistakes)}")
+    return HubConfig(values)
+
+
+_REPO_PART = re.compile(r"^[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9_])?$")  # as huggingface.co names them
+_FILE_PART = re.compile(r"^[^\x00-\x1f\\:*?\"<>|]+$")
+
+
+def _model_source_problems(repo: str | None, filename: str | None) -> list[str]:
+    """A Hugging Face repository as owner/name, and a file in it as a relative path with `/`:
+    anything else would reach outside the models folder or be refused by the hub later."""
+    problems = []
+    parts = repo.split("/") if repo else []
+    if repo and (len(parts) != 2 or not all(_REPO_PART.match(p) and ".." not in p and "--" not in p for p in parts)):
+        problems.append(f"model_repo: {repo!r} is not a Hugging Face repository: write it as owner/name, "
+                        "e.g. ggml-org/gemma-4-E4B-it-GGUF (no URL, no spaces)")
+    steps = filename.split("/") if filename else []
+    if filename and ("\\" in filename or filename.startswith("/")
+                     or not all(s not in ("", ".", "..") and _FILE_PART.match(s) for s in steps)):
+        problems.append(f"model_file: {filename!r} is not a file of the repository: write its path in the "
+                        "repository with / (e.g. name-Q4_K_M.gguf or Q4_K_M/name.gguf), no .., no absolute "
+                        "path, no backslash")
+    return problems
 
 
 def _describe(error: vol.Invalid) -> str:

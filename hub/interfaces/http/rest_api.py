@@ -21,7 +21,7 @@ import asyncio
 import html
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
@@ -64,7 +64,7 @@ RouteHook = Callable[[web.Application], None]
 @dataclass(frozen=True)
 class HttpOptions:
     http_port: int
-    api_token: str | None
+    api_token: str | None = field(repr=False)
     turn_timeout: int  # a request's wait during the warm-up
     language: str
     state_dir: Path  # the generated token is kept there

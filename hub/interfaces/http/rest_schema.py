@@ -372,7 +372,7 @@ DOWNLOAD = {
                    "bytes": {"type": "integer"}, "total_bytes": {"type": ["integer", "null"]},
                    "rate_bps": {"type": "integer"}, "eta_s": {"type": ["integer", "null"]},
                    "reason": {"type": ["string", "null"], "description": "Why it failed: offline, unauthorized, "
-                              "forbidden, not_found, disk_full, not_writable, bad_checksum, bad_file, "
+                              "forbidden, not_found, disk_full, not_writable, file_error, bad_checksum, bad_file, "
                               "interrupted, error, load_failed."},
                    "retrying": {"type": "boolean", "description": "A failure the hub tries again in a few minutes."},
                    "message": {"type": ["string", "null"], "description": "What went wrong and what to do."}},

@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def health(hub: LiveHub) -> dict[str, Any]:
-    answer: dict[str, Any] = requests.get(f"{hub.url}/health", timeout=10).json()
+def health(hub: LiveHub, auth: bool = True) -> dict[str, Any]:
+    answer: dict[str, Any] = requests.get(f"{hub.url}/health", headers=AUTH if auth else {}, timeout=10).json()
     return answer
 
 
@@ -111,6 +111,10 @@ def test_a_failed_download_says_why_and_the_stand_in_keeps_serving(
                           and h["startup"]["stage"] == "ready" and h)
         download = failed["startup"]["download"]
         assert failed["status"] == "ok" and download["reason"] == reason and words in download["message"]
+        # the LAN (no token) sees the state and the reason, never the repository, file or folder
+        public = health(hub, auth=False)
+        assert public["startup"]["download"]["reason"] == reason and public["startup"]["download"]["state"] == "failed"
+        assert REPO not in str(public) and FILE not in str(public) and str(tmp_path) not in str(public)
         assert any(r.levelno == logging.ERROR and reason in r.getMessage() and words in r.getMessage()
                    for r in caplog.records)
         fast_path_works(hub)
@@ -119,3 +123,33 @@ def test_a_failed_download_says_why_and_the_stand_in_keeps_serving(
         assert not (tmp_path / "models" / "nvidia--bolt-test-GGUF" / FILE).exists()
     finally:
         hub.stop()
+
+
+def test_a_downloaded_file_that_does_not_load_keeps_the_stand_in_at_every_later_start(
+        tmp_path: Path, mirror: HfMirror, caplog: pytest.LogCaptureFixture) -> None:
+    """0.6.0 noted the file as checked before loading it: the next start loaded it, failed and
+    exited 2, and the Supervisor restarted the add-on forever."""
+    caplog.set_level(logging.INFO)
+    unloadable = tmp_path / "served.gguf"
+    unloadable.write_bytes(b"GGUF" + bytes(range(256)) * 4_000)  # a GGUF header, no model
+    mirror.serve(REPO, FILE, Served(unloadable))
+    first = LiveHub(tmp_path, model_repo=REPO, model_file=FILE).start()
+    try:
+        failed = wait_for(lambda: (h := health(first))["startup"].get("download", {}).get("state") == "failed" and h)
+        assert failed["startup"]["download"]["reason"] == "load_failed", failed
+    finally:
+        first.stop()
+    mirror.stop()
+    caplog.clear()
+    again = LiveHub(tmp_path, model_repo=REPO, model_file=FILE).start()  # 0.6.0: EngineError, exit 2
+    try:
+        shown = health(again)  # serving (the stand-in primes meanwhile)
+        assert shown["startup"]["download"]["state"] == "failed"
+        assert shown["startup"]["download"]["reason"] == "load_failed"
+        assert "not loaded again until it changes" in shown["startup"]["download"]["message"]
+        fast_path_works(again)
+        status = requests.get(f"{again.url}/api/status", headers=AUTH, timeout=10).json()
+        assert status["model"]["stand_in"]
+        assert not any("could not be loaded" in r.getMessage() for r in caplog.records)  # not even tried
+    finally:
+        again.stop()
