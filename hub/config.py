@@ -33,6 +33,14 @@ class Option:
     name: str
     type: str  # add-on schema type
     default: Any = None  # None: no default (optional options only)
+    addon_default: Any = None  # the add-on's own default (config.yaml's options), where it differs: the
+    # command line and the container keep `default`
+
+
+# the add-on's first start downloads a real model (serving the stand-in meanwhile): Gemma 4 E4B, the
+# base of Bolt E4B (same architecture), until a GGUF repository of NVIDIA's own is confirmed
+ADDON_MODEL_REPO = "ggml-org/gemma-4-E4B-it-GGUF"
+ADDON_MODEL_FILE = "gemma-4-E4B-it-Q4_K_M.gguf"
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -47,8 +55,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("remote_api_key", "password?"),
     Option("remote_server", "list(llama_server|vllm|ollama|nvidia|openai)", "llama_server"),
     Option("model_path", "str?"),  # a local GGUF: wins over model_repo
-    Option("model_repo", "str?"),  # a Hugging Face repository to download model_file from (hub.llm.download)
-    Option("model_file", "str?"),
+    Option("model_repo", "str?", addon_default=ADDON_MODEL_REPO),  # downloaded from (hub.llm.download)
+    Option("model_file", "str?", addon_default=ADDON_MODEL_FILE),
     Option("hf_token", "password?"),  # for gated or private repositories
     Option("n_ctx", "int(512,65536)", 8192),
     Option("n_gpu_layers", "int(0,999)", 0),
@@ -330,7 +338,9 @@ def load(config_path: Path | None = None, environ: dict[str, str] | None = None,
 
 
 def addon_options_and_schema() -> tuple[dict[str, Any], dict[str, str]]:
-    """The `options` and `schema` sections that config.yaml must carry."""
-    options = {o.name: o.default for o in OPTIONS if not o.type.endswith("?")}
+    """The `options` and `schema` sections that config.yaml must carry: every required option's
+    default, and the add-on's own defaults."""
+    options = {o.name: o.addon_default if o.addon_default is not None else o.default
+               for o in OPTIONS if not o.type.endswith("?") or o.addon_default is not None}
     schema = {o.name: o.type for o in OPTIONS}
     return options, schema

@@ -20,7 +20,7 @@ def test_check_says_what_would_be_downloaded_and_whether_the_disk_has_room(
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"Model download: {REPO}/{FILE} into {tmp_path / 'state' / 'models' / 'nvidia--bolt-test-GGUF'}" \
         in done.stdout
-    assert "size 98.4 MB" in done.stdout and "the disk has room" in done.stdout
+    assert "size 98.4 MB" in done.stdout and "the disk and the memory have room" in done.stdout
     assert "4711" not in done.stdout + done.stderr
     assert mirror.gets() == []  # check downloads nothing
     mirror.serve(REPO, FILE, Served(smollm_path, announced_size=1 << 60))

@@ -4,8 +4,9 @@ huggingface_hub does the transfer: a HEAD of `/<repo>/resolve/<revision>/<file>`
 size, ETag and commit (`X-Linked-Size`, `X-Linked-Etag`, `X-Repo-Commit`, through redirects), then
 a GET that resumes a cut connection with `Range`, into `<data folder>/models/<owner>--<name>/`
 (laid out as the repository: `Q4_K_M/x.gguf` lands in its `Q4_K_M/`); `HF_ENDPOINT` names a mirror
-(read at each download, not at import). Before: a partial download an earlier run left (it
-cannot be resumed) is deleted and said, then the free disk space is checked. After: the file must
+(read at each download, not at import). Before: the machine's memory must hold the file (and
+its context), a partial download an earlier run left (it cannot be resumed) is deleted and said,
+then the free disk space is checked. After: the file must
 be a GGUF of the announced size whose sha256 is the LFS ETag, or it is deleted; a file found there
 that fails is downloaded again once. The note beside the file (hub.llm.model_source) records a
 checked file (used with no network at all), and a repository file that is no GGUF (not fetched
@@ -32,6 +33,9 @@ from hub.state_files import SetAside, record
 GGUF_MAGIC = b"GGUF"
 NOT_GGUF = "it is not a GGUF model file (check model_file)"
 SPACE_MARGIN = 256 << 20  # left free beside the file: the hub still writes its states and settings
+MEMORY_MARGIN = 1 << 30  # memory besides the file's: its context (KV cache), the hub itself (~0.8 GB)
+MEMINFO = Path("/proc/meminfo")
+CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 _NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
@@ -69,15 +73,46 @@ def check_space(source: ModelSource, size: int | None) -> None:
             "larger disk): the hub tries again in a few minutes."), transient=True)
 
 
+def memory_bytes() -> int | None:
+    """The memory the hub's container may use: the machine's, or its cgroup's limit when lower."""
+    try:
+        total = next(int(line.split()[1]) << 10 for line in MEMINFO.read_text().splitlines()
+                     if line.startswith("MemTotal:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    for limit in CGROUP_LIMITS:
+        try:
+            total = min(total, int(limit.read_text().strip()))
+        except (OSError, ValueError):  # absent, or "max"
+            continue
+    return total
+
+
+def check_memory(source: ModelSource, size: int | None) -> None:
+    """A model larger than the machine can hold is not downloaded: loading it would be killed
+    for want of memory (and restarted, and killed again)."""
+    total = memory_bytes()
+    if size is None or total is None or total >= size + MEMORY_MARGIN:
+        return
+    raise DownloadFailed("too_little_memory", (
+        f"{source.label} needs about {size_text(size + MEMORY_MARGIN)} of memory (the file, its context and "
+        f"the hub) and this machine has {size_text(total)}: the stand-in keeps serving. Choose a smaller "
+        "file (model_file, e.g. a Q3_K or an E2B model), or serve the model from a larger machine "
+        "(engine: openai)."))
+
+
 def download_plan(source: ModelSource) -> list[str]:
     """What `bolt-hub check` says of a download still to come: the file, its size, the disk's room."""
     lines = [f"Model download: {source.label} into {source.repo_folder} (the stand-in serves until it is "
              "downloaded and checked)"]
     try:
         remote = remote_file(source)
-        lines.append(f"  size {size_text(remote.size)}, {size_text(free_bytes(source.folder))} free there")
+        memory = memory_bytes()
+        lines.append(f"  size {size_text(remote.size)}, {size_text(free_bytes(source.folder))} free there, "
+                     f"{size_text(memory) if memory else 'unknown'} of memory")
         check_space(source, remote.size)
-        lines.append("  the disk has room")
+        check_memory(source, remote.size)
+        lines.append("  the disk and the memory have room")
     except DownloadFailed as err:
         lines.append(f"  download problem ({err.reason}): {err}")
     return lines
@@ -95,8 +130,11 @@ def fetch(source: ModelSource, progress: DownloadProgress) -> Path:
                                              "earlier start; the hub fetches it when the repository's file changes).")
         _clear_leftovers(source)
         found = source.path.is_file()
+        if not found:  # a complete file there already needs no space
+            check_space(source, remote.size)
+        check_memory(source, remote.size)
         for attempt in (1, 2):
-            _download(source, remote, progress)
+            _download(source, progress)
             try:
                 verify(source, remote, progress)
                 break
@@ -105,6 +143,7 @@ def fetch(source: ModelSource, progress: DownloadProgress) -> Path:
                     raise
                 record(SetAside(source.path, None, f"the model file found there failed its check: {err}",
                                 "deleted and downloaded again", time.time()))
+                check_space(source, remote.size)
         write_note(source, ModelNote(source.path.stat().st_size, remote.sha256, remote.commit))
         return source.path
     except (DownloadFailed, DownloadCancelled):
@@ -113,11 +152,9 @@ def fetch(source: ModelSource, progress: DownloadProgress) -> Path:
         raise translated(err, source) from None
 
 
-def _download(source: ModelSource, remote: RemoteFile, progress: DownloadProgress) -> None:
+def _download(source: ModelSource, progress: DownloadProgress) -> None:
     from huggingface_hub import hf_hub_download
 
-    if not source.path.is_file():  # a complete file there already needs no space
-        check_space(source, remote.size)
     progress.enter("downloading")
     source.path.parent.mkdir(parents=True, exist_ok=True)
     try:

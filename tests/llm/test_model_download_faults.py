@@ -124,3 +124,17 @@ def test_a_load_failure_is_noted_for_this_file_and_setup_only(tmp_path: Path, sm
     stat = src.path.stat()
     os.utime(src.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # the file changed
     assert load_failure(src, "llama-cpp-python 0.3.36, n_ctx 8192") is None
+
+
+def test_a_model_the_machine_cannot_hold_is_not_downloaded(tmp_path: Path, mirror: HfMirror, small_gguf: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:        2000000 kB\nMemAvailable:    1500000 kB\n")  # a 2 GB box
+    monkeypatch.setattr("hub.llm.download.MEMINFO", meminfo)
+    mirror.serve(REPO, FILE, Served(small_gguf, announced_size=1_500_000_000))
+    src = source(tmp_path)
+    with pytest.raises(DownloadFailed) as refused:
+        fetch(src, DownloadProgress(src))
+    assert refused.value.reason == "too_little_memory" and not refused.value.transient
+    assert "this machine has 2.0 GB" in str(refused.value) and "stand-in keeps serving" in str(refused.value)
+    assert mirror.gets() == []
