@@ -11,20 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror  # noqa: F401 (fixture)
+from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror, small_gguf  # noqa: F401 (fixtures)
 from hub.llm.download import fetch
 from hub.llm.download_progress import DownloadFailed, DownloadProgress
 from hub.llm.model_source import ModelSource, verified_file
 from reliability.served_hub import free_port
-
-
-@pytest.fixture
-def small_gguf(tmp_path: Path) -> Path:
-    """A few MB that start like a GGUF (the checks read the header, size and sha256, not the tensors)."""
-    path = tmp_path / "served" / "small.gguf"
-    path.parent.mkdir()
-    path.write_bytes(b"GGUF" + bytes(range(256)) * 12_000)
-    return path
 
 
 def source(tmp_path: Path, token: str | None = None, filename: str = FILE) -> ModelSource:
