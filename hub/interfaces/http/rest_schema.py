@@ -372,19 +372,16 @@ DOWNLOAD = {
                    "bytes": {"type": "integer"}, "total_bytes": {"type": ["integer", "null"]},
                    "rate_bps": {"type": "integer"}, "eta_s": {"type": ["integer", "null"]},
                    "reason": {"type": ["string", "null"], "description": "Why it failed: offline, unauthorized, "
-                              "forbidden, not_found, disk_full, not_writable, file_error, bad_checksum, bad_file, "
-                              "interrupted, error, load_failed."},
+                              "forbidden, not_found, disk_full, too_little_memory, not_writable, file_error, "
+                              "bad_checksum, bad_file, interrupted, error, load_failed."},
                    "retrying": {"type": "boolean", "description": "A failure the hub tries again in a few minutes."},
                    "message": {"type": ["string", "null"], "description": "What went wrong and what to do."}},
 }
 SET_ASIDE = {
-    "type": "array", "description": "Files of the state folder found damaged since the start: their content is "
-                                    "kept beside them (copy) and the hub started with what it could read. "
-                                    "Without the token: the names only.",
-    "items": {"type": "object", "required": ["file", "copy"],
-              "properties": {"file": {"type": "string"}, "copy": {"type": ["string", "null"]},
-                             "problem": {"type": "string"}, "outcome": {"type": "string"},
-                             "at": {"type": "string"}}},
+    "type": "array", "description": "State files found damaged since the start: the content is kept beside each "
+                                    "(copy), the hub uses what it could read. Without the token: the names only.",
+    "items": {"type": "object", "required": ["file", "copy"], "properties": {
+        **{key: {"type": "string"} for key in ("file", "problem", "outcome", "at")}, "copy": {"type": ["string", "null"]}}},
 }
 SETTINGS = {"type": "object", "required": list(RUNTIME_TYPES),
             "properties": {name: _json_schema_for(kind) for name, kind in RUNTIME_TYPES.items()}}
