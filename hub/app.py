@@ -22,7 +22,8 @@ from hub.home.entities import EntityStore
 from hub.home.later import Later
 from hub.home.local_lists import LocalLists
 from hub.home.places import ConfiguredFloors, SpeakerPlaces, parse_area_floors, parse_satellites
-from hub.home.name_book import NAMES_FILE, NameBook
+from hub.home.name_book import NameBook
+from hub.home.name_file import NAMES_FILE
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
 from hub.understanding.language import TextLanguages
@@ -36,10 +37,11 @@ from hub.home.view import StoreHomeView
 from hub.interfaces.mqtt.reports import MqttAnnouncements, MqttReportPublisher
 from hub.mqtt_stack import MqttStack
 from hub.options import hub_options
-from hub.llm.factory import create_engine, download_source, local_engine
-from hub.llm.download import verified_file
+from hub.llm.download_progress import DownloadProgress
+from hub.llm.factory import create_engine, download_source, load_setup, local_engine
+from hub.llm.model_source import load_failure, verified_file
 from hub.llm.types import Engine
-from hub.llm.upgrade import ModelUpgrade
+from hub.llm.upgrade import ModelUpgrade, load_failed
 from hub.settings import RuntimeSettings
 from hub.transport.mqtt_client import MqttClient
 from hub.startup import StartupProgress
@@ -194,12 +196,20 @@ class HubApp:
 
     def _plan_upgrade(self) -> None:
         """With `model_repo` and its file not yet downloaded, the engine is the stand-in: the
-        file is fetched in the background, and the hub switches to it (`_switch_engine`)."""
-        source = download_source(self.options.llm)
-        if source is None or verified_file(source) is not None:
-            return
+        file is fetched in the background, and the hub switches to it (`_switch_engine`). A
+        downloaded file that did not load keeps the stand-in, and `/health` says why."""
         options = self.options.llm
-        self.upgrade = ModelUpgrade(source, lambda path: local_engine(options, path), self._switch_engine)
+        source = download_source(options)
+        if source is None:
+            return
+        if verified_file(source) is not None:
+            if (error := load_failure(source, load_setup(options))) is not None:
+                failed = DownloadProgress(source)
+                failed.failed(load_failed(source, error))
+                self.startup.download = failed.as_dict
+            return
+        self.upgrade = ModelUpgrade(source, lambda path: local_engine(options, path), self._switch_engine,
+                                    setup=load_setup(options))
         self.startup.download = self.upgrade.progress.as_dict
 
     async def _upgraded(self, upgrade: ModelUpgrade) -> None:

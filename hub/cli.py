@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hub import __version__, config as config_module
@@ -31,7 +31,7 @@ class CliOptions:
     log_level: str
     http_port: int
     wyoming_port: int
-    api_token: str | None
+    api_token: str | None = field(repr=False)
     turn_timeout: int
     engine: str
     remote_url: str | None
@@ -316,9 +316,10 @@ async def _remote_problems(config: HubConfig) -> list[str]:
 
 
 def _model_problems(options: CliOptions, config: HubConfig) -> list[str]:
-    from hub.llm.download import download_plan, verified_file
-    from hub.llm.factory import download_source
+    from hub.llm.download import download_plan
+    from hub.llm.factory import download_source, load_setup
     from hub.llm.inspect import inspect_gguf
+    from hub.llm.model_source import load_failure, verified_file
     from hub.llm.models import STAND_IN_WARNING, resolve_model_path
     from hub.llm.types import EngineError, stands_in
     from hub.options import hub_options
@@ -330,6 +331,9 @@ def _model_problems(options: CliOptions, config: HubConfig) -> list[str]:
     downloaded = verified_file(source) if source is not None else None
     if source is not None and downloaded is None:
         print("\n".join(download_plan(source)))
+    elif source is not None and (error := load_failure(source, load_setup(hub_options(config).llm))):
+        print(f"Model download: {source.label} did not load ({error}); the stand-in serves until it changes")
+        downloaded = None
     path, stand_in = (downloaded, False) if downloaded is not None else resolve_model_path(options.model_path)
     print(f"Model file: {path}")
     if stand_in and source is None:

@@ -33,6 +33,14 @@ class Option:
     name: str
     type: str  # add-on schema type
     default: Any = None  # None: no default (optional options only)
+    addon_default: Any = None  # the add-on's own default (config.yaml's options), where it differs: the
+    # command line and the container keep `default`
+
+
+# the add-on's first start downloads a real model (serving the stand-in meanwhile): Gemma 4 E4B, the
+# base of Bolt E4B (same architecture), until a GGUF repository of NVIDIA's own is confirmed
+ADDON_MODEL_REPO = "ggml-org/gemma-4-E4B-it-GGUF"
+ADDON_MODEL_FILE = "gemma-4-E4B-it-Q4_K_M.gguf"
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -47,8 +55,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("remote_api_key", "password?"),
     Option("remote_server", "list(llama_server|vllm|ollama|nvidia|openai)", "llama_server"),
     Option("model_path", "str?"),  # a local GGUF: wins over model_repo
-    Option("model_repo", "str?"),  # a Hugging Face repository to download model_file from (hub.llm.download)
-    Option("model_file", "str?"),
+    Option("model_repo", "str?", addon_default=ADDON_MODEL_REPO),  # downloaded from (hub.llm.download)
+    Option("model_file", "str?", addon_default=ADDON_MODEL_FILE),
     Option("hf_token", "password?"),  # for gated or private repositories
     Option("n_ctx", "int(512,65536)", 8192),
     Option("n_gpu_layers", "int(0,999)", 0),
@@ -254,10 +262,34 @@ class HubConfig:
 def validate(raw: dict[str, Any]) -> HubConfig:
     cleaned = {k: v for k, v in raw.items() if not (v is None or v == "")}
     try:
-        return HubConfig(SCHEMA(cleaned))
+        values = SCHEMA(cleaned)
     except vol.MultipleInvalid as err:
         problems = "; ".join(_describe(e) for e in err.errors)
         raise ConfigError(f"invalid options: {problems}") from None
+    if mistakes := _model_source_problems(values.get("model_repo"), values.get("model_file")):
+        raise ConfigError(f"invalid options: {'; '.join(mistakes)}")
+    return HubConfig(values)
+
+
+_REPO_PART = re.compile(r"^[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9_])?$")  # as huggingface.co names them
+_FILE_PART = re.compile(r"^[^\x00-\x1f\\:*?\"<>|]+$")
+
+
+def _model_source_problems(repo: str | None, filename: str | None) -> list[str]:
+    """A Hugging Face repository as owner/name, and a file in it as a relative path with `/`:
+    anything else would reach outside the models folder or be refused by the hub later."""
+    problems = []
+    parts = repo.split("/") if repo else []
+    if repo and (len(parts) != 2 or not all(_REPO_PART.match(p) and ".." not in p and "--" not in p for p in parts)):
+        problems.append(f"model_repo: {repo!r} is not a Hugging Face repository: write it as owner/name, "
+                        "e.g. ggml-org/gemma-4-E4B-it-GGUF (no URL, no spaces)")
+    steps = filename.split("/") if filename else []
+    if filename and ("\\" in filename or filename.startswith("/")
+                     or not all(s not in ("", ".", "..") and _FILE_PART.match(s) for s in steps)):
+        problems.append(f"model_file: {filename!r} is not a file of the repository: write its path in the "
+                        "repository with / (e.g. name-Q4_K_M.gguf or Q4_K_M/name.gguf), no .., no absolute "
+                        "path, no backslash")
+    return problems
 
 
 def _describe(error: vol.Invalid) -> str:
@@ -306,7 +338,9 @@ def load(config_path: Path | None = None, environ: dict[str, str] | None = None,
 
 
 def addon_options_and_schema() -> tuple[dict[str, Any], dict[str, str]]:
-    """The `options` and `schema` sections that config.yaml must carry."""
-    options = {o.name: o.default for o in OPTIONS if not o.type.endswith("?")}
+    """The `options` and `schema` sections that config.yaml must carry: every required option's
+    default, and the add-on's own defaults."""
+    options = {o.name: o.addon_default if o.addon_default is not None else o.default
+               for o in OPTIONS if not o.type.endswith("?") or o.addon_default is not None}
     schema = {o.name: o.type for o in OPTIONS}
     return options, schema

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -25,7 +25,7 @@ class HubClientError(Exception):
 @dataclass(frozen=True)
 class RunningHub:
     url: str  # e.g. http://127.0.0.1:8099
-    token: str
+    token: str = field(repr=False)
 
     @staticmethod
     async def health(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, Any] | None:

@@ -1,23 +1,19 @@
 """Settings users change while the hub runs (over MQTT, REST or the web page), kept across restarts.
 
 The options give the defaults; a change made at run time is saved to `settings.json` in the
-state folder and wins over the option until the option itself changes.
+state folder (hub.state_files) and wins over the option until the option itself changes. A
+damaged file is set aside; the values it still holds apply.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import logging
-import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from hub.config import validator_for
 from hub.llm.types import Reasoning, ReasoningMode
-
-_LOGGER = logging.getLogger(__name__)
+from hub.state_files import JsonStateFile, Reading
 
 # name -> add-on type used to validate a value set at run time
 RUNTIME_TYPES = {
@@ -46,7 +42,7 @@ class SettingValues:
 
 class RuntimeSettings:
     def __init__(self, defaults: SettingValues, path: Path | None = None) -> None:
-        self._path = path
+        self._file = JsonStateFile(path, _read_saved, _nothing_saved, lambda saved: saved) if path else None
         self._defaults = asdict(defaults)
         self._values = defaults
         self._listeners: list[SettingListener] = []
@@ -85,34 +81,40 @@ class RuntimeSettings:
         self._listeners.append(listener)
 
     def _load(self) -> None:
-        if self._path is None or not self._path.exists():
-            return
-        try:
-            saved = json.loads(self._path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            _LOGGER.warning("ignoring unreadable %s: %s", self._path, err)
-            return
-        for name, value in saved.get("values", {}).items():
+        saved = (self._file.load() if self._file is not None else None) or {"values": {}, "defaults": {}}
+        for name, value in saved["values"].items():
             # a saved value only applies while the option default it overrode is unchanged
-            if name in RUNTIME_TYPES and saved.get("defaults", {}).get(name) == self._defaults[name]:
-                try:
-                    self._values = replace(self._values, **{name: validator_for(RUNTIME_TYPES[name])(value)})
-                except Exception:
-                    _LOGGER.warning("ignoring invalid saved setting %s=%r", name, value)
+            if saved["defaults"].get(name) == self._defaults[name]:
+                self._values = replace(self._values, **{name: value})
 
     def _save(self, values: SettingValues) -> None:
-        if self._path is None:
+        if self._file is None:
             return
-        tmp = self._path.with_suffix(".tmp")
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"values": asdict(values), "defaults": self._defaults}), encoding="utf-8")
-            os.replace(tmp, self._path)
+            self._file.save({"values": asdict(values), "defaults": self._defaults})
         except OSError as err:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            raise SettingsNotSaved(f"the settings could not be saved in {self._path.parent} "
+            raise SettingsNotSaved(f"the settings could not be saved in {self._file.path.parent} "
                                    f"({err.strerror or err}); nothing was changed") from None
+
+
+def _read_saved(saved: Any) -> Reading[dict[str, Any]]:
+    """The file's values that are valid now (a setting the hub no longer has is left out quietly)."""
+    values, problems = {}, []
+    for name, value in saved.get("values", {}).items():
+        if name in RUNTIME_TYPES:
+            try:
+                values[name] = validator_for(RUNTIME_TYPES[name])(value)
+            except Exception:  # voluptuous raises Invalid subclasses
+                problems.append(f"{name} is {value!r}")
+    defaults = saved.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise TypeError("its defaults are not a mapping")
+    return Reading({"values": values, "defaults": defaults}, tuple(problems),
+                   "the valid settings it holds apply; the others are back to their options")
+
+
+def _nothing_saved(text: str | None) -> Reading[dict[str, Any]]:
+    return Reading({"values": {}, "defaults": {}}, ("unreadable",), "the settings are back to their options")
 
 
 def _validated(name: str, value: object) -> SettingValue:

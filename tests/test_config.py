@@ -125,3 +125,14 @@ def test_an_options_field_that_names_no_option_fails() -> None:
 
     with pytest.raises(TypeError, match="Typo.turn_timout names no option"):
         config.validate({}).options_for(Typo)
+
+
+def test_the_addon_downloads_a_real_model_by_default_and_the_command_line_does_not() -> None:
+    """Issue 43: the add-on's first start fetches Gemma 4 E4B (the stand-in serves meanwhile);
+    `bolt-hub serve` with no options keeps the stand-in and downloads nothing."""
+    addon = config.validate(manifest()["options"])
+    assert addon.values["model_repo"] == "ggml-org/gemma-4-E4B-it-GGUF"
+    assert addon.values["model_file"] == "gemma-4-E4B-it-Q4_K_M.gguf"
+    command_line = config.validate({})
+    assert "model_repo" not in command_line.values and "model_file" not in command_line.values
+    assert hub_options(command_line).llm.model_repo is None

@@ -49,7 +49,7 @@ EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": Fals
 @dataclass(frozen=True)
 class CustomOptions:
     custom_file: str | None
-    tool_secrets: str | None
+    tool_secrets: str | None = field(repr=False)
     default_persona: str | None  # wins over the file's
     language: str
 

@@ -5,7 +5,7 @@ at run time (`ToolDeps`)."""
 from __future__ import annotations
 
 import secrets as token_source
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
@@ -32,7 +32,7 @@ class ToolDeps:
     loaded, so the composition root connects them (`connect`, once); until then, and when
     neither runs, a tool that needs one answers that it is unavailable."""
 
-    secrets: Mapping[str, str]
+    secrets: Mapping[str, str] = field(repr=False)
     policy: ActionPolicy
     reporter: OutcomeSink
     language: str = "en"

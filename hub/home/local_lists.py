@@ -4,16 +4,13 @@ services as HA's to-do lists (`add_item`, `update_item`, `remove_item`, and `get
 answering with the items: hub.home.queries), so the same tools and intents work on them.
 
 The items are kept in `lists.json` in the state folder, written atomically before the change
-is made: a full or read-only disk changes nothing and says so (BackendError). An entity's
-state is the number of items still to do, as HA's.
+is made (hub.state_files): a full or read-only disk changes nothing and says so (BackendError);
+a damaged file is set aside and its readable items kept. An entity's state is the number of
+items still to do, as HA's.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import logging
-import os
 import re
 import uuid
 from dataclasses import dataclass
@@ -23,8 +20,7 @@ from typing import Any, Sequence
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.normalize import fold
 from hub.locales import phrase
-
-_LOGGER = logging.getLogger(__name__)
+from hub.state_files import JsonStateFile, Reading
 
 LISTS_FILE = "lists.json"
 SOURCE = "lists"
@@ -68,10 +64,11 @@ class LocalLists:
     """The lists as a backend of the store (source "lists"); a component (`start` loads them)."""
 
     def __init__(self, path: Path, store: EntityStore, shopping_name: str, names: Sequence[str] = ()) -> None:
-        self._path = path
+        self._file = JsonStateFile(path, _read_lists, _no_lists, lambda lists: {"lists": lists})
         self._store = store
         self._names = {SHOPPING_LIST: shopping_name, **{list_id(n): n for n in names}}
         self._items: dict[str, list[Item]] = {}
+        self._others: dict[str, list[Item]] = {}  # lists the file holds that are no longer configured: kept
 
     @classmethod
     def from_options(cls, options: ListsOptions, store: EntityStore) -> "LocalLists":
@@ -79,8 +76,9 @@ class LocalLists:
                    list_names(options.todo_lists))
 
     async def start(self) -> None:
-        saved = self._read()
+        saved = self._file.load() or {}
         self._items = {entity_id: saved.get(entity_id, []) for entity_id in self._names}
+        self._others = {entity_id: items for entity_id, items in saved.items() if entity_id not in self._names}
         self._store.register_backend(SOURCE, self)
         for entity_id in self._names:
             self._publish(entity_id)
@@ -139,32 +137,38 @@ class LocalLists:
         self._store.upsert(Entity(entity_id, self._names[entity_id], str(to_do), {"supported_features": 15},
                                   source=SOURCE))
 
-    def _read(self) -> dict[str, list[Item]]:
-        if not self._path.exists():
-            return {}
-        try:
-            saved = json.loads(self._path.read_text(encoding="utf-8"))
-            return {str(entity_id): [_item(i) for i in items if isinstance(i, dict) and str(i.get("summary") or "").strip()][:MAX_ITEMS]
-                    for entity_id, items in saved.get("lists", {}).items() if isinstance(items, list)}
-        except (OSError, ValueError, AttributeError, TypeError) as err:
-            _LOGGER.warning("ignoring unreadable %s: %s", self._path, err)
-            return {}
-
     def _save(self, lists: dict[str, list[Item]]) -> None:
         """Write `lists`, then make them the hub's; ListsNotSaved (nothing changed) when the
-        folder cannot be written. Lists the file holds that are no longer configured are kept."""
-        kept = {k: v for k, v in self._read().items() if k not in lists}
-        tmp = self._path.with_suffix(".tmp")
+        folder cannot be written."""
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"lists": {**kept, **lists}}, ensure_ascii=False, indent=1), encoding="utf-8")
-            os.replace(tmp, self._path)
+            self._file.save({**self._others, **lists})
         except OSError as err:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            raise ListsNotSaved(f"the lists could not be saved in {self._path.parent} "
+            raise ListsNotSaved(f"the lists could not be saved in {self._file.path.parent} "
                                 f"({err.strerror or err}); nothing was changed") from None
         self._items = lists
+
+
+def _read_lists(saved: Any) -> Reading[dict[str, list[Item]]]:
+    lists: dict[str, list[Item]] = {}
+    problems = []
+    for entity_id, items in saved["lists"].items():
+        if not isinstance(items, list):
+            problems.append(f"{entity_id} is not a list")
+            continue
+        kept = []
+        for item in items:
+            try:
+                kept.append(_item(item))
+            except (BackendError, AttributeError):
+                problems.append(f"an item of {entity_id} could not be read")
+        if len(kept) > MAX_ITEMS:
+            problems.append(f"{entity_id} holds more than {MAX_ITEMS} items")
+        lists[str(entity_id)] = kept[:MAX_ITEMS]
+    return Reading(lists, tuple(problems), "the items it could read are kept")
+
+
+def _no_lists(text: str | None) -> Reading[dict[str, list[Item]]]:
+    return Reading({}, ("unreadable",), "the lists start empty; their items are in the copy")
 
 
 def _summary(text: Any) -> str:

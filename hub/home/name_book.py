@@ -11,28 +11,22 @@ once, without a restart.
 - An untargeted entity is left out of everything the hub understands and does: the fast path,
   the model's prompt and its tools; a direct tool call on it is refused.
 
-Every change is saved first (atomically); a full or read-only disk changes nothing and says so.
+Every change is saved first (atomically, hub.state_files); a full or read-only disk changes nothing
+and says so. A damaged file is set aside and never makes an untargeted entity actionable again
+(hub.home.name_file).
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import json
-import logging
-import os
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
 from hub.home.entities import MAX_ALIASES, MAX_NAME_CHARS, Entity, EntityStore, Floor
+from hub.home.name_file import EVERY_ENTITY, Kind, empty_names, names_file
 from hub.home.normalize import fold
-
-_LOGGER = logging.getLogger(__name__)
-Kind = Literal["entity", "area", "floor"]
-KINDS: tuple[Kind, ...] = ("entity", "area", "floor")
-NAMES_FILE = "names.json"
 
 
 class NameRefused(ValueError):
@@ -58,17 +52,14 @@ def clean_name(name: str) -> str:
     return cleaned
 
 
-def _empty() -> dict[str, Any]:
-    return {"version": 1, **{kind: {} for kind in KINDS}, "untargeted": []}
-
-
 class NameBook:
     """The user's names (an EntityStore's NameOverlay), persisted in `path`."""
 
     def __init__(self, path: Path | None, store: EntityStore) -> None:
-        self._path = path
+        self._file = names_file(path, clean_name) if path is not None else None
         self._store = store
-        self._data = self._load()
+        self._data = (self._file.load() if self._file is not None else None) or empty_names()
+        self._untargeted = frozenset(self._data["untargeted"])
 
     # --- what the user changed ------------------------------------------------------------
 
@@ -150,7 +141,7 @@ class NameBook:
     # --- the overlay (hub.home.entities.NameOverlay) --------------------------------------
 
     def entity(self, entity: Entity) -> Entity | None:
-        if entity.entity_id in self._untargeted:
+        if entity.entity_id in self._untargeted or EVERY_ENTITY in self._untargeted:
             return None
         entry = self._data["entity"].get(entity.entity_id)
         if not entry:
@@ -175,37 +166,14 @@ class NameBook:
 
     # --- storage --------------------------------------------------------------------------
 
-    def _load(self) -> dict[str, Any]:
-        data = _empty()
-        if self._path is None or not self._path.exists():
-            self._untargeted = frozenset[str]()
-            return data
-        try:
-            saved = json.loads(self._path.read_text(encoding="utf-8"))
-            for kind in KINDS:
-                data[kind] = {str(t): {"added": [clean_name(n) for n in e.get("added", [])][:MAX_ALIASES],
-                                       "removed": [str(n) for n in e.get("removed", [])]}
-                              for t, e in saved.get(kind, {}).items()}
-            data["untargeted"] = sorted(str(i) for i in saved.get("untargeted", []))
-        except (OSError, ValueError, AttributeError, TypeError) as err:
-            _LOGGER.warning("ignoring unreadable %s: %s", self._path, err)
-            data = _empty()
-        self._untargeted = frozenset(data["untargeted"])
-        return data
-
     def _save(self, data: dict[str, Any]) -> None:
         """Write `data`, then make it the names the hub uses; NamesNotSaved (nothing changed) if
         the folder cannot be written."""
-        if self._path is not None:
-            tmp = self._path.with_suffix(".tmp")
+        if self._file is not None:
             try:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-                tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-                os.replace(tmp, self._path)
+                self._file.save(data)
             except OSError as err:
-                with contextlib.suppress(OSError):
-                    tmp.unlink(missing_ok=True)
-                raise NamesNotSaved(f"the names could not be saved in {self._path.parent} "
+                raise NamesNotSaved(f"the names could not be saved in {self._file.path.parent} "
                                     f"({err.strerror or err}); nothing was changed") from None
         self._data = data
         self._untargeted = frozenset(data["untargeted"])

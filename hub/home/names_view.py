@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hub.home.entities import Entity, EntityStore
-from hub.home.name_book import Kind, NameBook
+from hub.home.name_book import NameBook
+from hub.home.name_file import Kind
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants
 from hub.home.vocabulary import area_translations

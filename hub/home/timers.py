@@ -5,16 +5,15 @@ interface, satellite, device and the speaker's area), so its "done" is reported 
 kitchen timer" is the one started in the kitchen. A timer may carry a delayed command, run as a
 new turn of its device, area and language when it ends (HA's `conversation_command`). The tools
 are `hub.home.timer_tools`. Timers are kept in `timers.json` in the
-state folder, written on every change, so a restart keeps them: each fires at its wall-clock end,
-or at once after start when that end passed while the hub was down (the report says how late).
+state folder, written on every change (hub.state_files), so a restart keeps them: each fires at its
+wall-clock end, or at once after start when that end passed while the hub was down (the report
+says how late). A damaged file is set aside; the timers it still holds run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -25,6 +24,7 @@ from hub.core.tools import ToolContext
 from hub.home.normalize import fold
 from hub.home.watches import OutcomeSink
 from hub.locales import join_list, phrase, plural_phrase
+from hub.state_files import JsonStateFile, Reading
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -90,6 +90,8 @@ class TimerService:
     def __init__(self, state_dir: Path, report: OutcomeSink,
                  clock: Callable[[], float] = time.time) -> None:
         self.path = Path(state_dir) / TIMERS_FILE
+        self._file = JsonStateFile(self.path, _read_timers, _no_timers,
+                                   lambda timers: {"version": 1, "timers": [t.to_json() for t in timers]})
         self._report = report
         self._clock = clock
         self._timers: dict[str, Timer] = {}
@@ -257,31 +259,27 @@ class TimerService:
     # --- persistence --------------------------------------------------------------------------
 
     def _load(self) -> list[Timer]:
-        if not self.path.exists():
-            return []
-        try:
-            entries = json.loads(self.path.read_text(encoding="utf-8"))["timers"]
-            if not isinstance(entries, list):
-                raise ValueError("'timers' is not a list")
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            kept = self.path.with_name(f"{self.path.name}.bad-{int(self._clock())}")
-            os.replace(self.path, kept)
-            _LOGGER.error("unreadable %s (%s): kept it as %s and started without timers", self.path, err, kept)
-            return []
-        timers = []
-        for entry in entries:
-            try:
-                timers.append(Timer.from_json(entry))
-            except (KeyError, TypeError, ValueError) as err:
-                _LOGGER.error("skipping an unreadable timer in %s (%s): %r", self.path, err, entry)
-        return timers
+        return self._file.load() or []
 
     def _save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        data = {"version": 1, "timers": [t.to_json() for t in self.timers(commands=True)]}
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, self.path)
+        self._file.save(self.timers(commands=True))
+
+
+def _read_timers(saved: Any) -> Reading[list[Timer]]:
+    entries = saved["timers"]
+    if not isinstance(entries, list):
+        raise ValueError("'timers' is not a list")
+    timers, problems = [], []
+    for entry in entries:
+        try:
+            timers.append(Timer.from_json(entry))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            problems.append(f"a timer could not be read: {str(entry)[:80]}")
+    return Reading(timers, tuple(problems), f"{len(timers)} of {len(entries)} timers run")
+
+
+def _no_timers(text: str | None) -> Reading[list[Timer]]:
+    return Reading([], ("unreadable",), "started without timers; they are in the copy")
 
 
 def _named(timers: list[Timer], name: str) -> list[Timer]:

@@ -2,143 +2,43 @@
 
 huggingface_hub does the transfer: a HEAD of `/<repo>/resolve/<revision>/<file>` for the file's
 size, ETag and commit (`X-Linked-Size`, `X-Linked-Etag`, `X-Repo-Commit`, through redirects), then
-a GET that resumes a cut connection with `Range`, into `<data folder>/models/<owner>--<name>/`;
-`HF_ENDPOINT` names a mirror (read at each download, not at import). Before: the free disk space is
-checked. After: the file must be a GGUF of the announced size whose sha256 is the LFS ETag, or it
-is deleted. A file that passed once (its `.verified` note beside it) is used with no network at all.
-Every failure is a `DownloadFailed` with a sentence for the user and what to do about it.
+a GET that resumes a cut connection with `Range`, into `<data folder>/models/<owner>--<name>/`
+(laid out as the repository: `Q4_K_M/x.gguf` lands in its `Q4_K_M/`); `HF_ENDPOINT` names a mirror
+(read at each download, not at import). Before: the machine's memory must hold the file (and
+its context), a partial download an earlier run left (it cannot be resumed) is deleted and said,
+then the free disk space is checked. After: the file must
+be a GGUF of the announced size whose sha256 is the LFS ETag, or it is deleted; a file found there
+that fails is downloaded again once. The note beside the file (hub.llm.model_source) records a
+checked file (used with no network at all), and a repository file that is no GGUF (not fetched
+again until it changes). Every failure, the system's included, is a `DownloadFailed` with a
+sentence for the user and what to do about it.
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
-import json
-import logging
 import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-_LOGGER = logging.getLogger(__name__)
+from hub.llm.download_progress import DownloadCancelled, DownloadFailed, DownloadProgress, size_text
+from hub.llm.model_source import (ModelNote, ModelSource, RemoteFile, record_rejected, rejected_problem,
+                                  write_note)
+from hub.state_files import SetAside, record
+
 GGUF_MAGIC = b"GGUF"
+NOT_GGUF = "it is not a GGUF model file (check model_file)"
 SPACE_MARGIN = 256 << 20  # left free beside the file: the hub still writes its states and settings
+MEMORY_MARGIN = 1 << 30  # memory besides the file's: its context (KV cache), the hub itself (~0.8 GB)
+MEMINFO = Path("/proc/meminfo")
+CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_LOG_EVERY_S = 15.0
 _DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """One file of a repository, and where the hub keeps it."""
-
-    repo: str
-    filename: str
-    token: str | None
-    folder: Path  # <data folder>/models
-
-    @property
-    def path(self) -> Path:
-        return self.folder / self.repo.replace("/", "--") / self.filename
-
-    @property
-    def label(self) -> str:
-        return f"{self.repo}/{self.filename}"
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    size: int | None
-    sha256: str | None  # the LFS ETag; None for a small file kept in git
-    commit: str | None
-
-
-class DownloadFailed(Exception):
-    """`reason` names the failure for the page and tests; the message says what to do.
-    `transient` failures (offline, a cut connection) are tried again later."""
-
-    def __init__(self, reason: str, message: str, *, transient: bool = False) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.transient = transient
-
-
-class DownloadCancelled(Exception):
-    """The hub stops: the download's thread ends at its next chunk."""
-
-
-class DownloadProgress:
-    """What the page, `/health` and the log show of a download (written by its thread)."""
-
-    def __init__(self, source: ModelSource) -> None:
-        self.source = source
-        self.state = "pending"  # pending|checking|downloading|verifying|loading|priming|done|failed
-        self.done_bytes = 0
-        self.total_bytes: int | None = None
-        self.reason = ""
-        self.message = ""
-        self._started = self._logged = time.monotonic()
-        self._first_bytes = 0  # already there when this attempt started (a resumed download)
-        self.cancelled = False  # set by the hub's loop: the thread raises DownloadCancelled
-
-    def enter(self, state: str) -> None:
-        self.state = state
-        if state in ("downloading", "verifying"):
-            self.done_bytes = self._first_bytes = 0
-            self._started = time.monotonic()
-
-    def failed(self, error: DownloadFailed) -> None:
-        self.state, self.reason, self.message = "failed", error.reason, str(error)
-
-    def advance(self, count: int) -> None:
-        if self.cancelled:
-            raise DownloadCancelled(self.source.label)
-        self.done_bytes += count
-        if time.monotonic() - self._logged >= _LOG_EVERY_S:
-            self._logged = time.monotonic()
-            _LOGGER.info("%s %s: %s", self.state, self.source.label, self.summary())
-
-    def restart_at(self, done: int, total: int | None) -> None:
-        """huggingface_hub opens its bar: `done` bytes were there already (resumed)."""
-        self.done_bytes = self._first_bytes = done
-        self.total_bytes = total if total is not None else self.total_bytes
-
-    @property
-    def rate(self) -> float:
-        """Bytes per second since this stage started."""
-        elapsed = time.monotonic() - self._started
-        return (self.done_bytes - self._first_bytes) / elapsed if elapsed > 0 else 0.0
-
-    @property
-    def eta_s(self) -> float | None:
-        if not self.total_bytes or self.rate <= 0:
-            return None
-        return max(0.0, (self.total_bytes - self.done_bytes) / self.rate)
-
-    def summary(self) -> str:
-        total = f" of {_size(self.total_bytes)}" if self.total_bytes else ""
-        eta = f", about {_duration(self.eta_s)} left" if self.eta_s is not None else ""
-        return f"{_size(self.done_bytes)}{total}, {_size(int(self.rate))}/s{eta}"
-
-    def as_dict(self) -> dict[str, Any]:
-        eta = self.eta_s
-        return {"repo": self.source.repo, "file": self.source.filename, "state": self.state,
-                "bytes": self.done_bytes, "total_bytes": self.total_bytes, "rate_bps": round(self.rate),
-                "eta_s": None if eta is None else round(eta), "reason": self.reason or None,
-                "message": self.message or None}
-
-
-def verified_file(source: ModelSource) -> Path | None:
-    """The file when it was downloaded and checked before (no network)."""
-    note = _note_path(source)
-    try:
-        size = json.loads(note.read_text(encoding="utf-8"))["size"]
-        return source.path if source.path.stat().st_size == size else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def remote_file(source: ModelSource) -> RemoteFile:
@@ -168,59 +68,127 @@ def check_space(source: ModelSource, size: int | None) -> None:
     free = free_bytes(source.folder)
     if free < size + SPACE_MARGIN:
         raise DownloadFailed("disk_full", (
-            f"Not enough disk space for {source.label}: it needs {_size(size + SPACE_MARGIN)} "
-            f"and {source.folder} has {_size(free)} free. Free some space (or set data_dir to a "
-            "larger disk), then restart the hub."))
+            f"Not enough disk space for {source.label}: it needs {size_text(size + SPACE_MARGIN)} "
+            f"and {source.folder} has {size_text(free)} free. Free some space (or set data_dir to a "
+            "larger disk): the hub tries again in a few minutes."), transient=True)
+
+
+def memory_bytes() -> int | None:
+    """The memory the hub's container may use: the machine's, or its cgroup's limit when lower."""
+    try:
+        total = next(int(line.split()[1]) << 10 for line in MEMINFO.read_text().splitlines()
+                     if line.startswith("MemTotal:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    for limit in CGROUP_LIMITS:
+        try:
+            total = min(total, int(limit.read_text().strip()))
+        except (OSError, ValueError):  # absent, or "max"
+            continue
+    return total
+
+
+def check_memory(source: ModelSource, size: int | None) -> None:
+    """A model larger than the machine can hold is not downloaded: loading it would be killed
+    for want of memory (and restarted, and killed again)."""
+    total = memory_bytes()
+    if size is None or total is None or total >= size + MEMORY_MARGIN:
+        return
+    raise DownloadFailed("too_little_memory", (
+        f"{source.label} needs about {size_text(size + MEMORY_MARGIN)} of memory (the file, its context and "
+        f"the hub) and this machine has {size_text(total)}: the stand-in keeps serving. Choose a smaller "
+        "file (model_file, e.g. a Q3_K or an E2B model), or serve the model from a larger machine "
+        "(engine: openai)."))
 
 
 def download_plan(source: ModelSource) -> list[str]:
     """What `bolt-hub check` says of a download still to come: the file, its size, the disk's room."""
-    lines = [f"Model download: {source.label} into {source.path.parent} (the stand-in serves until it is "
+    lines = [f"Model download: {source.label} into {source.repo_folder} (the stand-in serves until it is "
              "downloaded and checked)"]
     try:
         remote = remote_file(source)
-        lines.append(f"  size {_size(remote.size)}, {_size(free_bytes(source.folder))} free there")
+        memory = memory_bytes()
+        lines.append(f"  size {size_text(remote.size)}, {size_text(free_bytes(source.folder))} free there, "
+                     f"{size_text(memory) if memory else 'unknown'} of memory")
         check_space(source, remote.size)
-        lines.append("  the disk has room")
+        check_memory(source, remote.size)
+        lines.append("  the disk and the memory have room")
     except DownloadFailed as err:
         lines.append(f"  download problem ({err.reason}): {err}")
     return lines
 
 
 def fetch(source: ModelSource, progress: DownloadProgress) -> Path:
-    """Download (or find) the file and check it; blocking: run it in a thread."""
+    """Download (or find) the file and check it; blocking: run it in a thread. Raises
+    DownloadFailed (or DownloadCancelled), never anything else."""
+    try:
+        progress.enter("checking")
+        remote = remote_file(source)
+        progress.total_bytes = remote.size
+        if (problem := rejected_problem(source, remote)) is not None:
+            raise DownloadFailed("bad_file", f"{source.label} was not downloaded again: {problem} (found at an "
+                                             "earlier start; the hub fetches it when the repository's file changes).")
+        _clear_leftovers(source)
+        found = source.path.is_file()
+        if not found:  # a complete file there already needs no space
+            check_space(source, remote.size)
+        check_memory(source, remote.size)
+        for attempt in (1, 2):
+            _download(source, progress)
+            try:
+                verify(source, remote, progress)
+                break
+            except DownloadFailed as err:
+                if not found or attempt == 2 or err.reason not in ("bad_file", "bad_checksum"):
+                    raise
+                record(SetAside(source.path, None, f"the model file found there failed its check: {err}",
+                                "deleted and downloaded again", time.time()))
+                check_space(source, remote.size)
+        write_note(source, ModelNote(source.path.stat().st_size, remote.sha256, remote.commit))
+        return source.path
+    except (DownloadFailed, DownloadCancelled):
+        raise
+    except OSError as err:  # the folder, the note, the file's check: the system's errors
+        raise translated(err, source) from None
+
+
+def _download(source: ModelSource, progress: DownloadProgress) -> None:
     from huggingface_hub import hf_hub_download
 
-    progress.enter("checking")
-    remote = remote_file(source)
-    progress.total_bytes = remote.size
-    if not source.path.is_file():  # a complete file there already needs no space
-        check_space(source, remote.size)
     progress.enter("downloading")
     source.path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        hf_hub_download(source.repo, source.filename, local_dir=source.path.parent, token=source.token or False,
+        hf_hub_download(source.repo, source.filename, local_dir=source.repo_folder, token=source.token or False,
                         endpoint=_endpoint(), library_name="bolt-hub", tqdm_class=cast(Any, _bar(progress)))
     except DownloadCancelled:
         raise
     except Exception as err:
         raise translated(err, source) from None
-    progress.enter("verifying")
-    verify(source, remote, progress)
-    _note_path(source).write_text(json.dumps({"size": source.path.stat().st_size, "sha256": remote.sha256,
-                                              "commit": remote.commit}), encoding="utf-8")
-    return source.path
+
+
+def _clear_leftovers(source: ModelSource) -> None:
+    """Delete the partial files an earlier run left (killed, or a full disk): huggingface_hub
+    writes each download to a file of its own and never resumes another's, so they only take
+    the room the next free-space check counts."""
+    for leftover in (source.repo_folder / ".cache" / "huggingface" / "download").rglob("*.incomplete"):
+        size = leftover.stat().st_size
+        leftover.unlink()
+        record(SetAside(leftover, None, f"a partial download of {size_text(size)} left by an earlier run",
+                        "deleted (it cannot be resumed); the file is downloaded again", time.time()))
 
 
 def verify(source: ModelSource, remote: RemoteFile, progress: DownloadProgress) -> None:
-    """A GGUF header, the announced size, the LFS sha256; a file failing any is deleted."""
+    """A GGUF header, the announced size, the LFS sha256; a file failing any is deleted (one that
+    is no GGUF is noted, so that it is not downloaded again). The file is fsynced before its
+    note says it is checked."""
+    progress.enter("verifying")
     path = source.path
     problem = ""
     size = path.stat().st_size
     progress.total_bytes = size
     with path.open("rb") as file:
         if file.read(4) != GGUF_MAGIC:
-            problem = "it is not a GGUF model file (check model_file)"
+            problem = NOT_GGUF
         elif remote.size is not None and size != remote.size:
             problem = f"it has {size} bytes where the repository announced {remote.size}"
         elif remote.sha256 is not None:
@@ -231,11 +199,16 @@ def verify(source: ModelSource, remote: RemoteFile, progress: DownloadProgress) 
                 progress.advance(len(chunk))
             if digest.hexdigest() != remote.sha256:
                 problem = "its sha256 checksum does not match the repository's (the file was corrupted)"
+        if not problem:
+            os.fsync(file.fileno())
     if problem:
         path.unlink(missing_ok=True)
+        if problem == NOT_GGUF:
+            record_rejected(source, remote, problem)
         raise DownloadFailed("bad_checksum" if "sha256" in problem else "bad_file",
-                             f"The downloaded {source.label} was deleted: {problem}. It will be fetched "
-                             "again at the next start.")
+                             f"The downloaded {source.label} was deleted: {problem}. "
+                             + ("It is not downloaded again until the repository's file changes." if problem == NOT_GGUF
+                                else "It will be fetched again at the next start."))
 
 
 def translated(err: BaseException, source: ModelSource) -> DownloadFailed:
@@ -258,13 +231,21 @@ def translated(err: BaseException, source: ModelSource) -> DownloadFailed:
     if isinstance(err, OSError) and err.errno in _DISK_FULL:
         return DownloadFailed("disk_full", (
             f"The disk filled up while downloading {source.label} ({source.folder}): free some space "
-            "(or set data_dir to a larger disk), then restart."))
+            "(or set data_dir to a larger disk): the hub tries again in a few minutes."), transient=True)
+    if isinstance(err, OSError) and err.errno in _NOT_WRITABLE:
+        return DownloadFailed("not_writable", (
+            f"The hub cannot write the model into {source.folder} ({err.strerror}): check that the data "
+            "folder is writable; the hub tries again in a few minutes."), transient=True)
+    if isinstance(err, OSError) and err.filename is not None:
+        return DownloadFailed("file_error", (
+            f"The hub could not write or read the model's files in {source.folder} ({err.strerror or err}): "
+            "it tries again in a few minutes."), transient=True)
     if _offline(err):
         return DownloadFailed("offline", (
             f"Could not reach Hugging Face ({_endpoint() or 'huggingface.co'}) to download {source.label}: "
             "check the network (or HF_ENDPOINT). The hub tries again in a few minutes."), transient=True)
     return DownloadFailed("interrupted", (
-        f"The download of {source.label} was cut off ({_short(err)}). The hub tries again in a few "
+        f"The download of {source.label} was cut off ({short_error(err)}). The hub tries again in a few "
         "minutes."), transient=True)
 
 
@@ -311,29 +292,6 @@ def _endpoint() -> str | None:
     return os.environ.get("HF_ENDPOINT") or None
 
 
-def _note_path(source: ModelSource) -> Path:
-    return source.path.with_name(source.path.name + ".verified")
-
-
-def _short(err: BaseException) -> str:
+def short_error(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
-
-
-def _size(count: int | None) -> str:
-    value = float(count or 0)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} GB"
-
-
-def _duration(seconds: float | None) -> str:
-    total = round(seconds or 0)
-    if total < 60:
-        return f"{total} s"
-    minutes, secs = divmod(total, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs} s"
-    return f"{minutes // 60} h {minutes % 60} min"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hub.llm.download import ModelSource, verified_file
+from hub.llm.model_source import ModelSource, load_failure, record_load_failure, verified_file
 from hub.llm.models import STAND_IN_WARNING, ModelNotFound, resolve_model_path
 from hub.llm.types import Engine, EngineError
 
@@ -26,7 +27,7 @@ class EngineOptions:
     model_path: str | None
     model_repo: str | None  # downloaded when model_path is not set (hub.llm.download)
     model_file: str | None
-    hf_token: str | None
+    hf_token: str | None = field(repr=False)
     n_ctx: int
     n_gpu_layers: int
     threads: int
@@ -40,7 +41,7 @@ class EngineOptions:
     # openai
     remote_url: str | None
     remote_model: str | None
-    remote_api_key: str | None
+    remote_api_key: str | None = field(repr=False)
     remote_server: str
     turn_timeout: int
 
@@ -58,7 +59,27 @@ async def create_engine(options: EngineOptions) -> Engine:
         return remote
     source = download_source(options)
     downloaded = verified_file(source) if source is not None else None
-    return await asyncio.to_thread(local_engine, options, downloaded)
+    if source is None or downloaded is None or load_failure(source, load_setup(options)) is not None:
+        return await asyncio.to_thread(local_engine, options)
+    try:
+        return await asyncio.to_thread(local_engine, options, downloaded)
+    except EngineError as err:  # noted, so that no start loads it again: the stand-in serves
+        _LOGGER.error("%s could not be loaded (%s): serving with the stand-in", source.label, err)
+        try:
+            record_load_failure(source, load_setup(options), str(err))
+        except OSError as failed:
+            _LOGGER.error("could not note that %s does not load: %s", source.label, failed)
+        return await asyncio.to_thread(local_engine, options)
+
+
+def load_setup(options: EngineOptions) -> str:
+    """How a downloaded file is loaded: a load that failed is tried again when this changes."""
+    try:
+        version = importlib.metadata.version("llama_cpp_python")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return (f"llama-cpp-python {version}, n_ctx {options.n_ctx}, n_gpu_layers {options.n_gpu_layers}, "
+            f"kv_cache_type {options.kv_cache_type}")
 
 
 def download_source(options: EngineOptions) -> ModelSource | None:
@@ -68,7 +89,7 @@ def download_source(options: EngineOptions) -> ModelSource | None:
     if not options.model_file:
         raise EngineError(f"model_repo is {options.model_repo} but model_file is not set: name the GGUF file "
                           "in the repository (e.g. name-Q4_K_M.gguf)")
-    return ModelSource(options.model_repo.strip("/"), options.model_file.strip("/"), options.hf_token,
+    return ModelSource(options.model_repo, options.model_file, options.hf_token,
                        options.state_dir / "models")
 
 

@@ -7,24 +7,24 @@ primed prefix (`slot`: a persona), and read back at start.
 
 A file carries what makes its state valid: the model file (path, size, modification time), the
 llama-cpp-python version and KV cache layout, the chat format, and the prompt's tokens. A file
-made for anything else, or one that does not read back whole (checked by a digest), is deleted,
-never loaded; a loaded state is only ever used for the tokens it shares with a prompt (the
-prompt cache matches by tokens), so a changed home evaluates from where its prompt differs.
-Writes are atomic (a temporary file, then a rename) and the folder stays under a byte cap: the
-slots written least recently go first.
+made for anything else is deleted; one that does not read back whole (checked by a digest) is set
+aside (hub.state_files: moved, the newest one kept) and reported; neither is ever loaded. A loaded
+state is only ever used for the tokens it shares with a prompt (the prompt cache matches by
+tokens), so a changed home evaluates from where its prompt differs. Writes are atomic and fsynced
+(hub.state_files) and the folder stays under a byte cap: the slots written least recently go first.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from hub.state_files import set_aside, write_atomic
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -66,8 +66,14 @@ class StateStore:
         for path in paths:
             state = self._read(path)
             if state is None:
-                _LOGGER.info("discarding %s: saved for another model, format or version, or damaged", path.name)
+                _LOGGER.info("discarding %s: saved for another model, format or version", path.name)
                 _remove(path)
+            elif isinstance(state, str):
+                try:
+                    set_aside(path, state, "its prompt is primed again", move=True, keep=1)
+                except OSError as err:
+                    _LOGGER.warning("could not set aside the damaged %s (%s): deleting it", path, err)
+                    _remove(path)
             else:
                 states.append(state)
                 self._digests[state.slot] = _digest(state.tokens, state.data)
@@ -85,21 +91,16 @@ class StateStore:
             _LOGGER.info("not saving the %s prefix state to disk: %d MiB is over the cap", slot, size >> 20)
             return False
         path = self._path(slot)
-        temporary = path.with_suffix(".tmp")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._make_room(size, keep=path)
             header = {**self._header, "slot": slot, "n_tokens": int(tokens.size), "n_bytes": int(data.nbytes),
                       "sha256": digest}
-            with open(temporary, "wb") as out:
-                out.write(json.dumps(header).encode() + b"\n")
-                out.write(tokens.tobytes())
-                out.write(np.ascontiguousarray(data).data)
-            os.replace(temporary, path)
+            # a partial file would keep a full disk full: write_atomic leaves none
+            write_atomic(path, [json.dumps(header).encode() + b"\n", tokens.tobytes(),
+                                np.ascontiguousarray(data).data])
         except OSError as err:
             _LOGGER.warning("could not save a prefix state in %s: %s", self.folder, err)
-            with contextlib.suppress(OSError):  # a partial file would keep a full disk full
-                temporary.unlink(missing_ok=True)
             return False
         self._digests[slot] = digest
         _LOGGER.debug("saved the %s prefix state (%d tokens, %.1f MiB)", slot, tokens.size, size / 2**20)
@@ -116,22 +117,25 @@ class StateStore:
             total -= oldest.stat().st_size
             _remove(oldest)
 
-    def _read(self, path: Path) -> StoredState | None:
+    def _read(self, path: Path) -> StoredState | str | None:
+        """The state; None: made for another model, format or version; else what is damaged."""
         try:
             with open(path, "rb") as source:
                 header = json.loads(source.readline(1 << 16))
-                if not isinstance(header, dict) or any(header.get(k) != v for k, v in self._header.items()):
+                if not isinstance(header, dict):
+                    return "its header is not the hub's"
+                if any(header.get(k) != v for k, v in self._header.items()):
                     return None
                 tokens = np.frombuffer(source.read(4 * int(header["n_tokens"])), dtype=np.intc)
                 data = np.frombuffer(source.read(int(header["n_bytes"])), dtype=np.uint8)
                 if source.read(1):
-                    return None
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+                    return "it is longer than its header says"
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            return f"it cannot be read ({type(err).__name__})"
         if tokens.size != header["n_tokens"] or data.size != header["n_bytes"] or not tokens.size:
-            return None
+            return "it is cut short"
         if _digest(tokens, data) != header["sha256"] or not isinstance(header.get("slot"), str):
-            return None
+            return "its checksum does not match"
         return StoredState(header["slot"], tokens, data)
 
 

@@ -4,7 +4,9 @@
 llama context and worker: one thread per context, as every engine), and hands the loaded engine to
 `switch`, which primes it and makes it the one every later turn uses (the composition root's
 job: the agent holds the engine). A failure leaves the stand-in serving and says why; a transient
-one (offline, a cut connection) is tried again after `retry_s`.
+one (offline, a cut connection, a full disk, an error nobody foresaw) is tried again after
+`retry_s`. A file that does not load is noted (hub.llm.model_source): the next start does not
+load it again until it, or the way it is loaded, changes.
 """
 
 from __future__ import annotations
@@ -14,17 +16,20 @@ import logging
 from pathlib import Path
 from typing import Awaitable, Callable
 
-from hub.llm.download import DownloadCancelled, DownloadFailed, DownloadProgress, ModelSource, fetch
-from hub.llm.types import Engine, EngineError
+from hub.llm.download import fetch, short_error
+from hub.llm.download_progress import DownloadCancelled, DownloadFailed, DownloadProgress
+from hub.llm.model_source import ModelSource, record_load_failure
+from hub.llm.types import Engine
 
 _LOGGER = logging.getLogger(__name__)
 
 
 class ModelUpgrade:
     def __init__(self, source: ModelSource, load: Callable[[Path], Engine],
-                 switch: Callable[[Engine], Awaitable[None]], *, retry_s: float = 300.0) -> None:
+                 switch: Callable[[Engine], Awaitable[None]], *, setup: str, retry_s: float = 300.0) -> None:
         self.progress = DownloadProgress(source)
         self._source = source
+        self._setup = setup  # how the file is loaded (hub.llm.factory.load_setup): a failure is noted with it
         self._load = load
         self._switch = switch
         self._retry_s = retry_s
@@ -43,9 +48,9 @@ class ModelUpgrade:
             _LOGGER.info("%s downloaded and checked: loading it", self._source.label)
             try:
                 engine = await asyncio.to_thread(self._load, path)
-            except EngineError as err:
-                self._failed(DownloadFailed("load_failed", f"{self._source.label} could not be loaded: {err}. "
-                                                           "The stand-in keeps serving."))
+            except Exception as err:  # EngineError, or llama.cpp's own
+                await asyncio.to_thread(self._note_load_failure, str(err))
+                self._failed(load_failed(self._source, str(err)))
                 return
             self.progress.enter("priming")
             await self._switch(engine)
@@ -66,8 +71,27 @@ class ModelUpgrade:
                 self._failed(err)
                 if not err.transient:
                     return None
+            except Exception as err:  # a bug must not leave /health at "verifying" with nothing retried
+                _LOGGER.exception("the model download failed")
+                self._failed(DownloadFailed("error", f"The download of {self._source.label} failed "
+                                                     f"({short_error(err)}). The hub tries again in a few minutes.",
+                                            transient=True))
             await asyncio.sleep(self._retry_s)
+
+    def _note_load_failure(self, error: str) -> None:
+        try:
+            record_load_failure(self._source, self._setup, error)
+        except OSError as err:
+            _LOGGER.error("could not note that %s does not load (%s): the next start tries it once more",
+                          self._source.label, err)
 
     def _failed(self, error: DownloadFailed) -> None:
         self.progress.failed(error)
         _LOGGER.error("model download failed (%s): %s", error.reason, error)
+
+
+def load_failed(source: ModelSource, error: str) -> DownloadFailed:
+    """A downloaded file that llama.cpp does not load: what the page and /health say."""
+    return DownloadFailed("load_failed", f"{source.label} could not be loaded: {error}. The stand-in keeps "
+                                         "serving; the file is not loaded again until it changes (or llama-cpp-"
+                                         "python, n_ctx, n_gpu_layers or kv_cache_type do).")

@@ -33,7 +33,7 @@ class BrokerOptions:
     mqtt_host: str | None
     mqtt_port: int
     mqtt_username: str | None
-    mqtt_password: str | None
+    mqtt_password: str | None = field(repr=False)
     mqtt_tls: bool
 
 

@@ -200,13 +200,33 @@ async def test_an_unreadable_timer_file_is_kept_aside_not_lost(tmp_path, caplog)
     service = TimerService(tmp_path, Collected())
     await service.start()
     try:
-        kept = list(tmp_path.glob(f"{TIMERS_FILE}.bad-*"))
+        kept = list(tmp_path.glob(f"{TIMERS_FILE}.damaged-*"))
         assert len(kept) == 1 and kept[0].read_text() == "{not json"
-        assert "unreadable" in caplog.text
+        assert "started without timers" in caplog.text
         service.add(60, None, ToolContext("c1"))
         assert len(json.loads((tmp_path / TIMERS_FILE).read_text())["timers"]) == 1
     finally:
         await service.stop()
+
+
+async def test_a_timer_that_cannot_be_read_is_set_aside_and_the_others_run(tmp_path, caplog) -> None:
+    first = TimerService(tmp_path, Collected())
+    await first.start()
+    first.add(600, "tea", ToolContext("c1"))
+    await first.stop()
+    saved = json.loads((tmp_path / TIMERS_FILE).read_text())
+    saved["timers"].append({"id": "broken", "duration_s": "soon"})
+    (tmp_path / TIMERS_FILE).write_text(json.dumps(saved))
+    again = TimerService(tmp_path, Collected())
+    await again.start()
+    try:
+        assert [t.name for t in again.timers()] == ["tea"]
+        assert "1 of 2 timers run" in caplog.text
+        assert len(list(tmp_path.glob(f"{TIMERS_FILE}.damaged-*"))) == 1
+        # what could be read was written back: the next start reads it whole, sets nothing aside
+        assert [t["name"] for t in json.loads((tmp_path / TIMERS_FILE).read_text())["timers"]] == ["tea"]
+    finally:
+        await again.stop()
 
 
 def test_spoken_durations() -> None:

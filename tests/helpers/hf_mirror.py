@@ -191,3 +191,12 @@ def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[HfMirror]:
     monkeypatch.setenv("HF_ENDPOINT", served.url)
     yield served
     served.stop()
+
+
+@pytest.fixture
+def small_gguf(tmp_path: Path) -> Path:
+    """A few MB that start like a GGUF (the checks read the header, size and sha256, not the tensors)."""
+    path = tmp_path / "served" / "small.gguf"
+    path.parent.mkdir()
+    path.write_bytes(b"GGUF" + bytes(range(256)) * 12_000)
+    return path

@@ -3,6 +3,7 @@ from every reader, areas' and floors' names, what is kept on disk, and a disk th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from hub.home.entities import Entity, EntityStore
 from hub.home.name_book import NameBook, NameRefused, NamesNotSaved, clean_name
 from hub.home.resolve import EntityResolver
+from hub.state_files import set_aside_under
 
 
 def home(tmp_path: Path) -> tuple[EntityStore, NameBook]:
@@ -70,4 +72,60 @@ def test_refusals_and_a_disk_that_cannot_be_written(tmp_path: Path) -> None:
     with pytest.raises(NamesNotSaved, match="nothing was changed"):
         book.add("entity", "light.desk", "Lamp")
     assert store.get("light.desk").aliases == ("Work light",)
-    assert not (tmp_path / "names.tmp").exists()
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def damaged_book(tmp_path: Path, text: str) -> tuple[EntityStore, NameBook]:
+    (tmp_path / "names.json").write_text(text, encoding="utf-8")
+    return home(tmp_path)
+
+
+def test_a_cut_file_keeps_its_untargeted_list_and_its_content_beside_it(tmp_path: Path) -> None:
+    store, book = home(tmp_path)
+    book.add("entity", "light.desk", "Reading lamp")
+    book.set_untargeted(["switch.plug"])
+    whole = (tmp_path / "names.json").read_text()
+    cut = whole[: whole.index("Reading")]  # cut in the names, after the untargeted list
+    store, book = damaged_book(tmp_path, cut)
+    assert store.get("switch.plug") is None and book.untargeted() == ["switch.plug"]
+    copies = list(tmp_path.glob("names.json.damaged-*"))
+    assert [c.read_text() for c in copies] == [cut]
+    book.add("entity", "light.desk", "Lamp")  # the next change keeps the copy
+    assert [c.read_text() for c in tmp_path.glob("names.json.damaged-*")] == [cut]
+    assert home(tmp_path)[1].untargeted() == ["switch.plug"]  # written back whole: nothing more set aside
+    assert len(list(tmp_path.glob("names.json.damaged-*"))) == 1
+
+
+def test_a_file_cut_inside_its_untargeted_list_untargets_every_entity_it_names(tmp_path: Path) -> None:
+    text = ('{"version": 1, "untargeted": ["light.desk", "switch.pl'
+            ' "entity": {"switch.plug": {"added": ["Socket"], "removed": []}}')
+    store, book = damaged_book(tmp_path, text)
+    assert store.get("light.desk") is None and store.get("switch.plug") is None
+    assert book.untargeted() == ["light.desk", "switch.plug"]
+    book.set_untargeted(["switch.plug"])  # the user targets the desk lamp again
+    assert store.get("light.desk") is not None and store.get("switch.plug") is None
+
+
+def test_an_old_file_cut_before_its_untargeted_list_untargets_what_it_names(tmp_path: Path) -> None:
+    """0.6.0 wrote the untargeted list last: a cut file lost it, and every device in it was back."""
+    text = '{"version": 1, "entity": {"light.desk": {"added": ["Reading lamp"], "removed": []}}, "area": {'
+    store, book = damaged_book(tmp_path, text)
+    assert store.get("light.desk") is None and store.get("switch.plug") is not None
+
+
+def test_one_bad_name_leaves_out_that_name_only(tmp_path: Path) -> None:
+    text = json.dumps({"version": 1, "untargeted": ["switch.plug"],
+                       "entity": {"light.desk": {"added": ["x" * 101, "Reading lamp"], "removed": []}}})
+    store, book = damaged_book(tmp_path, text)
+    assert store.get("switch.plug") is None
+    assert store.get("light.desk").aliases == ("Work light", "Reading lamp")
+    assert len(list(tmp_path.glob("names.json.damaged-*"))) == 1
+    assert [e.path.name for e in set_aside_under(tmp_path)] == ["names.json"]
+
+
+def test_a_file_that_cannot_be_read_untargets_every_entity_and_is_never_written_over(tmp_path: Path) -> None:
+    (tmp_path / "names.json").mkdir()  # read_bytes fails (EISDIR), as on a failing disk
+    store, book = home(tmp_path)
+    assert store.get("light.desk") is None and store.get("switch.plug") is None
+    with pytest.raises(NamesNotSaved, match="could not be set aside"):
+        book.set_untargeted([])

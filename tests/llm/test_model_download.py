@@ -11,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror  # noqa: F401 (fixture)
-from hub.llm.download import DownloadFailed, DownloadProgress, ModelSource, fetch, verified_file
+from helpers.hf_mirror import FILE, REPO, HfMirror, Served, mirror, small_gguf  # noqa: F401 (fixtures)
+from hub.llm.download import fetch
+from hub.llm.download_progress import DownloadFailed, DownloadProgress
+from hub.llm.model_source import ModelSource, verified_file
 from reliability.served_hub import free_port
-
-
-@pytest.fixture
-def small_gguf(tmp_path: Path) -> Path:
-    """A few MB that start like a GGUF (the checks read the header, size and sha256, not the tensors)."""
-    path = tmp_path / "served" / "small.gguf"
-    path.parent.mkdir()
-    path.write_bytes(b"GGUF" + bytes(range(256)) * 12_000)
-    return path
 
 
 def source(tmp_path: Path, token: str | None = None, filename: str = FILE) -> ModelSource:
@@ -116,7 +109,9 @@ def test_offline_is_a_transient_failure(tmp_path: Path, monkeypatch: pytest.Monk
 FETCH_UNDER_A_1_MIB_LIMIT = """
 import resource, signal, sys
 from pathlib import Path
-from hub.llm.download import DownloadFailed, DownloadProgress, ModelSource, fetch
+from hub.llm.download import fetch
+from hub.llm.download_progress import DownloadFailed, DownloadProgress
+from hub.llm.model_source import ModelSource
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as a full disk
 resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
 src = ModelSource(sys.argv[1], sys.argv[2], None, Path(sys.argv[3]))

@@ -98,12 +98,12 @@ async def test_a_disk_that_cannot_be_written_changes_nothing_and_says_so(mosquit
         def full(*_args, **_kwargs):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        monkeypatch.setattr("hub.home.local_lists.os.replace", full)
+        monkeypatch.setattr("hub.state_files.os.replace", full)
         assert await ask(app, "add milk to my shopping list", "en") == phrase("en", "error.lists_not_saved")
         assert await ask(app, "check off bread on my shopping list", "en") == phrase("en", "error.lists_not_saved")
         monkeypatch.undo()
         assert next(tmp_path.rglob("lists.json")).read_bytes() == before
-        assert not list(tmp_path.rglob("lists.tmp"))
+        assert not list(tmp_path.rglob("*.tmp"))
         assert await ask(app, "what's on my shopping list", "en") == phrase(
             "en", "list.items", name="Shopping list", items="bread")
         assert app.store.get("todo.shopping_list").state == "1"

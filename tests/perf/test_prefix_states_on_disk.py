@@ -2,7 +2,7 @@
 
 After a restart with a saved state the first turn evaluates only its new message, also when it
 arrives while the start's priming runs; a changed home or another model file discards the saved
-state; a damaged file is dropped, never loaded.
+state; a damaged file is never loaded: it is set aside beside the others (hub.state_files) and said.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from hub.llm.kv_cache import common_prefix
 from hub.llm.llama_engine import LlamaEngine
 from hub.core.messages import Message
 from hub.llm.types import Done, GenerationRequest, Usage
+from hub.state_files import set_aside_under
 
 pytestmark = pytest.mark.slow
 
@@ -135,5 +136,8 @@ async def test_another_model_file_or_a_damaged_file_discards_the_saved_state(
     try:
         usage = await first_turn(again, request)
         assert usage.evaluated_prompt_tokens == usage.prompt_tokens, usage
+        [aside] = set_aside_under(folder)
+        assert aside.path == saved and aside.problem == "its checksum does not match"
+        assert aside.copy is not None and aside.copy.read_bytes() == bytes(damaged)
     finally:
         await again.close()

@@ -17,7 +17,7 @@ import asyncio
 import itertools
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 import aiohttp
@@ -55,7 +55,7 @@ class HARequestError(HAError):
 @dataclass(frozen=True)
 class HaOptions:
     ha_url: str | None
-    ha_token: str | None
+    ha_token: str | None = field(repr=False)
     expose: str
     include_entities: str | None
     exclude_entities: str | None
@@ -65,7 +65,7 @@ class HaOptions:
 class HAEndpoint:
     rest_url: str  # ends in /api
     ws_url: str
-    token: str
+    token: str = field(repr=False)
     via_supervisor: bool = False
 
     @classmethod

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import os
 import re
 import secrets
 from pathlib import Path
@@ -13,6 +12,8 @@ from typing import Awaitable, Callable
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+
+from hub.state_files import write_atomic
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -38,10 +39,7 @@ def load_or_create_token(configured: str | None, state_dir: Path) -> tuple[str, 
         _LOGGER.info("HTTP API token: read from %s", path)
         return saved, False
     token = secrets.token_urlsafe(32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        file.write(token + "\n")
+    write_atomic(path, (token + "\n").encode("utf-8"), mode=0o600)
     _LOGGER.warning("No api_token configured: generated one and saved it in %s "
                     "(send it as 'Authorization: Bearer <token>')", path)
     return token, True

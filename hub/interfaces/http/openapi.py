@@ -9,7 +9,7 @@ from hub import __version__
 from hub.interfaces.http.rest_schema import (
     ASK_REQUEST, ASK_RESULT, CHAT_REQUEST, CONVERSATION, DOMAIN_PATTERN, ENTITY, ERROR, GREET_REQUEST,
     DOWNLOAD, NAME_CHANGE, NAMES, OPENAI_ERROR, OPENAI_MODEL, PERSONA, PERSONA_INFO, PLAN, PLAN_REQUEST, PLAN_RUN,
-    SETTINGS, SETTINGS_UPDATE, STATUS, TARGET_NAMES, TOOL, TOOL_RUN_REQUEST, TOOL_RUN_RESULT, UNTARGETED,
+    SET_ASIDE, SETTINGS, SETTINGS_UPDATE, STATUS, TARGET_NAMES, TOOL, TOOL_RUN_REQUEST, TOOL_RUN_RESULT, UNTARGETED,
     UNTARGETED_UPDATE,
 )
 
@@ -99,7 +99,8 @@ def _service_paths() -> dict[str, Any]:
                         "stage": {"type": "string"}, "label": {"type": "string"},
                         "progress": {"type": "number", "minimum": 0, "maximum": 1},
                         "elapsed_s": {"type": "number"}, "stage_elapsed_s": {"type": "number"},
-                        "download": DOWNLOAD}}}})}}}},
+                        "download": DOWNLOAD}},
+                    "set_aside": SET_ASIDE}})}}}},
         "/api/status": {"get": {
             "summary": "The hub's state: version, model, entity count, settings, speech.",
             "responses": {"200": {"description": "Status.", "content": _json(STATUS)}, **_errors(401)}}},

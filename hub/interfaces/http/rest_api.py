@@ -21,7 +21,7 @@ import asyncio
 import html
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from importlib import resources
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
@@ -43,6 +43,7 @@ from hub.interfaces.http import openapi, sse, rest_schema as schema
 from hub.interfaces.http.agent_routes import AgentHost, AgentRoutes, running_agent
 from hub.interfaces.http.auth import TOKEN_FILE, Authenticator, ingress_path, load_or_create_token
 from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
+from hub.interfaces.http.health import set_aside_json, shown_startup
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
@@ -63,7 +64,7 @@ RouteHook = Callable[[web.Application], None]
 @dataclass(frozen=True)
 class HttpOptions:
     http_port: int
-    api_token: str | None
+    api_token: str | None = field(repr=False)
     turn_timeout: int  # a request's wait during the warm-up
     language: str
     state_dir: Path  # the generated token is kept there
@@ -262,8 +263,11 @@ class RestApi:
     async def _health(self, request: web.Request) -> web.Response:
         startup = self._startup()
         ready = self._attached.is_set() and startup["stage"] in SERVING  # serving: ready, or downloading
+        full = self._auth.allows(request)  # the LAN sees no names nor paths (hub.interfaces.http.health)
         return web.json_response({"status": "ok" if ready else "warming", "version": __version__,
-                                  "startup": startup}, headers={"Cache-Control": "no-cache"})
+                                  "startup": shown_startup(startup, full=full),
+                                  "set_aside": set_aside_json(self._options.state_dir, full=full)},
+                                 headers={"Cache-Control": "no-cache"})
 
     async def _openapi_json(self, request: web.Request) -> web.Response:
         return web.json_response(self._openapi)
@@ -294,6 +298,7 @@ class RestApi:
             "home_sources": sorted({e.source for e in self._hub.store.all()}),
             "namesakes": namesakes_json(self._hub.store.all()),
             "speech": {"routes": self._hook_routes},
+            "set_aside": set_aside_json(self._options.state_dir, full=True),
         })
 
     @property

@@ -364,15 +364,24 @@ CONVERSATION = {
     },
 }
 DOWNLOAD = {
-    "type": ["object", "null"], "description": "The configured model's download (model_repo), while the stand-in serves.",
+    "type": ["object", "null"], "description": "The configured model's download (model_repo), while the stand-in "
+                                               "serves. Without the token: no repo, file or message.",
     "properties": {"repo": {"type": "string"}, "file": {"type": "string"},
                    "state": {"enum": ["pending", "checking", "downloading", "verifying", "loading", "priming", "done",
                                       "failed"]},
                    "bytes": {"type": "integer"}, "total_bytes": {"type": ["integer", "null"]},
                    "rate_bps": {"type": "integer"}, "eta_s": {"type": ["integer", "null"]},
                    "reason": {"type": ["string", "null"], "description": "Why it failed: offline, unauthorized, "
-                              "forbidden, not_found, disk_full, bad_checksum, bad_file, interrupted, load_failed."},
+                              "forbidden, not_found, disk_full, too_little_memory, not_writable, file_error, "
+                              "bad_checksum, bad_file, interrupted, error, load_failed."},
+                   "retrying": {"type": "boolean", "description": "A failure the hub tries again in a few minutes."},
                    "message": {"type": ["string", "null"], "description": "What went wrong and what to do."}},
+}
+SET_ASIDE = {
+    "type": "array", "description": "State files found damaged since the start: the content is kept beside each "
+                                    "(copy), the hub uses what it could read. Without the token: the names only.",
+    "items": {"type": "object", "required": ["file", "copy"], "properties": {
+        **{key: {"type": "string"} for key in ("file", "problem", "outcome", "at")}, "copy": {"type": ["string", "null"]}}},
 }
 SETTINGS = {"type": "object", "required": list(RUNTIME_TYPES),
             "properties": {name: _json_schema_for(kind) for name, kind in RUNTIME_TYPES.items()}}
@@ -386,6 +395,6 @@ STATUS = {
                                     "description": "Where the entities come from (demo, ha, mqtt)."},
                    "namesakes": {"type": "array", "items": {"type": "object"}, "description":
                                  "Names several devices answer to: a command naming one asks which."},
-                   "speech": {"type": "object"}, "download": DOWNLOAD},
+                   "speech": {"type": "object"}, "download": DOWNLOAD, "set_aside": SET_ASIDE},
 }
 

@@ -1,6 +1,7 @@
 """The model download on the web page, in a real headless Chromium, on a desktop and at 390 px: the
 progress while the stand-in answers (a command sent from the page meanwhile), the switch once the
-file is checked and loaded, and a failure's message with what to do."""
+file is checked and loaded, and a failure's message with what to do (read from /health with the
+token: without it, /health names no file); a state file found damaged at start is said too."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def test_the_page_shows_the_download_and_the_switch(size, tmp_path: Path, mirror
 
 def test_the_page_says_why_a_download_failed(tmp_path: Path, mirror: HfMirror, smollm_path: Path, browser) -> None:
     mirror.serve(REPO, FILE, Served(smollm_path, token="hf_secret"))
+    (tmp_path / "names.json").write_text('{"version": 1, "untargeted": ["switch.coffee_maker"], "ent')
     hub = LiveHub(tmp_path, model_repo=REPO, model_file=FILE).start()
     try:
         browser.set_window_size(*PHONE)
@@ -60,6 +62,9 @@ def test_the_page_says_why_a_download_failed(tmp_path: Path, mirror: HfMirror, s
         text = label(browser)
         assert "hf_token" in text and "The stand-in keeps serving." in text
         assert "error" in browser.find_element("id", "download-label").get_attribute("class")
+        wait(browser).until(lambda d: "Set aside" in d.find_element("id", "status").text)
+        said = browser.find_element("id", "status").text
+        assert "names.json: it is not the JSON the hub wrote" in said and "its untargeted list is kept whole" in said
         overflow = browser.execute_script(OVERFLOW)
         assert overflow["page"] <= 0 and not overflow["wide"], overflow
     finally:

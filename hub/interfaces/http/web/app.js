@@ -449,7 +449,9 @@ async function waitUntilWarm() {
 // bytes, rate and time left; what went wrong and what to do; then the switch to it.
 async function watchDownload() {
   for (;;) {
-    const health = await fetch("health", { cache: "no-store" }).then((r) => r.json()).catch(() => null);
+    // with the token, /health names the repository and says what went wrong
+    const health = await fetch("health", { cache: "no-store", headers: authHeaders() })
+      .then((r) => r.json()).catch(() => null);
     const download = health && health.startup.download;
     if (!download) {
       $("download").hidden = true;
@@ -457,7 +459,7 @@ async function watchDownload() {
     }
     showDownload(download);
     if (download.state === "done") refreshStatus();
-    if (download.state === "done" || (download.state === "failed" && !download.reason.match(/offline|interrupted/))) return;
+    if (download.state === "done" || (download.state === "failed" && !download.retrying)) return;
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }
@@ -469,10 +471,10 @@ function showDownload(d) {
   const bar = $("download-progress");
   bar.hidden = d.state === "failed" || d.state === "done";
   bar.value = d.total_bytes ? d.bytes / d.total_bytes : 0;
-  const name = `${d.repo}/${d.file}`;
+  const name = d.repo ? `${d.repo}/${d.file}` : "the model";
   let text;
   if (d.state === "failed") {
-    text = `Model download failed: ${d.message} The stand-in keeps serving.`;
+    text = `Model download failed: ${d.message || d.reason} The stand-in keeps serving.`;
   } else if (d.state === "done") {
     text = `Switched to the downloaded model ${name}.`;
   } else if (d.state === "downloading" || d.state === "verifying") {
@@ -513,6 +515,9 @@ async function refreshStatus() {
       ["Languages", status.languages.join(" ")],
       // devices that answer to the same name (a command naming them asks which one): rename one
       ...status.namesakes.map((n) => ["Same name", `${n.name}: ${n.entity_ids.join(", ")}`]),
+      // state files found damaged at start: what was wrong, what the hub did, where the content is
+      ...status.set_aside.map((f) => ["Set aside", `${f.file}: ${f.problem}; ${f.outcome}` +
+        (f.copy ? ` (its content: ${f.copy})` : "")]),
     ];
     $("status").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
   } catch (error) {
