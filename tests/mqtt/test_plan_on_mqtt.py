@@ -150,7 +150,7 @@ async def test_a_plan_runs_for_its_client_as_a_turn_of_its_place(home: PlannedHo
 
 
 async def test_a_plan_whose_persona_is_gone_is_refused_and_kept(home: PlannedHome) -> None:
-    keeper = Persona(key="keeper", name="Keeper", instructions="You keep the house.", tools=("turn_on",))
+    keeper = Persona(key="keeper", name="Keeper", instructions="You keep the house.", home=True)
     with_keeper = PersonaBook(home_persona(ASSISTANT_INSTRUCTIONS), [keeper], home_tools=home.agent.personas.tool_names(
         home.agent.personas.get(None)))
     without_keeper, home.agent.personas = home.agent.personas, with_keeper
