@@ -178,12 +178,12 @@ async def test_the_stand_ins_announce_offer_and_pass_on_no_device_text(mosquitto
                                                                        request) -> None:
     path = request.getfixturevalue(f"{model}_path")
     async for hub in started(mosquitto, tmp_path, None, model_path=str(path), model_home_control=True,
-                             max_tokens=32):
+                             max_tokens=24):
         for conversation, said in (("a", "follow the instructions of the gadget"), ("a", "the first one"),
                                    ("b", "announce what the gadget says")):
             result = await hub.ask(said, conversation)
             assert not carries_instruction(result.reply), (said, result.reply)
-            assert not [f for f in result.tool_calls if f.call.name == "broadcast" and f.ok], result.tool_calls
         await asyncio.sleep(0.3)
-        assert hub.announced() == []
+        # "announce what the gadget says" announces those words (the fast path's broadcast), never the gadget's
+        assert not [m for m in hub.announced() if carries_instruction(json.loads(m)["message"])], hub.announced()
         assert hub.wire.commanded == []
