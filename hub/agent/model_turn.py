@@ -207,7 +207,7 @@ class ModelTurn:
                 # refused at once (busy) if the queue says it cannot be done in time; once a tool
                 # ran, the turn goes on, so its reply can say what happened
                 deadline=None if state.finished_calls else state.deadline,
-                decode_gate=state.request.decode_gate,
+                decode_gate=state.request.decode_gate, source=state.request.source,
             )
             raw_text, calls, stop_reason = await generate(self._engine, generation, state, reply, context.allowed)
             if not calls:
