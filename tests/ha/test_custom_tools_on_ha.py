@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from custom.test_rest_ha_sequence import ARGUED_TOOLS
 from ha.ha_harness import HomeAssistantInstance
 from helpers.live_hub import TOKEN, LiveHub
 from helpers.scripted_engine import ScriptedEngine
@@ -24,20 +25,7 @@ personas:
     name: Keeper
     instructions: You keep the house.
     tools: [open_cover, switch_on]
-tools:
-  open_cover:
-    type: ha_service
-    description: Open a cover.
-    parameters: {type: object, properties: {entity_id: {type: string}}, required: [entity_id]}
-    service: cover.open_cover
-    data: {entity_id: "{{ args.entity_id }}"}
-  switch_on:
-    type: ha_service
-    description: Switch something on.
-    parameters: {type: object, properties: {entity_id: {type: string}}, required: [entity_id]}
-    service: switch.turn_on
-    data: {entity_id: "{{ args.entity_id }}"}
-"""
+""" + ARGUED_TOOLS  # tools whose entity comes from their arguments
 
 
 def call_tool(hub: LiveHub, tool: str, entity_id: str) -> dict:
