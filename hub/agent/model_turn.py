@@ -30,7 +30,7 @@ from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
 from hub.agent.utterances import in_no_language, is_question, repeats_itself
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolRegistry
-from hub.home.device_text import fit_to_speak, instruction_texts
+from hub.home.device_text import example_name, instruction_texts
 from hub.home.entities import Entity
 from hub.home.places import Place
 from hub.home.resolve import Match
@@ -53,7 +53,6 @@ from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 _NAME_WORDS = 2  # "I couldn't find …" only for what may be a name, not for words the hub did not get
-_EXAMPLE_DOMAINS = ("light", "switch", "fan")  # devices "turn on <name>" works for, the likeliest first
 
 
 @dataclass
@@ -284,15 +283,8 @@ class ModelTurn:
         return ways[0] if len(ways) == 1 else None
 
     def _example_name(self, match: Match) -> str | None:
-        """A device of the home to say an example command with: one the request named when it
-        can be turned on, else the first light, switch or fan, whose name is fit to be spoken
-        (never a device's instruction as the hub's own words); None in a home without one."""
-        if self._home is None:
-            return None
-        named = [e for e in match.best if e.domain in _EXAMPLE_DOMAINS]
-        others = sorted((e for e in self._home.entities() if e.domain in _EXAMPLE_DOMAINS),
-                        key=lambda e: _EXAMPLE_DOMAINS.index(e.domain))
-        return next((e.name for e in (*named, *others) if fit_to_speak(e.name)), None)
+        """A device to say an example command with (`device_text.example_name`)."""
+        return example_name(match.best, self._home.entities()) if self._home is not None else None
 
     def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Reasoning]:
         """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""

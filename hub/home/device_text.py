@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from hub.home.entities import Entity
 from hub.home.normalize import fold
 
+EXAMPLE_DOMAINS = ("light", "switch", "fan")  # devices "turn on <name>" works for, the likeliest first
 MAX_SPOKEN_WORDS = 5  # a name the hub suggests: "Living room ceiling light" fits, a sentence does not
 MAX_SPOKEN_CHARS = 40
 # Words that make a device's text read as an instruction to an assistant, in the main languages:
@@ -54,6 +55,15 @@ def fit_to_speak(name: str) -> bool:
     with no instruction or markup in it."""
     return (0 < len(name) <= MAX_SPOKEN_CHARS and len(name.split()) <= MAX_SPOKEN_WORDS
             and not reads_as_instruction(name))
+
+
+def example_name(named: Sequence[Entity], entities: Sequence[Entity]) -> str | None:
+    """A device to say an example command with ("turn on …"): one of those the request `named`
+    that can be turned on, else the home's first light, switch or fan, whose name is fit to be
+    spoken; None when there is none."""
+    others = sorted((e for e in entities if e.domain in EXAMPLE_DOMAINS), key=lambda e: EXAMPLE_DOMAINS.index(e.domain))
+    return next((e.name for e in (*(e for e in named if e.domain in EXAMPLE_DOMAINS), *others)
+                 if fit_to_speak(e.name)), None)
 
 
 def spoken_form(name: str) -> str:
