@@ -240,7 +240,8 @@ class HubApp:
         if not custom.custom_file:
             return None
         deps = self._tool_deps = ToolDeps(secrets=parse_secrets(custom.tool_secrets), policy=self.policy,
-                                          reporter=self.later.reporter, language=custom.language)
+                                          reporter=self.later.reporter, entities=self.store,
+                                          language=custom.language)
         setup = load_custom_file(Path(custom.custom_file), deps)
         for tool in setup.tools:
             self.registry.register(tool)

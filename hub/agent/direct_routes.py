@@ -54,8 +54,10 @@ class ChosenOption:
         choice = self._choices.take(state.conversation.id, state.request.source, state.request.client)
         if choice is None or self._home is None:
             return None
-        one = self._choices.chosen(choice, state.text, state.language, self._home.pick)
-        chosen = (one,) if one is not None else choice.options if self._all(choice, state) else ()
+        # "both" first: in some languages it holds a number ("les deux", "alle zwei")
+        every = self._all(choice, state)
+        one = None if every else self._choices.chosen(choice, state.text, state.language, self._home.pick)
+        chosen = choice.options if every else (one,) if one is not None else ()
         if not chosen:
             return None
         _LOGGER.info("which one in %s: %s", state.conversation.id, ", ".join(e.entity_id for e in chosen))

@@ -30,6 +30,7 @@ from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
 from hub.agent.utterances import in_no_language, is_question, repeats_itself
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolRegistry
+from hub.home.device_text import example_name, instruction_texts
 from hub.home.entities import Entity
 from hub.home.places import Place
 from hub.home.resolve import Match
@@ -52,7 +53,6 @@ from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
 _NAME_WORDS = 2  # "I couldn't find …" only for what may be a name, not for words the hub did not get
-_EXAMPLE_DOMAINS = ("light", "switch", "fan")  # devices "turn on <name>" works for, the likeliest first
 
 
 @dataclass
@@ -184,10 +184,10 @@ class ModelTurn:
         declared = text_tool_instructions(tools)
         instructions = [persona.instructions, prompt.CONVERSATIONAL_INSTRUCTIONS, prompt.WRITTEN_INSTRUCTIONS,
                         declared, prompt.OVERVIEW_HEADING, prompt.STATES_HEADING, user_message.split("\n", 1)[0]]
-        home = self._home if persona.home else None
+        entities = self._home.entities() if persona.home and self._home is not None else []
         return PromptEcho(given=[system.content, declared, user_message.removesuffix(text)], instructions=instructions,
-                          request=text, tool_names=[t.name for t in tools],
-                          entity_ids=[e.entity_id for e in home.entities()] if home is not None else [])
+                          request=text, tool_names=[t.name for t in tools], entity_ids=[e.entity_id for e in entities],
+                          device_texts=instruction_texts(entities))
 
     async def _rounds(self, state: TurnState, context: _Context, constraint: ToolConstraint | None) -> list[str]:
         """The model's rounds until it answers in words (or a limit, a question for a yes, an
@@ -206,7 +206,7 @@ class ModelTurn:
                 # refused at once (busy) if the queue says it cannot be done in time; once a tool
                 # ran, the turn goes on, so its reply can say what happened
                 deadline=None if state.finished_calls else state.deadline,
-                decode_gate=state.request.decode_gate,
+                decode_gate=state.request.decode_gate, source=state.request.source,
             )
             raw_text, calls, stop_reason = await generate(self._engine, generation, state, reply, context.allowed)
             if not calls:
@@ -253,22 +253,25 @@ class ModelTurn:
                   targets: Sequence[Entity] | None) -> ToolConstraint | TurnResult:
         """A grammar-bound command acts only on what it names well (never on a neighbour that
         shares a word): the constraint offering only those, or the turn's answer when the name
-        fits nothing ("I couldn't find …") or several devices ("Which one …?"). A device the user
+        fits nothing ("I couldn't find …") or several devices ("Which one …?", as model control
+        off says when the words say no action: "I didn't understand …"). A device the user
         chose (`targets`) is acted on: the model is offered its actions, not words or other tools."""
         chosen = targets is not None
         if not chosen and self._home is not None:
             fit = self._home.fit(text, state.language, match)
             if fit.missing:
                 return not_found(state, text, fit.missing)
-            if fit.ambiguous:
-                return self._choices.ask_which(state, text, fit.entities)
+            if fit.ambiguous:  # "which one?" only where the words say what to do: else a stand-in would invent it
+                said = any(self._reading.said_intents(text, state.language, e.domain) for e in fit.entities)
+                return self._choices.ask_which(state, text, fit.entities) if said else not_understood(
+                    state, text, self._example_name(match))
             targets = fit.entities
         if not targets:
             return constraint
         entity_ids = tuple(e.entity_id for e in targets)
-        if chosen:  # its actions only (a fan is not offered set_light), the way the words say if they do
+        if chosen:  # its actions only (a fan is not offered set_light, nor a broadcast), the way the words say
             actions = self._registry.device_actions({e.domain for e in targets})
-            names = tuple(n for n in constraint.tool_names if n in actions)
+            names = tuple(n for n in constraint.tool_names if n in actions and self._registry.specs([n])[0].entity_args)
             way = self._switch_said(text, state.language, targets)
             return ToolConstraint(tuple(n for n in names if n == way) or names, entity_ids)
         return dataclasses.replace(constraint, entity_ids=entity_ids)
@@ -280,14 +283,8 @@ class ModelTurn:
         return ways[0] if len(ways) == 1 else None
 
     def _example_name(self, match: Match) -> str | None:
-        """A device of the home to say an example command with: one the request named when it
-        can be turned on, else the first light, switch or fan; None in a home without one."""
-        if self._home is None:
-            return None
-        named = [e for e in match.best if e.domain in _EXAMPLE_DOMAINS]
-        others = sorted((e for e in self._home.entities() if e.domain in _EXAMPLE_DOMAINS),
-                        key=lambda e: _EXAMPLE_DOMAINS.index(e.domain))
-        return next((e.name for e in (*named, *others) if e.name), None)
+        """A device to say an example command with (`device_text.example_name`)."""
+        return example_name(match.best, self._home.entities()) if self._home is not None else None
 
     def _modes(self, persona: Persona, request: TurnRequest | None) -> tuple[bool, Reasoning]:
         """Conversational mode and reasoning: the request's, else the persona's, else the settings'."""

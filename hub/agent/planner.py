@@ -66,18 +66,20 @@ class Planner:
                                    languages, self._identify.confidences(state.text))
         match = self._home.match(state.text, state.language) if self._home is not None and persona.home else None
         plan = plan_of(self._plans.new_id(), state, result, reading, match)
-        self._plans.keep(plan, request.source)
+        self._plans.keep(plan, request)
         return plan
 
     async def run_plan(self, plan_id: str, client: str | None = None) -> PlanRun:
-        """Run the calls of a plan made in the last five minutes, once, on a throwaway
-        conversation: validation and the policy decide again (a call it holds for a yes is
-        dropped: nobody can answer it there). Raises PlanNotRunnable, UnknownPersona."""
-        plan, source = self._plans.take(plan_id)
+        """Run the calls of a plan `client` made in the last five minutes, once, on a throwaway
+        conversation, as a turn of the planning request (its route, satellite, device and
+        speaker's place): validation and the policy decide again (a call it holds for a yes is
+        dropped: nobody can answer it there). Raises PlanNotRunnable, UnknownPersona (neither
+        spends the plan)."""
+        plan, request = self._plans.runnable(plan_id, client)
         personas = self._personas()
         persona = personas.get(plan.persona)
-        ctx = ToolContext(f"plan-{uuid.uuid4().hex[:12]}", plan.language.used, source, None, plan.device_id,
-                          persona.key, client, uuid.uuid4().hex, area=plan.area)
+        self._plans.spend(plan_id)
+        ctx = self._context_for(request, f"plan-{uuid.uuid4().hex[:12]}", plan.language.used, persona, False)
         name_of = self._home.name_of if self._home is not None else (lambda _: None)
         run = await run_plan_calls(self._registry, plan, ctx, personas.tool_names(persona),
                                    self._activity.tool_called, name_of)

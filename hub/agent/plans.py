@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Collection
 
 from hub.agent.turn import TurnState
-from hub.agent.types import ToolFinished, TurnResult
+from hub.agent.types import ToolFinished, TurnRequest, TurnResult
 from hub.core.messages import ToolCall
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolContext, ToolRegistry, ToolResult
@@ -33,7 +33,8 @@ RUNNABLE = frozenset({WOULD_RUN, WOULD_ASK, UNCHECKED})  # what "Run it" sends a
 
 
 class PlanNotRunnable(Exception):
-    """No plan to run under that id: `code` says why (unknown_plan, plan_expired, plan_already_run)."""
+    """No plan to run under that id: `code` says why (unknown_plan, plan_expired, plan_already_run,
+    plan_of_another_client)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -90,6 +91,7 @@ class TurnPlan:
     withheld: list[str]  # why sentences of the model would not be spoken
     area: str | None
     device_id: str | None
+    satellite_id: str | None = None
     expires_in_s: float = PLAN_TTL_S
 
     @property
@@ -127,7 +129,7 @@ def planned_call(finished: ToolFinished) -> PlannedCall:
 @dataclass
 class _Kept:
     plan: TurnPlan
-    source: str  # the planning request's route: the run goes the same way
+    request: TurnRequest  # the planning request: its client alone may run it, from its place and route
     expires: float
     ran: bool = False
 
@@ -144,27 +146,34 @@ class PlanBook:
     def new_id() -> str:
         return uuid.uuid4().hex
 
-    def keep(self, plan: TurnPlan, source: str) -> None:
+    def keep(self, plan: TurnPlan, request: TurnRequest) -> None:
         now = self._clock()
         for plan_id in [k for k, v in self._kept.items() if now >= v.expires + self._ttl_s]:
             del self._kept[plan_id]  # long gone: its id now reads as unknown
         while len(self._kept) >= MAX_PLANS:
             del self._kept[next(iter(self._kept))]
         plan.expires_in_s = self._ttl_s
-        self._kept[plan.plan_id] = _Kept(plan, source, now + self._ttl_s)
+        self._kept[plan.plan_id] = _Kept(plan, request, now + self._ttl_s)
 
-    def take(self, plan_id: str) -> tuple[TurnPlan, str]:
-        """The plan to run now (once) and its request's source; PlanNotRunnable otherwise."""
+    def runnable(self, plan_id: str, client: str | None) -> tuple[TurnPlan, TurnRequest]:
+        """The plan `client` may run now, and the request that made it (its client, route and
+        place); PlanNotRunnable otherwise. Nothing is spent: `spend` marks it run."""
         kept = self._kept.get(plan_id)
         if kept is None:
             raise PlanNotRunnable("unknown_plan", f"No plan {plan_id!r}: POST /api/plan makes one.")
+        if kept.request.client != client:
+            raise PlanNotRunnable("plan_of_another_client", "This plan was made by another client; only the "
+                                                            "client that made a plan may run it.")
         if kept.ran:
             raise PlanNotRunnable("plan_already_run", "This plan was run already; make a new one to run it again.")
         if self._clock() >= kept.expires:
             raise PlanNotRunnable("plan_expired", f"This plan expired ({round(self._ttl_s)} s after it was "
                                                   "made); make a new one.")
-        kept.ran = True
-        return kept.plan, kept.source
+        return kept.plan, kept.request
+
+    def spend(self, plan_id: str) -> None:
+        """Mark a plan `runnable` gave as run: it never runs again."""
+        self._kept[plan_id].ran = True
 
 
 def as_call(planned: PlannedCall, number: int) -> ToolCall:
@@ -194,7 +203,7 @@ def plan_of(plan_id: str, state: TurnState, result: TurnResult, language: Langua
                     direct.intent if direct is not None else None, list(direct.slots) if direct is not None else [],
                     calls, weighed, match.tier if match is not None else "",
                     None if acts or not result.reply else result.reply, list(result.withheld),
-                    request.area, request.device_id)
+                    request.area, request.device_id, request.satellite_id)
 
 
 async def run_plan_calls(registry: ToolRegistry, plan: TurnPlan, ctx: ToolContext, allowed: Collection[str],

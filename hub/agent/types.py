@@ -49,8 +49,9 @@ class TurnRequest:
     # "You asked the user whether to close the garage"); volatile, never in the stable prompt
     extra_system_prompt: str | None = None
     # who asks, the same across that client's connections: "wyoming:<peer host>/<satellite>",
-    # "mqtt:<client field>", "rest:<token digest>". A confirmation counts only from the client
-    # that was asked, and a request without a conversation id continues that client's
+    # "mqtt:<client field>", "rest:token:<token digest>@<address>" (or the ingress user). A
+    # confirmation counts only from the client that was asked, a plan runs only for the client
+    # that made it, and a request without a conversation id continues that client's
     # conversation only while it waits for an answer. None: unknown (never continued).
     client: str | None = None
     # a spoken turn's: cleared while its first sentence is synthesized, so that on a CPU the

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from hub.custom.templates import CompiledTemplate, TemplateRenderError, render_tree
+from hub.home.entities import Entity
 from hub.home.policy import ActionPolicy
 from hub.home.watches import OutcomeSink
 from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
@@ -26,6 +27,18 @@ class ServiceCaller(Protocol):
     async def call_service(self, domain: str, service: str, data: dict[str, Any]) -> Any: ...
 
 
+class HomeEntities(Protocol):
+    """The hub's own entities (hub.home.entities.EntityStore): the only ones a tool may act on."""
+
+    def get(self, entity_id: str) -> Entity | None:
+        """The entity as the hub sees it; None when it has none, or the user untargeted it."""
+        ...
+
+    def known(self, entity_id: str) -> Entity | None:
+        """The entity as its backend gave it (its own name and device class), untargeted or not."""
+        ...
+
+
 @dataclass
 class ToolDeps:
     """What custom tools reach at run time. MQTT and Home Assistant start after the tools are
@@ -35,6 +48,7 @@ class ToolDeps:
     secrets: Mapping[str, str] = field(repr=False)
     policy: ActionPolicy
     reporter: OutcomeSink
+    entities: HomeEntities
     language: str = "en"
     mqtt: MqttClient | None = None
     home_assistant: ServiceCaller | None = None

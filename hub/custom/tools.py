@@ -30,6 +30,8 @@ from hub.core.messages import ToolCall
 from hub.locales import phrase
 
 _LOGGER = logging.getLogger(__name__)
+# targets Home Assistant expands into entities the hub never sees (so the policy could not check them)
+UNSEEN_TARGETS = ("area_id", "device_id", "floor_id", "label_id")
 
 
 def parse_payload(payload: bytes) -> Any:
@@ -228,8 +230,11 @@ def parse_result_path(path: str) -> tuple[str, ...]:
 class HaServiceTool(CustomTool):
     """A Home Assistant service call with templated data, under the same policy as the home tools.
 
-    The policy sees each target entity (`entity_id` in the data or its `target`); a call
-    without targets is checked as the pseudo-entity `<domain>.<service>`.
+    It acts only on the hub's own entities (`entity_id` in the data or its `target`), each as its
+    backend has it (its own name and device class: a garage door asks for a yes): an entity the
+    hub does not have is not found, an untargeted one is not allowed, and an area, device, floor
+    or label target (entities the policy cannot see) is refused. A call without targets is
+    checked as the pseudo-entity `<domain>.<service>`.
     """
 
     def __init__(self, *, domain: str, service: str, data: Any, **common: Any) -> None:
@@ -249,26 +254,44 @@ class HaServiceTool(CustomTool):
     def service_data(self, variables: Mapping[str, Any]) -> Any:
         return render_tree(self.data, variables) if self.data is not None else {}
 
-    def targets(self, data: dict[str, Any]) -> list[Entity]:
+    def targets(self, data: dict[str, Any], ctx: ToolContext) -> list[Entity]:
+        """The hub's entities the call acts on (ToolError for any other target)."""
         ids: list[str] = []
         target = data.get("target")
         for holder in (data, target if isinstance(target, dict) else {}):
+            unseen = [key for key in UNSEEN_TARGETS if holder.get(key)]
+            if unseen:
+                raise ToolError(phrase(ctx.language, "policy.not_allowed", name=self.spoken_name(ctx.language)),
+                                code="not_allowed", tool=self.name,
+                                detail=f"{unseen[0]}: a tool names the entities it acts on by entity_id")
             found = holder.get("entity_id")
             ids += [found] if isinstance(found, str) else [str(i) for i in found or ()]
         if not ids:
             pseudo = f"{self.domain}.{self.service}"
             return [Entity(pseudo, name=pseudo)]
-        return [Entity(i, name=i) for i in dict.fromkeys(ids)]
+        return [self._own_entity(i, ctx) for i in dict.fromkeys(ids)]
+
+    def _own_entity(self, entity_id: str, ctx: ToolContext) -> Entity:
+        entities = self.deps.entities
+        known = entities.known(entity_id)
+        if known is None:
+            spoken = entity_id.split(".", 1)[-1].replace("_", " ")
+            raise ToolError(phrase(ctx.language, "entity.not_found", name=spoken), code="unknown_entity",
+                            tool=self.name, entity_id=entity_id)
+        if entities.get(entity_id) is None:  # the user untargeted it (hub.home.name_book): never acted on
+            raise ToolError(phrase(ctx.language, "policy.not_allowed", name=known.name), code="not_allowed",
+                            tool=self.name, entity_id=entity_id)
+        return known
 
     async def _call(self, domain: str, service: str, data: dict[str, Any], args: dict[str, Any],
                     ctx: ToolContext, variables: Mapping[str, Any]) -> ToolResult:
         ha = self.deps.home_assistant
         if ha is None:
             raise ToolError(phrase(ctx.language, "error.ha_unavailable"), code="ha_unavailable", tool=self.name)
-        entities = self.targets(data)
+        entities = self.targets(data, ctx)
         for entity in entities:  # raises not_allowed, rate_limited or confirmation_required
             if entity.domain != self.domain:
-                raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.entity_id),
+                raise ToolError(phrase(ctx.language, "policy.not_allowed", name=entity.name),
                                 code="not_allowed", entity_id=entity.entity_id)
             self.deps.policy.check(entity, self.service, ToolCall(self.name, dict(args)), ctx)
         logged = redact(data, self._secret_values)

@@ -84,6 +84,11 @@ class EntityTool:
                             code="not_allowed", entity_id=entity.entity_id)
         return entity
 
+    def _as_home_names_it(self, entity: Entity) -> Entity:
+        """The entity as its backend (Home Assistant, MQTT) names it: what the policy speaks of,
+        so that a question for a yes names the device itself, whatever names the user added."""
+        return self._store.known(entity.entity_id) or entity
+
     def _unsupported(self, entity: Entity, language: str, what: str | None = None) -> ToolError:
         """"Living room light can't do that." for the user; `detail` says what, for the model."""
         return ToolError(
@@ -108,7 +113,7 @@ class EntityTool:
         if ctx.dry_run:
             raise self._would_call(entity, service, data, ctx, args)
         if self._policy is not None:
-            self._policy.check(entity, service, ToolCall(self.name, dict(args)), ctx)
+            self._policy.check(self._as_home_names_it(entity), service, ToolCall(self.name, dict(args)), ctx)
         try:
             unchanged = already_so(entity, service, data)
             with self._store.next_change(entity.entity_id) as changed:
@@ -133,11 +138,12 @@ class EntityTool:
         """A dry run's end, where the call would go out: what the policy would say, nothing held,
         counted or sent (a refusal is the error the real call gets)."""
         verdict = self._policy.verdict(entity, service) if self._policy is not None else ALLOWED
+        named = self._as_home_names_it(entity)
         if verdict in (NOT_ALLOWED, RATE_LIMITED):
-            raise ActionPolicy.refusal(entity, verdict, ctx.language)
+            raise ActionPolicy.refusal(named, verdict, ctx.language)
         question = None
         if verdict == CONFIRM:
-            held = PendingAction(ToolCall(self.name, dict(args)), entity.entity_id, entity.name, service)
+            held = PendingAction(ToolCall(self.name, dict(args)), entity.entity_id, named.name, service)
             question = confirm_question([held], ctx.language)
         return WouldCall(entity.entity_id, service, data, verdict, not already_so(entity, service, data), question)
 

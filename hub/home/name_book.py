@@ -4,7 +4,8 @@ entities they untargeted: kept in `names.json` in the data folder and laid over 
 once, without a restart.
 
 - An added name is one more alias (an entity keeps its name; with that name removed, its next
-  name is the one the hub says).
+  name is the one the hub says). A name another entity answers to is refused: no device takes
+  another's name (the policy's questions name a device as its backend does, whatever it is called).
 - A home name removed (an entity's name or alias from Home Assistant or MQTT, an area's or a
   floor's alias) is no longer accepted; an entity keeps at least one name, an area and a floor
   their own.
@@ -107,6 +108,8 @@ class NameBook:
             raise NameRefused("too_many_names", f"{target} has {MAX_ALIASES} added names; remove one first.")
         else:
             entry["added"].append(name)
+        if kind == "entity":
+            self._refuse_namesake(target, name)
         self._save(data)
         return name
 
@@ -128,6 +131,19 @@ class NameBook:
         if written is not None:
             entry["removed"].append(written)
         self._save(data)
+
+    def _refuse_namesake(self, target: str, name: str) -> None:
+        """NameRefused (name_taken) when another entity answers to `name`: a name the user gives
+        never makes one device answer to another's name (a pump called "Front door", a lock
+        called "Kitchen light")."""
+        for known in self._store.all_known():
+            if known.entity_id == target:
+                continue
+            entry = self._data["entity"].get(known.entity_id, {})
+            names = _merged((known.name, *known.aliases), entry) or [known.name]
+            if any(fold(n) == fold(name) for n in names):
+                raise NameRefused("name_taken", f"{known.entity_id} ({names[0]}) already answers to {name!r}: "
+                                                "a name belongs to one device; choose another.")
 
     def set_untargeted(self, entity_ids: list[str]) -> None:
         """Untarget exactly these entities; one the home does not have may only stay untargeted."""

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
+from hub.home.device_text import spoken_form
 from hub.home.entities import Entity
 from hub.home.spoken_names import name_keys
 
@@ -70,18 +71,22 @@ def _keys(names: tuple[str, ...]) -> frozenset[str]:
 
 
 def option_names(options: Sequence[Entity]) -> list[str]:
-    """The options of a "which one?" question as said: a name two of them share is told apart by
-    kind ("Front Door (lock)", "Front Door (switch)"), or by area when the kinds are the same."""
+    """The options of a "which one?" question as said: each name as the hub may say it
+    (`device_text.spoken_form`: no instruction a device's name carries is read out), a name two of
+    them share told apart by kind ("Front Door (lock)", "Front Door (switch)"), or by area when
+    the kinds are the same."""
+    names = {option.entity_id: spoken_form(option.name) or option.domain for option in options}
     shared: dict[str, list[Entity]] = defaultdict(list)
     for option in options:
-        shared[option.name.casefold()].append(option)
+        shared[names[option.entity_id].casefold()].append(option)
     said = []
     for option in options:
-        twins = shared[option.name.casefold()]
+        name, twins = names[option.entity_id], shared[names[option.entity_id].casefold()]
+        area = spoken_form(option.area) if option.area else ""
         if len(twins) > 1 and len({t.domain for t in twins}) > 1:
-            said.append(f"{option.name} ({option.domain})")
-        elif len(twins) > 1 and option.area and len({t.area for t in twins}) > 1:
-            said.append(f"{option.name} ({option.area})")
+            said.append(f"{name} ({option.domain})")
+        elif len(twins) > 1 and area and len({t.area for t in twins}) > 1:
+            said.append(f"{name} ({area})")
         else:
-            said.append(option.name)
+            said.append(name)
     return said

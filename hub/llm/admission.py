@@ -2,7 +2,8 @@
 
 Every generation waits for the one model in arrival order. A request that would only get the
 model after its caller gave up (the turn timeout) is better refused at once with "busy" than
-left to time out. So the queue keeps a moving average of how long recent generations held the
+left to time out (and the queue is shared fairly by the interfaces asking at once:
+`FairAdmission`). So the queue keeps a moving average of how long recent generations held the
 model, and of how much they varied (as TCP estimates round trips), and admits a request only if
 the generations ahead of it and its own fit before its deadline; a request that finds the model
 free always starts (nothing could serve it sooner). A waiting request re-checks as the estimate
@@ -29,7 +30,7 @@ RECHECK_S = 0.25  # how often a request waiting with a deadline re-checks that i
 SMOOTHING = 0.3  # weight of the newest duration in the averages
 SPREAD = 2.0  # a request's own generation counts as its mean plus this many mean deviations
 CUT_S = 1.0  # how long a generation past its deadline may take to be cut (its next token)
-GRACE_S = 0.5  # how long a request that does not fit on arrival looks again before it is refused
+GRACE_S = 0.5  # how long requests that cannot start at once are gathered before they are decided
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,63 @@ class QueueEstimate:
         return ahead * mean + own <= seconds_left
 
 
-async def fits_within_grace(fits: Callable[[], bool]) -> bool:
-    """Whether `fits()` holds now or comes to hold within GRACE_S."""
-    give_up = time.monotonic() + GRACE_S
-    while not fits():
-        if time.monotonic() >= give_up:
-            return False
-        await asyncio.sleep(GRACE_S / 10)
-    return True
+# (requests admitted besides those waiting already, seconds left to its deadline) → whether it fits
+Fits = Callable[[int, float], bool]
+
+
+@dataclass
+class _Asking:
+    source: str  # its interface (GenerationRequest.source)
+    deadline: float | None
+    fits: Fits
+    admitted: asyncio.Future[bool]
+
+
+class FairAdmission:
+    """Which requests may wait for the model, fairly across the interfaces they come from.
+
+    A request that finds the model free (and nobody waiting or being decided) starts at once.
+    The others are decided together GRACE_S after the first of them arrived, so that a burst
+    of REST asks that reached the hub a moment before a burst of MQTT asks does not take the
+    whole queue: they take turns by source (arrival order within one), each admitted while the
+    requests ahead of it and its own still fit before its deadline; the rest hear "busy" then,
+    within GRACE_S of arriving (and the generation ahead may have ended meanwhile)."""
+
+    def __init__(self) -> None:
+        self._asking: list[_Asking] = []
+        self._deciding: asyncio.TimerHandle | None = None
+
+    async def admitted(self, source: str, deadline: float | None, starts_now: bool, fits: Fits) -> bool:
+        if starts_now and self._deciding is None:
+            return True
+        loop = asyncio.get_running_loop()
+        asking = _Asking(source, deadline, fits, loop.create_future())
+        self._asking.append(asking)
+        if self._deciding is None:
+            self._deciding = loop.call_later(GRACE_S, self._decide)
+        return await asking.admitted
+
+    def _decide(self) -> None:
+        self._deciding = None
+        asking, self._asking = self._asking, []
+        admitted = 0
+        for request in taking_turns(asking):
+            if request.admitted.done():  # its caller left
+                continue
+            left = math.inf if request.deadline is None else request.deadline - time.monotonic()
+            fits = request.fits(admitted, left)
+            admitted += fits
+            request.admitted.set_result(fits)
+
+
+def taking_turns(asking: list[_Asking]) -> list[_Asking]:
+    """The requests in turns across their sources: each source's first (in the order the
+    sources first asked), then each one's second, …"""
+    by_source: dict[str, list[_Asking]] = {}
+    for request in asking:
+        by_source.setdefault(request.source, []).append(request)
+    rounds = max((len(requests) for requests in by_source.values()), default=0)
+    return [requests[turn] for turn in range(rounds) for requests in by_source.values() if turn < len(requests)]
 
 
 async def acquire_in_time(gate: asyncio.Lock, deadline: float, fits: Callable[[float], bool]) -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +38,7 @@ import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
-from hub.llm.admission import QueueEstimate, RunningGeneration, acquire_in_time, fits_within_grace
+from hub.llm.admission import FairAdmission, QueueEstimate, RunningGeneration, acquire_in_time
 from hub.llm.chat_format import ChatFormat, RenderedPrompt
 from hub.llm.generation import Cancelled, Failure, Generation, Job
 from hub.llm.grammar import tool_call_grammar
@@ -114,6 +113,7 @@ class LlamaEngine:
         self._queue_size = queue_size
         self._waiting = 0
         self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
+        self._admission = FairAdmission()  # and fairly across the interfaces asking
         self._running: RunningGeneration | None = None  # the generation holding the model
         self._gate: asyncio.Lock | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
@@ -210,12 +210,12 @@ class LlamaEngine:
         if self._waiting >= self._queue_size + (self._priming is not None):
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
 
-        def fits() -> bool:
-            ahead = self._waiting + self._generating(gate)  # 0: it starts now
-            seconds_left = math.inf if request.deadline is None else request.deadline - time.monotonic()
+        def fits(admitted: int, seconds_left: float) -> bool:
+            ahead = self._waiting + self._generating(gate) + admitted  # 0: it starts now
             return not ahead or self.queue.fits(ahead, seconds_left, self._running)
 
-        if not await fits_within_grace(fits):
+        starts_now = not self._waiting + self._generating(gate)
+        if not await self._admission.admitted(request.source, request.deadline, starts_now, fits):
             raise EngineBusy("the model is busy: the requests ahead would not be done in time")
         ahead = self._waiting + self._generating(gate)
         self._waiting += 1

@@ -56,6 +56,8 @@ class GenerationRequest:
     halt: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
     # a voice turn's (`TurnRequest.decode_gate`): the local engine decodes only while it is set
     decode_gate: threading.Event | None = field(default=None, compare=False, repr=False)
+    # the interface that asked (TurnRequest.source): the queue is shared fairly among them
+    source: str = ""
 
 
 # --- stream deltas -------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 With it, `bolt-hub serve` works end to end out of the box: the demo home's devices and the hub's
 own MQTT API share this broker, and local MQTT clients can ask the hub questions on it.
-Loopback only, anonymous: it is a private bus, not a service for the network.
+Loopback only, anonymous: it is a private bus, not a service for the network. It runs on an
+event loop of its own, in its own thread: the hub's loop busy with a burst of REST asks must not
+hold up the MQTT asks that come in meanwhile (they would reach the model's queue last).
 
 A hub restarted at once finds its old port in TIME_WAIT: the port counts as free then (the
 probe binds with SO_REUSEADDR, as the listener does). A port really held by another program is
@@ -14,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Coroutine, Iterator, TypeVar
 
 from hub.transport.broker_log import limit_broker_log
 from hub.transport.mqtt_broker import BrokerSettings
@@ -25,6 +28,7 @@ _LOGGER = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 BIND_WAIT_S = 10.0  # how long a taken port is waited for (a previous hub still shutting down)
+T = TypeVar("T")
 
 
 class EmbeddedBrokerError(RuntimeError):
@@ -38,6 +42,8 @@ class EmbeddedBroker:
         self.port = port
         self.bind_wait_s = BIND_WAIT_S if bind_wait_s is None else bind_wait_s
         self._broker: Any = None  # an amqtt Broker while running (amqtt ships no types)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the broker's own, in `_thread`
+        self._thread: threading.Thread | None = None
 
     @property
     def settings(self) -> BrokerSettings:
@@ -60,13 +66,28 @@ class EmbeddedBroker:
             "listeners": {"default": {"type": "tcp", "bind": f"{HOST}:{self.port}"}},
             "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
         }
-        self._broker = _patched_broker_class(Broker)(config)
+        loop = self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=loop.run_forever, name="mqtt-broker", daemon=True)
+        self._thread.start()
         try:
-            await self._broker.start()
+            self._broker = await self._on_broker_loop(_started(_patched_broker_class(Broker), config))
         except Exception as err:  # amqtt wraps bind errors in its own types
-            self._broker = None
+            self._end_loop()
             raise EmbeddedBrokerError(f"the embedded MQTT broker did not start: {err}") from err
         _LOGGER.info("embedded MQTT broker listening on %s:%d", HOST, self.port)
+
+    async def _on_broker_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        assert self._loop is not None
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+
+    def _end_loop(self) -> None:
+        loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        if not thread.is_alive():
+            loop.close()
 
     async def _wait_until_free(self) -> bool:
         if _port_is_free(self.port):
@@ -85,9 +106,18 @@ class EmbeddedBroker:
             return
         broker, self._broker = self._broker, None
         try:
-            await asyncio.wait_for(broker.shutdown(), 10)
+            await asyncio.wait_for(self._on_broker_loop(broker.shutdown()), 10)
         except Exception:  # shutting down: log, never raise
             _LOGGER.exception("embedded MQTT broker did not shut down cleanly")
+        finally:
+            self._end_loop()
+
+
+async def _started(broker_class: Any, config: dict[str, Any]) -> Any:
+    """An amqtt broker made and started on the running loop (the broker's own)."""
+    broker = broker_class(config)
+    await broker.start()
+    return broker
 
 
 class _SubscriptionTable(dict[str, Any]):

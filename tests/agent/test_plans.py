@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hub.agent.plans import LanguageReading, PlanBook, PlanNotRunnable, TurnPlan
+from hub.agent.types import TurnRequest
 from hub.core.messages import ToolCall
 from hub.core.tools import ToolContext, ToolError
 from hub.home.entities import Entity
@@ -16,21 +17,27 @@ def a_plan(plan_id: str) -> TurnPlan:
                     "HassTurnOn", [], [], [], "", None, [], None, None)
 
 
-def test_a_plan_runs_once_within_five_minutes() -> None:
+def test_a_plan_runs_once_within_five_minutes_for_its_client_alone() -> None:
     now = [100.0]
     book = PlanBook(clock=lambda: now[0])
-    book.keep(a_plan("a"), "rest")
-    book.keep(a_plan("b"), "rest")
-    assert book.take("a")[1] == "rest"
+    asked = TurnRequest("turn on the lamp", source="rest", client="rest:token:ab@10.0.0.2", satellite_id="sat")
+    book.keep(a_plan("a"), asked)
+    book.keep(a_plan("b"), asked)
+    with pytest.raises(PlanNotRunnable) as stranger:
+        book.runnable("a", "rest:token:ab@10.0.0.3")
+    assert stranger.value.code == "plan_of_another_client"
+    plan, request = book.runnable("a", asked.client)  # the stranger spent nothing
+    assert plan.plan_id == "a" and request is asked
+    book.spend("a")
     with pytest.raises(PlanNotRunnable) as again:
-        book.take("a")
+        book.runnable("a", asked.client)
     assert again.value.code == "plan_already_run"
     now[0] += 300.0
     with pytest.raises(PlanNotRunnable) as late:
-        book.take("b")
+        book.runnable("b", asked.client)
     assert late.value.code == "plan_expired"
     with pytest.raises(PlanNotRunnable) as unknown:
-        book.take("c")
+        book.runnable("c", asked.client)
     assert unknown.value.code == "unknown_plan"
 
 

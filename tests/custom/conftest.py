@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import pytest
 
+from hub.home.entities import EntityStore
 from hub.home.later import Report, Reporter
 from hub.custom.loader import CustomSetup, ToolDeps, load_custom_file
 from hub.home.policy import ActionPolicy
@@ -35,12 +36,13 @@ def make_setup(tmp_path: Path, reports: list[Report]) -> Callable[..., CustomSet
     """Write YAML to a file and load it with the given parts (MQTT client, HA, policy, secrets)."""
 
     def make(text: str, *, mqtt: Any = None, ha: Any = None, policy: ActionPolicy | None = None,
-             secrets: dict[str, str] | None = None, language: str = "en") -> CustomSetup:
+             secrets: dict[str, str] | None = None, language: str = "en",
+             entities: EntityStore | None = None) -> CustomSetup:
         path = tmp_path / "custom.yaml"
         path.write_text(text, encoding="utf-8")
         deps = ToolDeps(secrets=secrets or {}, mqtt=mqtt, home_assistant=ha,
                         policy=policy or ActionPolicy(), reporter=Reporter(sinks=(reports.append,)),
-                        language=language)
+                        entities=entities if entities is not None else EntityStore(), language=language)
         return load_custom_file(path, deps)
 
     return make

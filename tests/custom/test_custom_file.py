@@ -117,9 +117,10 @@ def test_bad_files_are_clear_config_errors(make_setup, text, pattern):
 
 def test_a_missing_file_is_a_clear_error(make_setup, tmp_path):
     from hub.custom.loader import ToolDeps, load_custom_file
+    from hub.home.entities import EntityStore
     from hub.home.policy import ActionPolicy
 
-    deps = ToolDeps({}, ActionPolicy(), reporter=None)  # type: ignore[arg-type]
+    deps = ToolDeps({}, ActionPolicy(), reporter=None, entities=EntityStore())  # type: ignore[arg-type]
     with pytest.raises(CustomConfigError, match=r"nothere\.yaml: cannot read the custom file"):
         load_custom_file(tmp_path / "nothere.yaml", deps)
 

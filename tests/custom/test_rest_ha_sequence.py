@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from aiohttp import web
 
+from hub.home.entities import Entity, EntityStore
 from hub.home.policy import ActionPolicy
 from hub.core.tools import ToolContext, ToolRegistry
 from hub.core.messages import ToolCall
@@ -233,14 +235,40 @@ tools:
 """
 
 
+def the_forge() -> EntityStore:
+    """The hub's own entities the HA tools act on (a user's names laid over the gate's)."""
+    store = EntityStore()
+    for entity in (Entity("light.forge", "Forge", source="ha"), Entity("lock.town_gate", "Town Gate", source="ha"),
+                   Entity("switch.stove", "Stove", source="ha"), Entity("script.robot_wave", "Robot wave", source="ha"),
+                   Entity("switch.bellows", "Bellows", source="ha"),
+                   Entity("cover.barn", "Barn door", device_class="garage", source="ha")):
+        store.upsert(entity)
+    return store
+
+
+class Untargeted:
+    """A NameOverlay that untargets `switch.bellows` and calls the gate "Kitchen light"."""
+
+    def entity(self, entity: Entity) -> Entity | None:
+        if entity.entity_id == "switch.bellows":
+            return None
+        return replace(entity, name="Kitchen light") if entity.entity_id == "lock.town_gate" else entity
+
+    def area_aliases(self, aliases):
+        return dict(aliases)
+
+    def floors(self, floors):
+        return dict(floors)
+
+
 async def test_ha_service_calls_pass_the_policy(make_setup, caplog):
     ha = RecordingHA()
     policy = ActionPolicy(allowed_domains="light,script,switch", read_only_entities="switch.stove")
-    registry = registry_of(make_setup(HA_TOOLS, ha=ha, policy=policy, secrets={"t": SECRET}))
+    registry = registry_of(make_setup(HA_TOOLS, ha=ha, policy=policy, secrets={"t": SECRET}, entities=the_forge()))
 
     refused = await registry.call(ToolCall("open_gate", {}), CTX)
     assert not refused.ok and refused.data["error"] == "not_allowed"
-    assert refused.speech == "Sorry, I'm not allowed to control lock.town_gate."
+    assert refused.speech == "Sorry, I'm not allowed to control Town Gate."
     read_only = await registry.call(ToolCall("stove", {}), CTX)
     assert read_only.data["error"] == "not_allowed"
     assert ha.calls == []  # nothing reached Home Assistant
@@ -259,16 +287,60 @@ async def test_ha_service_calls_pass_the_policy(make_setup, caplog):
 async def test_sensitive_ha_service_asks_for_confirmation_first(make_setup):
     ha = RecordingHA()
     policy = ActionPolicy(allowed_domains="lock")
-    registry = registry_of(make_setup(HA_TOOLS, ha=ha, policy=policy, secrets={"t": SECRET}))
+    store = the_forge()
+    store.set_overlay(Untargeted())
+    registry = registry_of(make_setup(HA_TOOLS, ha=ha, policy=policy, secrets={"t": SECRET}, entities=store))
     held = await registry.call(ToolCall("open_gate", {}), CTX)
     assert held.data["error"] == "confirmation_required"
-    assert held.speech == "Do you really want me to unlock lock.town_gate?"
+    assert held.speech == "Do you really want me to unlock Town Gate?"  # its own name, not the one added
     assert ha.calls == []
     held = policy.take_pending("c1")
     assert held is not None and [a.call for a in held.actions] == [ToolCall("open_gate", {})]
     with policy.granted(held, held.actions[0]):
         done = await registry.call(held.actions[0].call, CTX)
     assert done.ok and ha.calls == [("lock", "unlock", {"entity_id": "lock.town_gate"})]
+
+
+ARGUED_TOOLS = """
+tools:
+  open_cover:
+    type: ha_service
+    description: Open a cover.
+    parameters: {type: object, properties: {entity_id: {type: string}}, required: [entity_id]}
+    service: cover.open_cover
+    data: {entity_id: "{{ args.entity_id }}"}
+  switch_on:
+    type: ha_service
+    description: Switch something on.
+    parameters: {type: object, properties: {entity_id: {type: string}}, required: [entity_id]}
+    service: switch.turn_on
+    data: {entity_id: "{{ args.entity_id }}"}
+  covers_in:
+    type: ha_service
+    description: Open the covers of an area.
+    parameters: {type: object, properties: {area: {type: string}}, required: [area]}
+    service: cover.open_cover
+    data: {target: {area_id: "{{ args.area }}"}}
+"""
+
+
+@pytest.mark.parametrize("tool,entity_id,error", [
+    ("open_cover", "cover.barn", "confirmation_required"),  # a garage door, by its own device class
+    ("switch_on", "switch.bellows", "not_allowed"),  # untargeted by the user
+    ("switch_on", "switch.not_the_hubs", "unknown_entity"),  # not one of the hub's entities
+    ("switch_on", "all", "unknown_entity"),
+    ("covers_in", None, "not_allowed"),  # an area: entities the policy cannot see
+])
+async def test_an_entity_from_the_arguments_is_one_of_the_hubs_under_its_policy(make_setup, tool, entity_id, error):
+    ha = RecordingHA()
+    store = the_forge()
+    store.set_overlay(Untargeted())
+    registry = registry_of(make_setup(ARGUED_TOOLS, ha=ha, policy=ActionPolicy(), entities=store))
+    arguments = {"entity_id": entity_id} if entity_id else {"area": "barn"}
+    result = await registry.call(ToolCall(tool, arguments), CTX)
+    assert not result.ok and result.data["error"] == error, result.data
+    assert ha.calls == []
+    assert "cover.barn" not in (result.speech or "") and "switch." not in (result.speech or "")
 
 
 async def test_without_home_assistant_the_call_is_a_clear_result(make_setup):

@@ -1,6 +1,7 @@
 """Admission by deadline in the real engine's queue (hub.llm.admission), with Gemma 3 270M: a
 request that cannot be done in time behind a running generation is refused at once, one that
-waits leaves (busy) before its deadline, and a request that finds the model free always starts."""
+waits leaves (busy) before its deadline, and a request that finds the model free always starts;
+requests asking at once share the queue across interfaces."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from hub.llm.admission import CUT_S, GRACE_S, QueueEstimate, RunningGeneration
+from hub.llm.admission import CUT_S, GRACE_S, FairAdmission, QueueEstimate, RunningGeneration
 from hub.llm.llama_engine import LlamaEngine
 from hub.core.messages import Message
 from hub.llm.types import Delta, Done, EngineBusy, GenerationRequest
@@ -56,6 +57,25 @@ def test_a_running_generation_that_overran_counts_as_holding_the_model_to_its_de
     assert not estimate.fits(1, 20.0, overran) and not estimate.fits(0, 20.0, overran)
     assert estimate.fits(1, 25.0 + CUT_S + 1.5, overran)  # it could wait for the cut at its deadline
     assert not estimate.fits(0, 1000.0, RunningGeneration(now - 5.0, None))  # no deadline: no telling
+
+
+async def test_requests_asking_at_once_share_the_queue_across_interfaces() -> None:
+    """Six REST asks that arrived a moment before six MQTT asks, with room for four: two each,
+    and every refusal at once (the decision comes GRACE_S after the first of them asked)."""
+    admission = FairAdmission()
+    room = 4
+    asked = time.monotonic()
+
+    async def ask(source: str) -> tuple[str, bool, float]:
+        admitted = await admission.admitted(source, asked + 30, False, lambda ahead, left: ahead < room)
+        return source, admitted, time.monotonic() - asked
+
+    rest = [asyncio.ensure_future(ask("rest")) for _ in range(6)]
+    await asyncio.sleep(GRACE_S / 5)
+    decided = await asyncio.gather(*rest, *(ask("mqtt") for _ in range(6)))
+    assert [source for source, admitted, _ in decided if admitted] == ["rest", "rest", "mqtt", "mqtt"]
+    assert all(took < GRACE_S + 0.2 for _, _, took in decided)
+    assert await admission.admitted("rest", None, True, lambda ahead, left: False)  # the model is free: it starts
 
 
 async def test_admission_refuses_at_once_leaves_before_the_deadline_and_starts_when_free(gemma_path: Path) -> None:

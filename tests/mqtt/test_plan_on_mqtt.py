@@ -12,7 +12,9 @@ from typing import Any, AsyncIterator
 
 import pytest
 
+from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_persona
 from hub.agent.plans import PlanNotRunnable
+from hub.agent.prompt import ASSISTANT_INSTRUCTIONS
 from hub.agent.types import TurnRequest
 from hub.app import HubApp
 from hub.backends.demo.mqtt_home import MqttDemoHome
@@ -126,3 +128,39 @@ async def test_running_a_sensitive_plan_asks_and_does_nothing(home: PlannedHome)
     await asyncio.sleep(0.5)
     assert home.demo.device("front_door").locked
     assert not home.app.policy._pending  # the question's conversation is gone: nothing waits
+
+
+async def test_a_plan_runs_for_its_client_as_a_turn_of_its_place(home: PlannedHome) -> None:
+    """A run is a turn of the planning request: its satellite and the place resolved from its
+    area id (a timer started by the run is the satellite's, in its room), and another client's
+    run is refused without spending the plan."""
+    asked = TurnRequest("set a timer for 5 minutes", source="rest", client="rest:token:ab@10.0.0.2",
+                        satellite_id="assist_satellite.kitchen_speaker", area="kitchen")
+    plan = await home.agent.plan(asked)
+    assert plan.satellite_id == "assist_satellite.kitchen_speaker"
+    with pytest.raises(PlanNotRunnable) as stranger:
+        await home.agent.run_plan(plan.plan_id, "rest:token:ab@10.0.0.3")
+    assert stranger.value.code == "plan_of_another_client"
+    assert home.app.later.timers.timers() == []
+    run = await home.agent.run_plan(plan.plan_id, asked.client)
+    assert [c.ok for c in run.calls] == [True]
+    [timer] = home.app.later.timers.timers()
+    assert timer.ctx.satellite_id == "assist_satellite.kitchen_speaker" and timer.area == "Kitchen"
+    assert timer.ctx.source == "rest" and timer.ctx.client == asked.client
+
+
+async def test_a_plan_whose_persona_is_gone_is_refused_and_kept(home: PlannedHome) -> None:
+    keeper = Persona(key="keeper", name="Keeper", instructions="You keep the house.", home=True)
+    with_keeper = PersonaBook(home_persona(ASSISTANT_INSTRUCTIONS), [keeper], home_tools=home.agent.personas.tool_names(
+        home.agent.personas.get(None)))
+    without_keeper, home.agent.personas = home.agent.personas, with_keeper
+    plan = await home.agent.plan(TurnRequest("could you get the coffee maker going", persona="keeper",
+                                             source="rest"))
+    assert [(c.name, c.verdict) for c in plan.calls] == [("turn_on", "would_run")]
+    home.agent.personas = without_keeper
+    with pytest.raises(UnknownPersona):
+        await home.agent.run_plan(plan.plan_id)
+    home.agent.personas = with_keeper
+    run = await home.agent.run_plan(plan.plan_id)  # not spent by the refusal
+    assert [c.ok for c in run.calls] == [True]
+    await eventually(lambda: home.demo.device("coffee_maker").on)

@@ -72,11 +72,13 @@ class Authenticator:
 
     def client_of(self, request: web.Request) -> str:
         """Who an allowed request comes from (TurnRequest.client): the ingress user, else a
-        digest of the bearer token (never the token itself)."""
+        digest of the bearer token (never the token itself) and the address it came from (one
+        token may be shared by every client on the LAN)."""
         if self.is_ingress(request):
             return f"rest:ingress:{request.headers.get('X-Remote-User-Id', '')}"
         given = request.headers.get("Authorization", "").partition(" ")[2].strip()
-        return "rest:token:" + hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
+        digest = hashlib.sha256(given.encode("utf-8", "replace")).hexdigest()[:16]
+        return f"rest:token:{digest}@{request.remote or ''}"
 
     def middleware(self, public: Callable[[web.Request], bool],
                    body: Callable[[web.Request, str, str], object] | None = None) -> Middleware:

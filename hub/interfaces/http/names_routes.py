@@ -25,7 +25,7 @@ class NamesHost(Protocol):
 def _status(code: str) -> int:
     if code.startswith("unknown_") or code == "not_a_name":
         return 404
-    return 409 if code == "already_named" else 400
+    return 409 if code in ("already_named", "name_taken") else 400
 
 
 class NamesRoutes:

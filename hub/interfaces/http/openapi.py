@@ -57,7 +57,8 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _errors(*codes: int, shape: dict[str, Any] = ERROR) -> dict[str, Any]:
     words = {400: "Invalid request body or parameters.", 401: "Missing or wrong API token.",
-             403: "Not allowed for this persona.", 404: "Not found.", 409: "Conflicts with the current state.",
+             403: "Not allowed (for this persona; another client's plan).", 404: "Not found.",
+             409: "Conflicts with the current state.",
              410: "Expired.", 413: "Body too large.", 503: "The model is busy; retry later.",
              507: "The data folder could not be written (full or read-only): nothing was changed.",
              504: "Not done within turn_timeout."}
@@ -126,11 +127,14 @@ def _turn_paths(sse: dict[str, Any]) -> dict[str, Any]:  # data table
             "responses": {"200": {"description": "The plan.", "content": _json(PLAN)},
                           **_errors(400, 401, 404, 413)}}},
         "/api/plan/{plan_id}/run": {"post": {
-            "summary": "Run a plan's calls once, within five minutes of making it; validation and the policy "
-                       "decide again. 404: no such plan; 409: run already; 410: expired.",
+            "summary": "Run a plan's calls once, within five minutes of making it, as a turn of the request "
+                       "that made it (its route, satellite, device and place); only the client that made it "
+                       "(its token and address, or ingress user) may run it; validation and the policy decide "
+                       "again. 403: another client's plan; 404: no such plan; 409: run already (or its "
+                       "persona is gone); 410: expired.",
             "parameters": [{"name": "plan_id", "in": "path", "required": True, "schema": {"type": "string"}}],
             "responses": {"200": {"description": "What the calls did.", "content": _json(PLAN_RUN)},
-                          **_errors(400, 401, 404, 409, 410)}}},
+                          **_errors(400, 401, 403, 404, 409, 410)}}},
         "/api/names": {
             "get": {"summary": "Every entity, area and floor with each name the hub accepts and where it came "
                                "from (home, home_alias, added, generated, translation), and the untargeted "

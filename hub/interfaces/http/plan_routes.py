@@ -17,7 +17,8 @@ from hub.interfaces.http.openai_routes import BodyReader
 from hub.interfaces.http.turn_json import tool_finished_json, turn_request
 
 # Why a plan cannot run, as an HTTP status.
-_NOT_RUNNABLE_STATUS = {"unknown_plan": 404, "plan_already_run": 409, "plan_expired": 410}
+_NOT_RUNNABLE_STATUS = {"unknown_plan": 404, "plan_of_another_client": 403, "plan_already_run": 409,
+                        "plan_expired": 410}
 
 
 def plan_json(plan: TurnPlan) -> dict[str, Any]:

@@ -289,6 +289,7 @@ PLAN = {
                                                              "acting (an answer, which one?); null when it acts."},
         "withheld": {"type": "array", "items": {"type": "string"}},
         "area": {"type": ["string", "null"]}, "device_id": {"type": ["string", "null"]},
+        "satellite_id": {"type": ["string", "null"]},
         "runnable": {"type": "boolean", "description": "Whether the plan has calls to run."},
         "expires_in_s": {"type": "number"},
     },

@@ -71,6 +71,13 @@ def test_names_with_their_origins_and_a_name_added_applies_at_once(hub: LiveHub)
 
     again = change(hub, "POST", kind="entity", target="lock.front_door", name="haustür")
     assert again.status_code == 409 and again.json()["error"] == "already_named"
+    # another device's name is not given (a pump that answers to "Front door", a lock to "Kitchen light")
+    for entity_id, taken in (("switch.coffee_maker", "front door"), ("switch.coffee_maker", "HAUSTÜR"),
+                             ("lock.front_door", "Kitchen Light")):
+        refused = change(hub, "POST", kind="entity", target=entity_id, name=taken)
+        assert refused.status_code == 409 and refused.json()["error"] == "name_taken", refused.text
+        assert refused.json()["message"].startswith(("lock.front_door (Front Door)", "light.kitchen_light"))
+    assert "Kitchen Light" not in {n["name"] for n in target(names(hub), "entity", "lock.front_door")["names"]}
     area = change(hub, "POST", kind="area", target="Office", name="Study")
     assert area.status_code == 200 and any(n["name"] == "Study" for n in area.json()["names"])
     assert plan_calls(hub, "turn on the light in the study") == [("turn_on", "light.desk_lamp", "would_run")]
@@ -80,6 +87,10 @@ def test_names_with_their_origins_and_a_name_added_applies_at_once(hub: LiveHub)
     front = target(names(hub), "entity", "lock.front_door")
     assert front["name"] == "Haustür" and front["removed"] == ["Front Door"]
     assert plan_calls(hub, "unlock the front door") == []
+    # its question for a yes names the lock as its home does, not by the name it answers to now
+    unlock = requests.post(f"{hub.url}/api/plan", headers=AUTH, timeout=240,
+                           json={"text": "Schließe die Haustür auf", "language": "de"}).json()
+    assert [c["message"] for c in unlock["calls"]] == ["Soll ich Front Door wirklich aufschließen?"]
     last = change(hub, "DELETE", kind="entity", target="lock.front_door", name="Haustür")
     assert last.status_code == 400 and last.json()["error"] == "last_name"
     assert change(hub, "POST", kind="entity", target="lock.front_door", name="Front Door").status_code == 200

@@ -4,6 +4,7 @@ plans nothing, and a plan runs once."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 
@@ -105,6 +106,20 @@ def test_unknown_persona_and_unknown_plan(live_hub, auth):
                              data=json.dumps({"plan": 1}), timeout=30)
     assert response.status_code == 400 and response.json()["error"] == "invalid_body"
     assert run(live_hub, auth, found["plan_id"]).status_code == 200  # a refused run spent nothing
+
+
+def test_only_the_client_that_made_a_plan_runs_it(live_hub, auth, kitchen_light):
+    """The same token from another address is another client: refused (403), the plan kept."""
+    set_light(live_hub, auth, kitchen_light, False)
+    found = plan(live_hub, auth, text="turn on the kitchen light")
+    port = int(live_hub.url.rsplit(":", 1)[1])
+    other = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=("127.0.0.2", 0))
+    other.request("POST", f"/api/plan/{found['plan_id']}/run", headers=auth)
+    refused = other.getresponse()
+    assert refused.status == 403 and json.loads(refused.read())["error"] == "plan_of_another_client"
+    assert entity_state(live_hub, auth, kitchen_light) == "off"
+    assert run(live_hub, auth, found["plan_id"]).status_code == 200
+    assert entity_state(live_hub, auth, kitchen_light) == "on"
 
 
 @pytest.mark.parametrize("path", ["/api/plan", "/api/plan/abc/run"])
