@@ -287,9 +287,8 @@ PLAN = {
         "tier": {"type": "string"},
         "reply": {"type": ["string", "null"], "description": "What the hub would say, when it says it without "
                                                              "acting (an answer, which one?); null when it acts."},
-        "withheld": {"type": "array", "items": {"type": "string"}},
-        "area": {"type": ["string", "null"]}, "device_id": {"type": ["string", "null"]},
-        "satellite_id": {"type": ["string", "null"]},
+        "withheld": {"type": "array", "items": {"type": "string"}}, "area": {"type": ["string", "null"]},
+        "device_id": {"type": ["string", "null"]}, "satellite_id": {"type": ["string", "null"]},
         "runnable": {"type": "boolean", "description": "Whether the plan has calls to run."},
         "expires_in_s": {"type": "number"},
     },
