@@ -12,7 +12,6 @@ from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, Callable
 
 from hub.core.tools import ToolContext, ToolError, ToolResult
-from hub.home.calendar_tools import WHEN
 from hub.home.entity_tool import EntityTool, entity_schema
 from hub.home.entities import BackendError, Entity, EntityStore
 from hub.home.resolve import EntityResolver
@@ -21,12 +20,14 @@ from hub.locales import format_number, phrase, phrase_keys, template
 
 _DAILY, _HOURLY, _TWICE_DAILY = 1, 2, 4  # HA's WeatherEntityFeature
 WEEK_DAYS = 5  # days said for "the coming days"
+WHEN = ("today", "tomorrow", "week")
 
 
 @dataclass
 class Day:
     conditions: list[str] = field(default_factory=list)
     temperatures: list[float] = field(default_factory=list)
+    rain_chances: list[float] = field(default_factory=list)  # precipitation_probability, percent
 
     def condition(self) -> str | None:
         return Counter(self.conditions).most_common(1)[0][0] if self.conditions else None
@@ -61,7 +62,8 @@ class WeatherForecast(EntityTool):
         unit = str(entity.attributes.get("temperature_unit") or "")
         data = {"entity_id": entity.entity_id, "when": args["when"], "unit": unit, "days": [
             {"date": d.isoformat(), "condition": days[d].condition(), "high": max(days[d].temperatures, default=None),
-             "low": min(days[d].temperatures, default=None)} for d in said]}
+             "low": min(days[d].temperatures, default=None),
+             "rain_chance": max(days[d].rain_chances, default=None)} for d in said]}
         if not said:
             return ToolResult(ok=True, data=data, speech=phrase(
                 ctx.language, "weather.no_forecast", when=phrase(ctx.language, f"calendar.{args['when']}")))
@@ -83,9 +85,14 @@ def by_day(forecast: list[Any], zone: tzinfo | None) -> dict[date, Day]:
         day = days.setdefault(when, Day())
         if isinstance(entry.get("condition"), str) and entry.get("is_daytime", True):
             day.conditions.append(entry["condition"])
-        day.temperatures += [float(entry[k]) for k in ("temperature", "templow")
-                             if isinstance(entry.get(k), (int, float)) and not isinstance(entry.get(k), bool)]
+        day.temperatures += [float(entry[k]) for k in ("temperature", "templow") if _number(entry.get(k))]
+        if _number(entry.get("precipitation_probability")):
+            day.rain_chances.append(float(entry["precipitation_probability"]))
     return days
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def spoken_day(day: Day, unit: str, language: str) -> str:
@@ -95,6 +102,10 @@ def spoken_day(day: Day, unit: str, language: str) -> str:
         low, high = (f"{format_number(t, language)} {unit}".strip() for t in (min(day.temperatures), max(day.temperatures)))
         temperatures = phrase(language, "weather.range", low=format_number(min(day.temperatures), language),
                               high=high) if low != high else high
+    if max(day.rain_chances, default=0) > 0:  # "15 to 22 °C, 80 percent chance of rain"
+        chance = phrase(language, "weather.rain_chance", chance=phrase(
+            language, "unit.percent", value=format_number(max(day.rain_chances), language)))
+        temperatures = f"{temperatures}, {chance}" if temperatures else chance
     condition = day.condition()
     if condition is None or f"forecast.{condition}" not in phrase_keys():
         return temperatures

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from hub.core.tools import ToolContext, ToolError, ToolResult
-from hub.home.entity_tool import EntityTool, entity_schema
+from hub.home.entity_tool import ENTITY, EntityTool, entity_schema
 from hub.home.entities import BackendError, Entity
 from hub.home.queries import service_response
+from hub.home.question_words import WORDS_ARGUMENT, mentions
 from hub.locales import join_list, phrase
 
 _ITEM = {"type": "string", "minLength": 1, "maxLength": 200}
@@ -79,15 +80,38 @@ class RemoveFromList(_ListTool):
 
 class ListItems(_ListTool):
     name = "list_items"
-    description = "What is still to do on a to-do or shopping list."
-    parameters = entity_schema()
+    description = ("What is still to do on a to-do or shopping list (none named: on every list); only "
+                   "the items that say one of `words`, when given.")
+    parameters = {"type": "object", "additionalProperties": False,
+                  "properties": {"entity_id": ENTITY, "words": WORDS_ARGUMENT}}
     changes_home = False
 
-    async def act(self, entity: Entity, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        items = await self._items(entity, ctx)
-        speech = (phrase(ctx.language, "list.items", name=entity.name, items=join_list(items, ctx.language))
-                  if items else phrase(ctx.language, "list.empty", name=entity.name))
-        return ToolResult(ok=True, speech=speech, data={"entity_id": entity.entity_id, "items": items})
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if "entity_id" in args:
+            todo = self._entity(args["entity_id"], ctx)
+            if todo.domain != "todo":
+                raise self._unsupported(todo, ctx.language)
+            lists = [todo]
+        else:
+            lists = [e for e in self._store.all() if e.domain == "todo"]
+        if not lists:
+            raise ToolError(phrase(ctx.language, "missing.list"), code="unknown_entity")
+        words = tuple(args.get("words") or ())
+        found = [(todo, [i for i in await self._items(todo, ctx) if not words or mentions(i, words)]) for todo in lists]
+        return ToolResult(ok=True, speech=_spoken_lists(found, words, ctx.language), data={"lists": [
+            {"entity_id": todo.entity_id, "name": todo.name, "items": items} for todo, items in found]})
+
+
+def _spoken_lists(found: list[tuple[Entity, list[str]]], words: tuple[str, ...], language: str) -> str:
+    """"On Personal Tasks: Call Liza." for each list with items (that say the words); else that
+    the list is empty, or that nothing on the lists says them."""
+    said = [phrase(language, "list.items", name=todo.name, items=join_list(items, language))
+            for todo, items in found if items]
+    if said:
+        return " ".join(said)
+    if words:
+        return phrase(language, "list.nothing_about", words=join_list(list(words), language))
+    return " ".join(phrase(language, "list.empty", name=todo.name) for todo, _ in found)
 
 
 def build_list_tools(*args: Any) -> list[EntityTool]:

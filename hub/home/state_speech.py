@@ -12,6 +12,7 @@ from hub.locales.states import StateWord, state_word
 
 _UNIT_PHRASES = {"°C": "unit.celsius", "°F": "unit.fahrenheit", "%": "unit.percent",
                  "km/h": "unit.kmh", "kWh": "unit.kwh", "W": "unit.watt"}
+_MEDIA_STATES = frozenset({"playing", "paused", "buffering", "on"})
 
 
 def state_data(entity: Entity) -> dict[str, Any]:
@@ -30,11 +31,27 @@ def spoken_state(entity: Entity, language: str) -> str:
         word = StateWord(phrase(language, "unit.degrees", value=format_number(current, language)), True)
     elif word is None and _is_number(entity.state):
         number = format_number(float(entity.state), language)
-        unit_key = _UNIT_PHRASES.get(attrs.get("unit_of_measurement", ""))
-        word = StateWord(phrase(language, unit_key, value=number) if unit_key else number, True)
+        unit = str(attrs.get("unit_of_measurement") or "")
+        unit_key = _UNIT_PHRASES.get(unit)
+        # a unit the hub has no words for is said as written ("-61 dBm"), never left out
+        word = StateWord(phrase(language, unit_key, value=number) if unit_key else f"{number} {unit}".strip(), True)
     elif word is None:  # a custom state ("washing"): the device's own word, as a label
         word = StateWord(entity.state, False)
+    playing = now_playing(entity, language)
+    if playing and entity.state in _MEDIA_STATES:  # "Living room speaker: paused, So What by Miles Davis."
+        word = StateWord(phrase(language, "media.state_what", state=word.text, what=playing), False)
     return word.sentence(language, entity.name)
+
+
+def now_playing(entity: Entity, language: str) -> str | None:
+    """What a media player plays ("So What by Miles Davis"), None when it says nothing."""
+    title = entity.attributes.get("media_title")
+    if not isinstance(title, str) or not title.strip() or entity.domain != "media_player":
+        return None
+    artist = entity.attributes.get("media_artist") or entity.attributes.get("media_album_artist")
+    if isinstance(artist, str) and artist.strip():
+        return phrase(language, "media.title_by", title=title.strip(), artist=artist.strip())
+    return title.strip()
 
 
 def number_value(value: Any) -> float | None:

@@ -3,18 +3,20 @@
 The forms are those of HA's HassGetState responses: one ("what is …"), one_yesno ("is the front
 door locked"), any ("are any windows open"), all ("are all the lights off"), which ("which lights
 are on") and how_many ("how many lights are on"); plus a thermostat's temperature and the time
-and date.
+and date; and the hub's readings (hub.understanding.home_questions): a device's other reading,
+what media players play, the temperature outside, what the home lacks.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
-from hub.home.state_speech import spoken_state
+from hub.home.state_speech import number_value, spoken_state
 from hub.home.entities import Entity
 from hub.understanding.assist_responses import assist_answer
 from hub.understanding.plans import Question
-from hub.locales import join_list, phrase, template
+from hub.locales import format_number, join_list, phrase, template
 from hub.locales.states import StateWord, state_word
 
 _MAX_LISTED = 8  # entities named in one answer; more would not be listened to
@@ -40,6 +42,8 @@ def _answer(question: Question, language: str, now: datetime) -> str:
         return phrase(language, "answer.time", time=f"{now.hour}:{now.minute:02d}")
     if question.intent == "HassGetCurrentDate":
         return phrase(language, "answer.date", date=spoken_date(now, language))
+    if question.intent in _READINGS:
+        return _READINGS[question.intent](question, language)
     targets = question.targets
     form = _response_form(question.response)
     if question.state is None or form == "one":
@@ -67,6 +71,45 @@ def _answer(question: Question, language: str, now: datetime) -> str:
         else phrase(language, none_key, state=state)
 
 
+def _device_reading(question: Question, language: str) -> str:
+    """"Motion Sensor Battery is 55 percent.", or that the device has no such reading."""
+    if question.targets:
+        return _states(question.targets, language)
+    return phrase(language, "reading.none", part=phrase(language, f"part.{question.response}"),
+                  name=question.slots.get("name", ""))
+
+
+def _media(question: Question, language: str) -> str:
+    """The players named, as they are; else those playing, or that nothing is (and what is paused)."""
+    if question.response == "named":
+        return _states(question.targets, language)
+    playing = [e for e in question.targets if e.state in ("playing", "buffering")]
+    if playing:
+        return _states(playing, language)
+    paused = [e for e in question.targets if e.state == "paused"]
+    return " ".join([phrase(language, "media.nothing_playing"), *([_states(paused, language)] if paused else [])])
+
+
+def _outside(question: Question, language: str) -> str:
+    """The weather service's temperature outside, then any outside sensor's."""
+    said = []
+    for entity in question.targets:
+        temperature = number_value(entity.attributes.get("temperature")) if entity.domain == "weather" else None
+        if temperature is not None:
+            unit = str(entity.attributes.get("temperature_unit") or "")
+            value = f"{format_number(temperature, language)} {unit}".strip()
+            said.append(phrase(language, "weather.outside", name=entity.name, temperature=value))
+        elif entity.domain != "weather":
+            said.append(spoken_state(entity, language))
+    return " ".join(said) or phrase(language, "missing.weather")
+
+
+_READINGS: dict[str, Callable[[Question, str], str]] = {
+    "HubDeviceReading": _device_reading, "HubMediaState": _media, "HubOutside": _outside,
+    "HubMissing": lambda question, language: phrase(language, f"missing.{question.response}"),
+}
+
+
 def _response_form(response: str) -> str:
     """The HassGetState form a template's response name stands for ("any_doors" → "any")."""
     if response in _NAMED_FORMS:
@@ -80,7 +123,9 @@ def _response_form(response: str) -> str:
 def in_state(entity: Entity, state: str) -> bool:
     """Whether the entity is in the state asked about ("on" for a heating thermostat too, "open"
     for a door sensor that is on)."""
-    if state == "on" and entity.domain in ("climate", "media_player", "vacuum", "humidifier"):
+    if state == "on" and entity.domain in ("vacuum", "lawn_mower"):  # at work, not waiting in its dock
+        return entity.state in ("cleaning", "returning", "mowing")
+    if state == "on" and entity.domain in ("climate", "media_player", "humidifier"):
         return entity.state not in _NOT_ON
     if entity.domain == "binary_sensor" and state in _BINARY_STATES:
         return entity.state == _BINARY_STATES[state]

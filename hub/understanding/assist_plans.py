@@ -15,6 +15,8 @@ from typing import Any
 from hassil.recognize import RecognizeResult
 
 from hub.home.entities import Entity, EntityStore
+from hub.home.normalize import base_language, fold
+from hub.home.question_words import question_words
 
 _TIMER_TOOLS = {"HassStartTimer": "start_timer", "HassCancelTimer": "cancel_timer",
                 "HassCancelAllTimers": "cancel_all_timers", "HassPauseTimer": "pause_timer",
@@ -34,15 +36,15 @@ _UNITS = ("hours", "minutes", "seconds")
 _MAX_TIMER_NAME_WORDS = 3
 
 
-def assist_call(intent: str, slots: dict[str, Any], result: RecognizeResult,
-                store: EntityStore) -> tuple[str, dict[str, Any], list[Entity]] | None:
+def assist_call(intent: str, slots: dict[str, Any], result: RecognizeResult, store: EntityStore,
+                language: str) -> tuple[str, dict[str, Any], list[Entity]] | None:
     """(tool, arguments, targets: one call each, else one call with the arguments alone)."""
     if intent in TIMER_INTENTS:
         args = _timer_args(intent, slots, result)
         return (_TIMER_TOOLS[intent], args, []) if args is not None else None
     if intent in LIST_INTENTS:
         todo = _list(slots, store, shopping=intent.startswith("HassShoppingList"))
-        item = str(result.entities["item"].text if "item" in result.entities else "").strip(" .,!?")
+        item = _item(str(result.entities["item"].text if "item" in result.entities else ""), language)
         return (_LIST_TOOLS[intent], {"item": item}, [todo]) if todo is not None and item else None
     if intent in READ_INTENTS:
         return _read_call(intent, slots, store)
@@ -63,6 +65,16 @@ def _read_call(intent: str, slots: dict[str, Any], store: EntityStore) -> tuple[
         return "calendar_events", when, [e for e in _named(slots, store) if e.domain == "calendar"][:1]
     station = weather_station(slots, store)
     return ("weather_forecast", when, [station]) if station is not None else None
+
+
+def _item(said: str, language: str) -> str:
+    """The item as said, without the words a template left at its end ("Milch zu meinen" of
+    "Füge Milch zu meinen Aufgaben hinzu": the list's name took "Aufgaben" alone)."""
+    words = said.strip(" .,!?").split()
+    table = question_words(base_language(language))
+    while len(words) > 1 and table is not None and table.says(f" {fold(words[-1], language)} ", "word.stop"):
+        words.pop()
+    return " ".join(words)
 
 
 def _timer_args(intent: str, slots: dict[str, Any], result: RecognizeResult) -> dict[str, Any] | None:

@@ -23,8 +23,10 @@ from hub.understanding.assist_responses import ha_error
 from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
 from hub.understanding.compound import split_parts
 from hub.home.entities import Entity, EntityStore
+from hub.home.list_finder import list_names
 from hub.home.namesakes import option_names
 from hub.home.normalize import base_language
+from hub.understanding.home_questions import QuestionReader
 from hub.understanding.planning import Planner
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question
 from hub.understanding.recognition import (
@@ -62,6 +64,7 @@ class FastPath:
         self._registry = registry
         self._resolver = resolver
         self._planner = Planner(store, resolver)
+        self._questions = QuestionReader(store)
         self._clock = clock
         self._loaded: dict[str, LanguageIntents | None] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -167,6 +170,7 @@ class FastPath:
         whole, plan = plan_in_room(lambda context: recognize(text, intents, loaded, home, code, context),
                                    lambda results: self._planner.plan(results, home, language, text), room)
         if plan is not None and not _elsewhere(plan):
+            plan = self._questions.outside_first(plan)
             return [prefer_room(self._fitting(plan, text, language, read_name=False), room)]
         last = [plan] if plan is not None else []  # "… is not in the … area": when nothing else reads it
         parts = split_parts(text, language)
@@ -176,10 +180,13 @@ class FastPath:
                 return plans
         if not read_names:
             return last
+        question = self._questions.plan(text, home, language)  # a device's part, the weather, events, lists
+        if question is not None:
+            return [question]
         unmatched = recognize_unmatched(text, intents, home, code, room.context()) \
             or recognize_masked(text, self._resolver.said_names(text, language), intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text) \
-            or self._planner.plan_named_question(text, home, language, unmatched)
+            or self._questions.named_question(text, home, language, unmatched)
         plan = prefer_room(self._fitting(plan, text, language, read_name=True), room) if plan is not None else None
         # understood, but nothing in the home fits: a device the words name ("la porte du garage" of
         # a garage door the template took for a door), else the model may know better
@@ -230,10 +237,14 @@ class FastPath:
         return home
 
     def _all_names(self, entities: list[Entity]) -> Names:
-        """The names for every language: a variant that is an area's name in any is left out."""
+        """The names for every language: a variant that is an area's name in any is left out;
+        a to-do list's with what people call it ("my tasks", `hub.home.list_finder`)."""
         areas = {text for code in SUPPORTED_LANGUAGES
                  for area, aliases in self._resolver.areas(code).items() for text in (area, *aliases)}
-        return build_names(entities, areas)
+        lists = [e for e in entities if e.domain == "todo"]
+        named = [replace(e, aliases=(*e.aliases, *list_names(e, lists))) if e.domain == "todo" else e
+                 for e in entities]
+        return build_names(named, areas)
 
     # --- carrying out ----------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from hub.home.resolve import EntityResolver
 from hub.home.spoken_names import spellings
 from hub.locales import format_number, join_list, phrase
 from hub.understanding import referents
+from hub.understanding.conditions import Conditional, met, read_conditional, read_value
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_up_templates import Said, read
 from hub.understanding.plans import Action, Ambiguous
@@ -61,7 +62,11 @@ class FollowUps:
     async def try_handle(self, text: str, language: str, ctx: ToolContext,
                          recent: Recent | None) -> DirectAnswer | None:
         """The answer when the templates read `text` as a follow-up or relative command (an
-        honest one when it refers to nothing), else None."""
+        honest one when it refers to nothing), else None; a command that waits on a reading
+        ("if the guest room is above 23, set it to 22") too."""
+        conditional = read_conditional(text, language)
+        if conditional is not None:
+            return await self._conditional(conditional, language, ctx)
         said = await asyncio.to_thread(self.read, text, language)
         if said is None or self._names_another_kind(said):
             return None
@@ -73,6 +78,26 @@ class FollowUps:
         if answer is None:
             return DirectAnswer(phrase(language, "error.not_understood"), "not_understood")
         return _worded(answer, planned, said, language) if said.what in ("relative", "indirect") else answer
+
+    async def _conditional(self, conditional: Conditional, language: str, ctx: ToolContext) -> DirectAnswer:
+        """The reading now, compared: the command carried out only when it holds ("it" is what
+        was read, or the thermostats of the room read); else why nothing was done."""
+        read, value, devices = read_value(conditional, self._store, self._resolver, language)
+        name = read.name if read is not None else conditional.subject
+        if read is None or value is None:
+            return _honest(language, "condition.unreadable", name=name)
+        comparison = phrase(language, "condition.above" if conditional.above else "condition.below",
+                            limit=format_number(conditional.limit, language))
+        quantity = "temperature" if conditional.part == "temperature" else "percent"
+        values = {"name": name, "value": _spoken(quantity, value, language), "comparison": comparison}
+        if not met(conditional, value):
+            return _honest(language, "condition.not_met", **values)
+        recent = Recent("", targets=tuple(e.entity_id for e in devices), at=self._clock(), language=language)
+        answer = await self.try_handle(conditional.command, language, ctx, recent) \
+            or await self._fast_path.try_handle(conditional.command, language, ctx)
+        if answer is None:
+            return DirectAnswer(phrase(language, "error.not_understood"), "not_understood")
+        return replace(answer, reply=f"{phrase(language, 'condition.met', **values)} {answer.reply}")
 
     def read(self, text: str, language: str) -> Said | None:
         """What the templates read in `text` (its slots filled from the home), or None."""

@@ -22,7 +22,6 @@ from hassil.recognize import RecognizeResult
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.colors import COLOR_MODES
 from hub.home.entities import Entity, EntityStore
-from hub.home.name_words import name_translations
 from hub.home.normalize import fold
 from hub.understanding.device_intents import (
     DEVICE_INTENTS,
@@ -56,6 +55,10 @@ _TOOL_DOMAINS = {
 # The kind of device an intent means when the sentence does not say ("set the temperature").
 _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climate",
                    "HassClimateGetTemperature": "climate", **IMPLIED_DOMAINS}
+# what "is anything on?" asks about: devices that are switched on, not sensors that are "on"
+# (a thermostat heating or a water heater keeping warm is what it is for: not "left on")
+_SWITCHED = frozenset({"light", "switch", "fan", "media_player", "humidifier", "vacuum", "input_boolean",
+                       "lawn_mower"})
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
 # words around a name that make a command; one ("tänd taklampan", "sytytä kattolamppu") only for a
@@ -119,39 +122,6 @@ class Planner:
                 not_found = NotFound(result.intent.name, name)
         return not_found
 
-    def plan_named_question(self, text: str, home: HomeData, language: str,
-                            unmatched: list[RecognizeResult]) -> Question | None:
-        """A question no template matched that says a device's name ("what is the air pressure
-        of the outside sensor?"): that device's state, as HA's "what is {name}" answers. Not when
-        the words read as a command and not as a question (a request phrased as a question is
-        the model's)."""
-        asks = any(r.intent.name in QUESTION_INTENTS for r in unmatched)
-        commands = any(r.intent.name not in QUESTION_INTENTS and not bare_template(r) for r in unmatched)
-        if not is_question(text) or (commands and not asks):
-            return None
-        said = f" {fold(text, language)} "
-        for name, entity_ids in home.names.spoken:  # the longest name said
-            if f" {fold(name, language)} " in said:
-                targets = [e for e in map(self._store.get, sorted(entity_ids)) if e is not None]
-                targets = self._part_asked(targets, said, language)
-                return Question("HassGetState", "one", targets) if targets else None
-        return None
-
-    def _part_asked(self, targets: list[Entity], said: str, language: str) -> list[Entity]:
-        """The entity of the named device that the other words ask about: "the battery level of
-        the hallway motion sensor" is its battery sensor ("Hallway Motion Sensor Battery"), not
-        its motion state. A sibling (same device) fits when every word its name adds to the
-        device's, or that word in the request's language, is said."""
-        devices = {e.device_id: e for e in targets if e.device_id}
-        if len(targets) != 1 or not devices:
-            return targets
-        own = set(fold(targets[0].name).split())
-        fits = [e for e in self._store.all() if e.device_id in devices and e not in targets
-                and (extra := set(fold(e.name).split()) - own)
-                and all(f" {w} " in said or any(f" {t} " in said for t in name_translations(w, language))
-                        for w in extra)]
-        return fits if len(fits) == 1 else targets
-
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
                  name_text: str | None = None, text: str | None = None) -> Plan | None:
         """`name_text`: a name the resolver reads (no slot value), said in `text` (the sentence)."""
@@ -175,7 +145,7 @@ class Planner:
             station = weather_station(slots, self._store)
             return Question(intent, result.response or "default", [station]) if station else None
         if intent in ASSIST_INTENTS:  # timers, lists, weather, broadcast (hub.understanding.assist_plans)
-            call = assist_call(intent, slots, result, self._store)
+            call = assist_call(intent, slots, result, self._store, language)
             return Action(intent, *call) if call is not None else None
         tool, args = _tool_for(intent, slots)
         if tool is None and intent not in QUESTION_INTENTS:
@@ -196,11 +166,8 @@ class Planner:
             if names := {e.name for e in elsewhere}:
                 said = str(result.entities["name"].text).strip()
                 return NotFound(intent, names.pop() if len(names) == 1 else said, place=place)
-        if tool is None:  # a question
-            state = slots.get("state")
-            state_text = result.entities["state"].text if "state" in result.entities else None
-            return Question(intent, result.response or "default", targets,
-                            str(state) if state is not None else None, state_text) if targets else None
+        if tool is None:
+            return _question(result, slots, targets, named)
         able = _TOOL_DOMAINS.get(tool, set())
         targets = [e for e in targets if e.domain in able]
         if named and targets:
@@ -241,7 +208,7 @@ class Planner:
                 or "domain" in slots or slots.get("device_class"):
             pool = self._store.all()
         elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet") \
-                or anywhere(intent, slots):
+                or anywhere(intent, slots) or (intent == "HassGetState" and "state" in slots):
             # "what is the temperature", "set the temperature to 21", "all lights blue": every
             # device of the intent's kind, as HA's handlers do when no satellite area is known
             pool = self._store.all()
@@ -305,6 +272,18 @@ class Planner:
         while words and words[-1] in stops:
             words.pop()
         return set(self._forms[1].get(" ".join(words), ()))
+
+
+def _question(result: RecognizeResult, slots: dict[str, Any], targets: list[Entity], named: bool) -> Question | None:
+    """A question about the targets' state; one that says no kind of device ("is anything on
+    upstairs?") asks about those that switch on."""
+    intent = result.intent.name
+    if intent == "HassGetState" and not named and not {"domain", "device_class"} & slots.keys():
+        targets = [e for e in targets if e.domain in _SWITCHED]
+    state = slots.get("state")
+    state_text = result.entities["state"].text if "state" in result.entities else None
+    return Question(intent, result.response or "default", targets,
+                    str(state) if state is not None else None, state_text) if targets else None
 
 
 def _place_said(slots: dict[str, Any]) -> tuple[str, str] | None:
