@@ -38,9 +38,13 @@ def kind_of(todo: Entity) -> str | None:
 
 
 def list_names(todo: Entity, lists: Sequence[Entity]) -> tuple[str, ...]:
-    """The names `todo` answers to beyond its own (see the module's docstring), folded."""
+    """The names `todo` answers to beyond its own (see the module's docstring), as written."""
     own = {fold(n) for n in (todo.name, *todo.aliases)}
-    return tuple(name for name, meant in called(lists).items() if todo in meant and name not in own)
+    meant = {name for name, lists_meant in called(lists).items() if todo in lists_meant and name not in own}
+    written = [n for n in (todo.name, *todo.aliases) if fold(n.replace("'", "").replace("\u2019", "")) in meant]
+    written += [n.replace("'", "").replace("\u2019", "") for n in written]
+    written += [w for kind in KINDS for w in every_language(f"list.{kind}", written=True) if fold(w) in meant]
+    return tuple(n for n in dict.fromkeys(written) if n not in (todo.name, *todo.aliases))
 
 
 def lists_meant(said: str, lists: Sequence[Entity]) -> list[Entity]:

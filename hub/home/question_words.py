@@ -28,6 +28,7 @@ class QuestionWords:
 
     language: str
     table: dict[str, tuple[str, ...]]
+    written: dict[str, tuple[str, ...]]  # the same phrases as written (names are made of these)
 
     def said(self, said: str, key: str) -> str | None:
         """The first (longest) phrase of `key` found whole in `said`."""
@@ -59,10 +60,10 @@ def question_words(language: str) -> QuestionWords | None:
     if not resource.is_file():
         return None
     data = yaml.safe_load(resource.read_text(encoding="utf-8")) or {}
-    table = {str(key): tuple(sorted(dict.fromkeys(fold(w, language) for w in str(text).split("|") if w.strip()),
-                                    key=len, reverse=True))
-             for key, text in data.items()}
-    return QuestionWords(language, table)
+    written = {str(key): tuple(w.strip() for w in str(text).split("|") if w.strip()) for key, text in data.items()}
+    table = {key: tuple(sorted(dict.fromkeys(fold(w, language) for w in found), key=len, reverse=True))
+             for key, found in written.items()}
+    return QuestionWords(language, table, written)
 
 
 def said_form(text: str, language: str) -> str:
@@ -71,10 +72,10 @@ def said_form(text: str, language: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def every_language(key: str) -> tuple[str, ...]:
-    """`key`'s phrases in every language that has them (folded), longest first."""
+def every_language(key: str, written: bool = False) -> tuple[str, ...]:
+    """`key`'s phrases in every language that has them, folded (or as `written`), longest first."""
     found = {p for language in SUPPORTED_LANGUAGES if (words := question_words(language)) is not None
-             for p in words.table.get(key, ())}
+             for p in (words.written if written else words.table).get(key, ())}
     return tuple(sorted(found, key=len, reverse=True))
 
 

@@ -17,6 +17,8 @@ weather service in this home"), never made up.
 
 from __future__ import annotations
 
+import re
+
 from hassil.recognize import RecognizeResult
 
 from hub.home.device_readings import PARTS, reading
@@ -52,7 +54,11 @@ class QuestionReader:
             return self._reading(named, part)
         if not (is_question(text) or any(said.startswith(f" {w} ") for w in words.table.get("word.question", ()))):
             return None
-        return self._topic(said, words, named)
+        plan = self._topic(said, words, named)
+        if isinstance(plan, Action) and "words" in plan.args:  # said back as said ("zadzwonić", not "zadzwonic")
+            written = {fold(w, language): w for w in re.findall(r"\w+", text)}
+            plan.args["words"] = [written.get(w, w) for w in plan.args["words"]]
+        return plan
 
     def named_question(self, text: str, home: HomeData, language: str,
                        unmatched: list[RecognizeResult]) -> Question | None:
