@@ -38,14 +38,15 @@ _MAX_TIMER_NAME_WORDS = 3
 
 def assist_call(intent: str, slots: dict[str, Any], result: RecognizeResult, store: EntityStore,
                 language: str) -> tuple[str, dict[str, Any], list[Entity]] | None:
-    """(tool, arguments, targets: one call each, else one call with the arguments alone)."""
+    """(tool, arguments, targets: one call each, else one call with the arguments alone; a list
+    meant by a name several lists answer to: each of them, for the planner to ask which)."""
     if intent in TIMER_INTENTS:
         args = _timer_args(intent, slots, result)
         return (_TIMER_TOOLS[intent], args, []) if args is not None else None
     if intent in LIST_INTENTS:
-        todo = _list(slots, store, shopping=intent.startswith("HassShoppingList"))
+        todos = _lists(slots, store, shopping=intent.startswith("HassShoppingList"))
         item = _item(str(result.entities["item"].text if "item" in result.entities else ""), language)
-        return (_LIST_TOOLS[intent], {"item": item}, [todo]) if todo is not None and item else None
+        return (_LIST_TOOLS[intent], {"item": item}, todos) if todos and item else None
     if intent in READ_INTENTS:
         return _read_call(intent, slots, store)
     if intent == "HassBroadcast" and "message" in result.entities:
@@ -59,8 +60,8 @@ def _read_call(intent: str, slots: dict[str, Any], store: EntityStore) -> tuple[
     named, else every calendar: no target), the forecast (the station named, else the first)."""
     when = {"when": slots["when"]} if slots.get("when") in ("today", "tomorrow", "week") else {"when": "today"}
     if intent == "HubListItems":
-        todo = _list(slots, store, shopping=slots.get("list") == "shopping")
-        return ("list_items", {}, [todo]) if todo is not None else None
+        todos = _lists(slots, store, shopping=slots.get("list") == "shopping")
+        return ("list_items", {}, todos) if todos else None
     if intent == "HubCalendarEvents":
         return "calendar_events", when, [e for e in _named(slots, store) if e.domain == "calendar"][:1]
     station = weather_station(slots, store)
@@ -118,11 +119,12 @@ def _named(slots: dict[str, Any], store: EntityStore) -> list[Entity]:
     return [e for e in map(store.get, sorted(ids)) if e is not None]
 
 
-def _list(slots: dict[str, Any], store: EntityStore, shopping: bool) -> Entity | None:
+def _lists(slots: dict[str, Any], store: EntityStore, shopping: bool) -> list[Entity]:
+    """The lists the name means (several: "my tasks" of two task lists, asked which), else the
+    shopping list when the template says so."""
     named = [e for e in _named(slots, store) if e.domain == "todo"]
-    if named:
-        return named[0]
-    if not shopping:
-        return None
+    if named or not shopping:
+        return named
     lists = [e for e in store.all() if e.domain == "todo"]
-    return store.get(SHOPPING_LIST) or (lists[0] if len(lists) == 1 else None)
+    found = store.get(SHOPPING_LIST) or (lists[0] if len(lists) == 1 else None)
+    return [found] if found is not None else []

@@ -29,7 +29,7 @@ _NUMBER = re.compile(r"^-?\d+(?:d\d+)?$")  # a number as folded here ("23d5": 23
 
 @dataclass(frozen=True)
 class Conditional:
-    subject: str  # what the condition reads, as said ("the guest room")
+    subject: str  # what the condition reads, as said ("the guest room", "la chambre d'amis")
     above: bool  # above the limit (else below)
     limit: float
     command: str  # the command, as said ("set it to 22")
@@ -53,15 +53,18 @@ def read_conditional(text: str, language: str) -> Conditional | None:
     found = _condition(folded[after:], words)
     if found is None:
         return None
-    subject, above, limit, used = found
+    subject_words, above, limit, used = found
     rest = after + used
+    end = after + subject_words
+    subject = text[starts[after]:starts[end]].strip(" ,;") if end < len(starts) else ""
     if at == 0 and rest < len(folded):  # "if …, set it to 22"
         command = text[starts[rest]:]
     elif at > 0 and rest == len(folded):  # "set it to 22 if …"
         command = text[:starts[at]]
     else:
         return None
-    part = next((key.removeprefix("part.") for key in words.keys_said(f" {subject} ", "part.")), "temperature")
+    part = next((key.removeprefix("part.") for key in words.keys_said(f" {fold(subject, language)} ", "part.")),
+                "temperature")
     command = command.strip(" ,;.")
     return Conditional(subject, above, limit, command, part if part in PARTS else "temperature") if command else None
 
@@ -71,8 +74,12 @@ def read_value(conditional: Conditional, store: EntityStore, resolver: EntityRes
     """What the condition reads: (the entity read, its value, the devices "it" means); the
     entity is None when the subject names nothing, the value when it has no number to compare."""
     words = question_words(base_language(language))
-    subject = " ".join(w for w in conditional.subject.split() if words is None or not words.says(f" {w} ", "word.stop"))
-    area = resolver.area_of(subject, language)
+    said = fold(conditional.subject, language).split()
+    while said and words is not None and words.says(f" {said[0]} ", "word.stop"):  # "the guest room"
+        said.pop(0)
+    subject = " ".join(said)
+    area = resolver.area_of(subject, language) or resolver.area_of(
+        " ".join(w for w in said if words is None or not words.says(f" {w} ", "word.stop")), language)
     entities = store.all()
     if area is not None:
         here = [e for e in entities if e.area == area]
@@ -98,9 +105,9 @@ def _value(entity: Entity) -> float | None:
     return number_value(entity.state)
 
 
-def _condition(folded: list[str], words: QuestionWords) -> tuple[str, bool, float, int] | None:
-    """(subject, above, limit, words used) of the words after "if": "the guest room is above 23
-    degrees"; the number's unit and verbs after it ("… über 23 Grad ist,") are used too."""
+def _condition(folded: list[str], words: QuestionWords) -> tuple[int, bool, float, int] | None:
+    """(the subject's words, above, limit, words used) of the words after "if": "the guest room
+    is above 23 degrees"; the number's unit and verbs after it ("… über 23 Grad ist,") are used too."""
     for key in ("condition.above", "condition.below"):
         for phrase in words.table.get(key, ()):
             at = _find(folded, phrase.split())
@@ -114,10 +121,10 @@ def _condition(folded: list[str], words: QuestionWords) -> tuple[str, bool, floa
                                           or words.says(f" {folded[used]} ", "condition.then")
                                           or words.says(f" {folded[used]} ", "word.stop")):
                 used += 1
-            subject = folded[:at]
-            while subject and words.says(f" {subject[-1]} ", "word.stop"):  # "the attic is"
-                subject.pop()
-            return " ".join(subject), key == "condition.above", float(folded[number_at].replace("d", ".")), used
+            subject = at
+            while subject and words.says(f" {folded[subject - 1]} ", "word.stop"):  # "the attic is"
+                subject -= 1
+            return subject, key == "condition.above", float(folded[number_at].replace("d", ".")), used
     return None
 
 

@@ -59,6 +59,7 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
 # (a thermostat heating or a water heater keeping warm is what it is for: not "left on")
 _SWITCHED = frozenset({"light", "switch", "fan", "media_player", "humidifier", "vacuum", "input_boolean",
                        "lawn_mower"})
+_ONE_LIST = frozenset({"add_to_list", "complete_on_list", "remove_from_list", "list_items"})
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
 # words around a name that make a command; one ("tänd taklampan", "sytytä kattolamppu") only for a
@@ -146,6 +147,8 @@ class Planner:
             return Question(intent, result.response or "default", [station]) if station else None
         if intent in ASSIST_INTENTS:  # timers, lists, weather, broadcast (hub.understanding.assist_plans)
             call = assist_call(intent, slots, result, self._store, language)
+            if call is not None and call[0] in _ONE_LIST and len(call[2]) > 1:  # "my tasks": which list?
+                return Ambiguous(intent, call[2], Action(intent, *call, named=True))
             return Action(intent, *call) if call is not None else None
         tool, args = _tool_for(intent, slots)
         if tool is None and intent not in QUESTION_INTENTS:

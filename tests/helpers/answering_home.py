@@ -2,7 +2,7 @@
 motion sensor device with battery, power and signal siblings (one device id), a smart plug with a
 binary battery and a power reading, a weather station with a daily forecast, a personal calendar
 with events today, tomorrow and this week (one somewhere else), and the hub's own to-do lists
-("Personal Tasks" and the shopping list, hub.home.local_lists). The calendar and the weather
+("Personal Tasks" and the shopping list by default, hub.home.local_lists). The calendar and the weather
 answer as HA's `calendar.get_events` and `weather.get_forecasts` do (their response objects);
 the fast path and the reading tools are the real ones, on a fixed clock.
 """
@@ -70,7 +70,7 @@ class AnsweringBackend(DemoBackend):
 class AnsweringHome(BigHome):
     """BigHome with devices of several entities, a weather station, a calendar and lists."""
 
-    def __init__(self, state_dir: Path, lists: bool = True) -> None:
+    def __init__(self, state_dir: Path, lists: tuple[str, ...] = ("Personal Tasks",)) -> None:
         super().__init__(state_dir)
         add = self.store.upsert
         self.services = AnsweringBackend(self)
@@ -79,6 +79,8 @@ class AnsweringHome(BigHome):
             Entity("binary_sensor.motion_sensor", "Motion Sensor", "on", area="Hallway", device_class="motion",
                    device_id="motion"),
             Entity("sensor.motion_sensor_battery", "Motion Sensor Battery", "55", {"unit_of_measurement": "%"},
+                   device_class="battery", device_id="motion"),
+            Entity("binary_sensor.motion_sensor_battery_low", "Motion Sensor Battery Low", "off",
                    device_class="battery", device_id="motion"),
             Entity("sensor.motion_sensor_signal", "Motion Sensor Signal", "-61", {"unit_of_measurement": "dBm"},
                    device_class="signal_strength", device_id="motion"),
@@ -93,8 +95,7 @@ class AnsweringHome(BigHome):
         add(Entity(WEATHER, "Home", "cloudy", {"temperature": 14.0, "temperature_unit": "°C",
                                                 "supported_features": 1}, source="answers"))
         add(Entity(CALENDAR, "Personal", "off", source="answers"))
-        self.lists = LocalLists(state_dir / "lists.json", self.store, "Shopping list", ["Personal Tasks"]) \
-            if lists else None
+        self.lists = LocalLists(state_dir / "lists.json", self.store, "Shopping list", lists)
         tools = [*build_list_tools(self.store, self.resolver), CalendarEvents(self.store, clock=lambda: NOW),
                  WeatherForecast(self.store, self.resolver, clock=lambda: NOW)]
         for tool in tools:
@@ -103,11 +104,10 @@ class AnsweringHome(BigHome):
 
     async def start(self, items: dict[str, list[str]] | None = None) -> None:
         await self.timers.start()
-        if self.lists is not None:
-            await self.lists.start()
-            for entity_id, summaries in (items or {}).items():
-                for summary in summaries:
-                    await self.lists.call_service(self.store.get(entity_id), "add_item", {"item": summary})
+        await self.lists.start()
+        for entity_id, summaries in (items or {}).items():
+            for summary in summaries:
+                await self.lists.call_service(self.store.get(entity_id), "add_item", {"item": summary})
 
     async def stop(self) -> None:
         await self.timers.stop()
