@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.home.colors import COLOR_MODES, COLORS, color_key
+from hub.home.device_readings import readings
 from hub.home.device_tools import DEVICE_TOOLS
 from hub.home.media_search import SearchAndPlay
 from hub.home.entities import Entity, EntityStore
@@ -195,7 +196,8 @@ class RunScript(EntityTool):
 class GetState(EntityTool):
     name = "get_state"
     changes_home = False
-    description = "Current state of one entity, or of every entity in an area."
+    description = ("Current state of one entity (with its device's battery, power, signal and other "
+                   "readings), or of every entity in an area.")
     parameters = {"type": "object", "additionalProperties": False,
                   "properties": {"entity_id": ENTITY, "area": {"type": "string"}}}
 
@@ -214,8 +216,10 @@ class GetState(EntityTool):
         else:
             raise self._invalid(None, ctx.language, "Give entity_id or area.")
         speech = " ".join(spoken_state(e, ctx.language) for e in entities)
-        if len(entities) == 1:
-            return ToolResult(ok=True, data=state_data(entities[0]), speech=speech)
+        if len(entities) == 1:  # with its device's other readings: "its battery" is one call away from none
+            others = readings(entities[0], self._store.all())
+            device = {"device": {part: state_data(e) for part, e in others.items()}} if others else {}
+            return ToolResult(ok=True, data={**state_data(entities[0]), **device}, speech=speech)
         return ToolResult(ok=True, data={"area": area, "entities": [state_data(e) for e in entities]},
                           speech=speech)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from hub.agent.agent import Agent
 from hub.home.later import Later
@@ -19,7 +19,7 @@ from hub.understanding.follow_ups import FollowUps
 from hub.home.places import SpeakerPlaces
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
-from hub.core.tools import ToolRegistry
+from hub.core.tools import Tool, ToolRegistry
 from hub.home.view import StoreHomeView
 from hub.llm.types import Engine, GenerationRequest
 from hub.settings import RuntimeSettings
@@ -44,7 +44,8 @@ class TestHub:
     __test__ = False
 
     def __init__(self, tmp_path: Path, engine: Engine, *, demo_home: bool = True,
-                 store: EntityStore | None = None, policy_clock: Any = None, **options: Any) -> None:
+                 store: EntityStore | None = None, policy_clock: Any = None, tools: Sequence[Tool] = (),
+                 **options: Any) -> None:
         self.config: HubConfig = validate({"fast_path": False, "data_dir": str(tmp_path), **options})
         self.options = hub_options(self.config)
         self.store = store or EntityStore()
@@ -54,7 +55,8 @@ class TestHub:
         self.policy = ActionPolicy.from_options(self.options.policy, **kwargs)
         self.later = Later(self.options.later, self.store)
         self.registry = ToolRegistry()
-        for tool in build_home_tools(self.store, self.resolver, self.policy, self.later.tracker) + self.later.tools():
+        for tool in [*build_home_tools(self.store, self.resolver, self.policy, self.later.tracker),
+                     *self.later.tools(), *tools]:
             self.registry.register(tool)
         self.fast_path = FastPath(self.store, self.registry, self.resolver) if self.options.agent.fast_path else None
         self.agent = Agent(
