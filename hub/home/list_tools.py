@@ -14,7 +14,8 @@ from hub.core.tools import ToolContext, ToolError, ToolResult
 from hub.home.entity_tool import ENTITY, EntityTool, entity_schema
 from hub.home.entities import BackendError, Entity
 from hub.home.queries import service_response
-from hub.home.question_words import WORDS_ARGUMENT, mentions
+from hub.home.normalize import base_language, fold
+from hub.home.question_words import WORDS_ARGUMENT, mentions, question_words
 from hub.locales import join_list, phrase
 
 _ITEM = {"type": "string", "minLength": 1, "maxLength": 200}
@@ -36,13 +37,27 @@ class _ListTool(EntityTool):
                 if isinstance(i, dict) and i.get("summary") and i.get("status", "needs_action") == "needs_action"]
 
     async def _on_list(self, entity: Entity, item: str, ctx: ToolContext) -> str:
-        """The item as the list writes it; ToolError when it is not on the list."""
-        wanted = " ".join(item.casefold().split())
-        for written in await self._items(entity, ctx):
-            if " ".join(written.casefold().split()) == wanted:
-                return written
+        """The item as the list writes it, said with or without an article ("des timbres" is
+        "timbres"); ToolError when it is not on the list."""
+        items = await self._items(entity, ctx)
+        for wanted in _with_and_without_articles(item, ctx.language):
+            for written in items:
+                if " ".join(written.casefold().split()) == wanted:
+                    return written
         raise ToolError(phrase(ctx.language, "list.not_on", item=item, name=entity.name), code="item_not_found",
                         entity_id=entity.entity_id)
+
+
+def _with_and_without_articles(item: str, language: str) -> list[str]:
+    """The item as said, casefolded, then without the words before it that name no item ("des",
+    "the", "die"): the language's question stop words."""
+    words = item.casefold().split()
+    table = question_words(base_language(language))
+    forms = [" ".join(words)]
+    while len(words) > 1 and table is not None and table.says(f" {fold(words[0], language)} ", "word.stop"):
+        words = words[1:]
+        forms.append(" ".join(words))
+    return forms
 
 
 class AddToList(_ListTool):

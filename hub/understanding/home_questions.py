@@ -95,15 +95,19 @@ class QuestionReader:
             return self._weather(said, words, outside and temperature)
         if temperature and words.says(said, "topic.inside"):
             return self._inside()
+        calendars = [e for e in named if e.domain == "calendar"]
+        if words.says(said, "topic.away"):  # "muss ich heute aus dem Haus?" is no list's "muss ich"
+            return self._events(said, words, calendars)
         lists = self._of("todo")
         meant = lists_meant(said, lists)
         if meant or words.says(said, "topic.list"):
             return self._items(said, words, lists, meant)
         devices = [e for e in named if e.domain not in ("calendar", "todo", "weather")]
-        # "what classes do I have this week?": a time and words to look for ("how are you today?" has none)
-        if words.says(said, "topic.calendar") or words.says(said, "topic.away") or (
-                not devices and words.keys_said(said, "time.") and words.content(said)):
-            return self._events(said, words, [e for e in named if e.domain == "calendar"])
+        # "what classes do I have this week?", "what do I have tomorrow?": a time, and words to look
+        # for or of plans ("how are you today?" has neither)
+        if words.says(said, "topic.calendar") or (not devices and words.keys_said(said, "time.")
+                                                  and (words.content(said) or words.says(said, "topic.plans"))):
+            return self._events(said, words, calendars)
         return None
 
     def _reading(self, named: list[Entity], part: str) -> Question:

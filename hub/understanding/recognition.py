@@ -260,8 +260,11 @@ def _asking_area(intents: Intents, names: frozenset[str]) -> Intents | None:
 
 
 def narrow(loaded: LanguageIntents, home: HomeData) -> TemplateSets:
-    """Only the sentence blocks for domains the home has (cheap, shares parsed templates)."""
-    return tuple(filter_intents(intents, domains=home.domains) for intents in loaded.intents)
+    """Only the sentence blocks for domains the home has (cheap, shares parsed templates); a
+    home's door and window sensors keep the covers' questions ("which windows are open?": the
+    planner answers them from the sensors too)."""
+    domains = home.domains | ({"cover"} if "binary_sensor" in home.domains else set())
+    return tuple(filter_intents(intents, domains=domains) for intents in loaded.intents)
 
 
 def _matches(text: str, sets: TemplateSets, slot_lists: dict[str, SlotList], language: str,
