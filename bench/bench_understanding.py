@@ -15,8 +15,16 @@ the language left out, in the test home alone (8 devices + 17 generated = 25) an
 generated devices more, median and p95 over the sentences the fast path carried out, against
 the model path (a real stand-in model, same agent) on a few of the same sentences.
 
+The questions part (issue #39): questions about the home answered from its data on the direct
+path (a device's battery, what plays, the forecast, the weather outside, list items and calendar
+events by the question's words, "is anything on in the kitchen?") through the agent, language
+left out, over tests/helpers/answering_home.py's home alone and with 1,000 generated devices
+more; median and p95, side by side with a plain command ("turn on the kitchen light") in the
+same agent and home.
+
     python bench/bench_understanding.py [--per-intent 6] [--languages en,de] [--failures 5]
     python bench/bench_understanding.py --only latency [--model PATH]
+    python bench/bench_understanding.py --only questions [--languages en,de,fr]
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hub.agent.types import TurnRequest  # noqa: E402
 from hub.understanding import language as language_id  # noqa: E402
 from tests.home.generated_home import generated_entities  # noqa: E402
 from tests.understanding.harness import (  # noqa: E402
@@ -151,21 +160,78 @@ async def latency(args: argparse.Namespace, chosen: list[str]) -> None:
         await engine.close()
 
 
+QUESTIONS = {  # questions no template reads, each answered from the home's data (issue #39)
+    "en": ["what's the battery level of the motion sensor?", "what's playing?", "will it rain tomorrow?",
+           "what's the temperature outside?", "who do I need to call?", "who am I meeting for dinner?",
+           "am I leaving the house today?", "is anything on in the kitchen?"],
+    "de": ["Wie hoch ist der Batteriestand vom Motion Sensor?", "Läuft gerade Musik?", "Wird es morgen regnen?",
+           "Wie ist die Temperatur draußen?", "Was steht auf meiner Aufgabenliste?", "Habe ich heute Termine außer Haus?",
+           "Ist in der Küche etwas an?"],
+    "fr": ["Quel est le niveau de batterie du Motion Sensor ?", "Qu'est-ce qui joue en ce moment ?",
+           "Va-t-il pleuvoir demain ?", "Quelle est la température dehors ?", "Qu'est-ce qu'il y a sur ma liste de tâches ?",
+           "Est-ce que je sors de la maison aujourd'hui ?", "Est-ce que quelque chose est allumé dans la cuisine ?"],
+}
+COMMAND = {"en": "turn on the kitchen light", "de": "Schalte das Licht in der Küche ein",
+           "fr": "Allume la lumière de la cuisine"}
+
+
+async def questions(chosen: list[str], rounds: int = 3) -> None:
+    """Each question `rounds` times through the agent (language left out), at 25 and 1,000 more
+    devices, against a plain command in the same agent and home."""
+    import tempfile
+    from dataclasses import replace
+
+    from tests.async_policy.async_helpers import TestHub
+    from tests.helpers.answering_home import AnsweringHome
+    from tests.understanding.harness import SilentEngine
+
+    await language_id.prepare()
+    for label, extra in (("25", 0), ("1,000", 1000)):
+        with tempfile.TemporaryDirectory(prefix="bench-questions-") as folder:
+            home = AnsweringHome(Path(folder) / "home")
+            await home.start({"todo.personal_tasks": ["Call Liza", "Pay rent"]})
+            for entity in generated_entities(extra):
+                home.store.upsert(replace(entity, source="demo"))
+            readers = [home.registry.get(n) for n in ("list_items", "calendar_events", "weather_forecast")]
+            hub = TestHub(Path(folder) / "hub", SilentEngine(), demo_home=False, store=home.store, tools=readers,
+                          fast_path=True, rate_limit_per_minute=0)
+            asked, commanded, direct, total = [], [], 0, 0
+            for code in chosen:
+                await hub.agent.ask(TurnRequest(QUESTIONS[code][0]))  # loads the language's templates
+                for _ in range(rounds):
+                    for text in QUESTIONS[code]:
+                        began = time.perf_counter()
+                        result = await hub.agent.ask(TurnRequest(text))
+                        asked.append(time.perf_counter() - began)
+                        total += 1
+                        direct += result.path == "fast_path" and result.language == code
+                    began = time.perf_counter()
+                    await hub.agent.ask(TurnRequest(COMMAND[code]))
+                    commanded.append(time.perf_counter() - began)
+            await home.stop()
+        ratio = statistics.median(asked) / statistics.median(commanded)
+        print(f"{label:>5} entities: home question {_percentiles(asked)} ({direct}/{total} on the direct path in "
+              f"the question's language); plain command {_percentiles(commanded)}; question/command median "
+              f"{ratio:.2f}", flush=True)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-intent", type=int, default=6, help="sentences per intent and language")
     parser.add_argument("--languages", default="", help="comma-separated (default: all 35)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--failures", type=int, default=0, help="print this many failures per language")
-    parser.add_argument("--only", choices=("table", "latency"))
+    parser.add_argument("--only", choices=("table", "latency", "questions"))
     parser.add_argument("--model", type=Path, help="GGUF for the model path (default: Gemma 3 270M)")
     parser.add_argument("--model-turns", type=int, default=6)
     args = parser.parse_args()
     chosen = [code for code in args.languages.split(",") if code] or list(languages())
-    if args.only != "latency":
+    if args.only in (None, "table"):
         await table(args, chosen)
-    if args.only != "table":
+    if args.only in (None, "latency"):
         await latency(args, chosen)
+    if args.only in (None, "questions"):
+        await questions([code for code in chosen if code in QUESTIONS] or list(QUESTIONS))
 
 
 if __name__ == "__main__":

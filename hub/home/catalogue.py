@@ -196,8 +196,7 @@ class RunScript(EntityTool):
 class GetState(EntityTool):
     name = "get_state"
     changes_home = False
-    description = ("Current state of one entity (with its device's battery, power, signal and other "
-                   "readings), or of every entity in an area.")
+    description = "State of one entity (and its device's battery, power, signal …), or of an area's."
     parameters = {"type": "object", "additionalProperties": False,
                   "properties": {"entity_id": ENTITY, "area": {"type": "string"}}}
 

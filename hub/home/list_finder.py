@@ -5,13 +5,14 @@ the readings ("what's on my to-do list?", "who do I need to call?").
 
 Besides its own name and aliases, a list answers to:
 - its name as said without an apostrophe ("Trader Joe's" → "trader joes");
+- a word of a kind its name says ("tasks" of "Personal Tasks");
 - the words of its kind ("shopping", "grocery list", "Einkaufsliste"; "tasks", "to-do list",
   "Aufgaben"; `hub/locales/words/questions/`, in every language: names are not per language),
-  when it is the only list of that kind — a shopping list is `todo.shopping_list` or one whose
-  name says a shopping word, a to-do list one whose name says a to-do word, else the only list
-  that is no shopping list;
+  when it is of that kind — a shopping list is `todo.shopping_list` or one whose name says a
+  shopping word, a to-do list one whose name says a to-do word, else the lists that are no
+  shopping list;
 - every kind's words, when it is the home's only list.
-Several lists of a kind answer to its words together: a command asks which, a reading reads them.
+A name several lists answer to means them all: the planner asks which one.
 """
 
 from __future__ import annotations
