@@ -8,22 +8,22 @@ question acts. End to end through a real Home Assistant: tests/ha/test_e2e_home_
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+import pytest_asyncio
 
 from hub.home.state_speech import spoken_state
 from hub.locales import format_number, phrase
 from tests.helpers.answering_home import EVENTS, FORECAST, AnsweringHome
 
-pytestmark = pytest.mark.timeout(120)
+# one home for the module: questions never change it (each test checks that)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
 ITEMS = {"todo.personal_tasks": ["Call Liza", "Pay rent"], "todo.shopping_list": ["Milk"]}
 
 
-@pytest.fixture
-async def home(tmp_path: Path):
-    home = AnsweringHome(tmp_path)
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def home(tmp_path_factory: pytest.TempPathFactory):
+    home = AnsweringHome(tmp_path_factory.mktemp("answering-home"))
     await home.start(ITEMS)
     yield home
     await home.stop()
