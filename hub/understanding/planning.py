@@ -33,7 +33,7 @@ from hub.understanding.device_intents import (
     light_temperature,
     preferred,
 )
-from hub.understanding.assist_plans import ASSIST_INTENTS, assist_call, weather_station
+from hub.understanding.assist_plans import ASSIST_INTENTS, SHOPPING_LIST, assist_call, weather_station
 from hub.understanding.assist_responses import RESPONDED
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question, said_slots
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
@@ -60,6 +60,7 @@ _IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climat
 _SWITCHED = frozenset({"light", "switch", "fan", "media_player", "humidifier", "vacuum", "input_boolean",
                        "lawn_mower"})
 _ONE_LIST = frozenset({"add_to_list", "complete_on_list", "remove_from_list", "list_items"})
+_LIST_INTENTS = frozenset({"HassListAddItem", "HassListCompleteItem", "HassListRemoveItem"})
 _MAX_NAME_WORDS = 4  # "the kitchen ceiling light strip" is as long as device names get
 _PLACES = frozenset({"name", "area", "floor", "domain"})  # where a wildcard may read unknown words
 # words around a name that make a command; one ("tänd taklampan", "sytytä kattolamppu") only for a
@@ -78,7 +79,7 @@ class Planner:
         fitting several entities stops the search. A device named in a place it is not in is
         said so (HA's reply) only when no other reading makes a plan."""
         elsewhere = None  # a device named in a place it is not in: said only if nothing else fits
-        for result in _named_domain_first(results, text, language):
+        for result in _shopping_list_as_ha_reads_it(_named_domain_first(results, text, language)):
             plan = self.plan_one(result, home, language)
             if isinstance(plan, NotFound) and plan.place is not None:
                 elsewhere = elsewhere or plan
@@ -346,6 +347,21 @@ def _tool_for(intent: str, slots: dict[str, Any]) -> tuple[str | None, dict[str,
     if intent == "HassSetVolume" and isinstance(volume, (int, float)):
         return "set_volume", {"volume": int(round(volume))}
     return device_tool(intent, slots) if intent in DEVICE_INTENTS else (None, {})
+
+
+def _shopping_list_as_ha_reads_it(results: list[RecognizeResult]) -> list[RecognizeResult]:
+    """HA's shopping-list templates' reading before a list intent's that names the shopping list
+    by what people call it ("Entferne Milch von der Einkaufsliste" checks it off, as HA does;
+    `hub.home.list_finder` gives the list its names)."""
+    if not any(r.intent.name.startswith("HassShoppingList") for r in results):
+        return results
+
+    def by_another_name(result: RecognizeResult) -> bool:
+        name = result.entities.get("name")
+        return result.intent.name in _LIST_INTENTS and name is not None \
+            and isinstance(name.value, frozenset) and name.value == {SHOPPING_LIST}
+
+    return sorted(results, key=by_another_name)
 
 
 def _named_domain_first(results: list[RecognizeResult], text: str, language: str) -> list[RecognizeResult]:
