@@ -11,11 +11,13 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent
 
 _ERRORS = {"not_found": intent.IntentResponseErrorCode.NO_VALID_TARGETS,
-           "not_understood": intent.IntentResponseErrorCode.NO_INTENT_MATCH}
+           "not_understood": intent.IntentResponseErrorCode.NO_INTENT_MATCH,
+           "HubMissing": intent.IntentResponseErrorCode.NO_VALID_TARGETS}  # "there is no weather service"
 # a call's result that is an answer, not a failure: the hub asked, or the policy said no
 _REFUSALS = frozenset({"confirmation_required", "not_allowed", "rate_limited"})
 _QUERIES = frozenset({intent.INTENT_GET_STATE, intent.INTENT_TIMER_STATUS, "HassGetWeather",
                       "HassGetCurrentTime", "HassGetCurrentDate", "HassGetTemperature"})
+_HUB_QUERY = "Hub"  # the hub's own readings beyond HA's intents: HubDeviceReading, HubListItems, …
 
 
 def intent_response(hass: HomeAssistant, result: dict[str, Any], language: str) -> intent.IntentResponse:
@@ -33,7 +35,8 @@ def intent_response(hass: HomeAssistant, result: dict[str, Any], language: str) 
         response.async_set_error(code, reply)
         return response
     changed = list(dict.fromkeys(e for c in calls if c.get("ok") for e in c.get("changed_entities") or []))
-    if not changed and result.get("intent") in _QUERIES:
+    answered = str(result.get("intent") or "")
+    if not changed and (answered in _QUERIES or answered.startswith(_HUB_QUERY)):
         response.response_type = intent.IntentResponseType.QUERY_ANSWER
     targets = [_target(hass, entity_id) for entity_id in changed]
     response.async_set_targets(targets)

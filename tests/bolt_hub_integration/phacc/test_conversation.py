@@ -76,6 +76,8 @@ async def test_a_reply_that_waits_for_an_answer_keeps_the_satellite_listening(ha
     (result("I didn't understand that command.", intent="not_understood", path="resolution"), "error",
      "no_intent_match"),
     (result("Yes. Kitchen light is on.", intent="HassGetState"), "query_answer", None),
+    (result("Motion sensor's battery is at 55 percent.", intent="HubDeviceReading"), "query_answer", None),
+    (result("There is no weather service in this home.", intent="HubMissing"), "error", "no_valid_targets"),
     (result("Sorry, I couldn't reach the device.", ok=False, error="backend_unavailable", tool_calls=[
         {"id": "1", "name": "turn_on", "arguments": {"entity_id": "light.kitchen"}, "ok": False,
          "result": {"error": "backend_unavailable"}, "changed_entities": []}]), "error", "failed_to_handle"),
