@@ -12,6 +12,7 @@ from hub.cli import CliOptions
 from hub.config import OPTIONS, validate
 from hub.custom.loader import parse_secrets
 from hub.custom.tool_base import ToolDeps
+from hub.home.entities import EntityStore
 from hub.home.policy import ActionPolicy
 from hub.hub_client import RunningHub
 from hub.llm.factory import download_source
@@ -31,7 +32,7 @@ def test_no_secret_shows_in_any_formatted_options_or_source(tmp_path: Path) -> N
     shown = [options, config.options_for(CliOptions), source, options.llm,
              HAEndpoint.from_options(options.home_assistant), RunningHub("http://127.0.0.1:8099", "SECRET-run-4711"),
              BrokerSettings("broker", password="SECRET-broker-4711"),
-             ToolDeps(parse_secrets(secrets["tool_secrets"]), ActionPolicy(), reporter=None)]  # type: ignore[arg-type]
+             ToolDeps(parse_secrets(secrets["tool_secrets"]), ActionPolicy(), reporter=None, entities=EntityStore())]  # type: ignore[arg-type]
     for thing in shown:
         for text in (repr(thing), str(thing), f"{thing}", f"{thing!r}"):
             assert "SECRET" not in text and "4711" not in text, text

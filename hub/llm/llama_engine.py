@@ -207,10 +207,13 @@ class LlamaEngine:
         """Wait for the model, then hold `gate`; EngineBusy when the queue is full or the request
         would not be done by its deadline."""
         # priming gives way at once, so the request that interrupts it is next, not waiting
-        if self._waiting >= self._queue_size + (self._priming is not None):
+        places = self._queue_size + (self._priming is not None)
+        if self._waiting >= places:
             raise EngineBusy(f"the model is busy: {self._waiting} requests are already waiting")
 
         def fits(admitted: int, seconds_left: float) -> bool:
+            if self._waiting + admitted >= places:  # those decided together share the places left
+                return False
             ahead = self._waiting + self._generating(gate) + admitted  # 0: it starts now
             return not ahead or self.queue.fits(ahead, seconds_left, self._running)
 

@@ -52,9 +52,12 @@ async def test_bare_hub_serves_mqtt_and_drives_the_demo_home_end_to_end(tmp_path
         if sniffer:
             await asyncio.to_thread(sniffer.close)
         await stack.stop()
-    # the port is free again
+    # the listener is gone: a hub started again binds the port (with SO_REUSEADDR, as asyncio's
+    # listeners do: the broker's closed connections may sit in TIME_WAIT on it for a minute)
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", port))
+        sock.listen()
 
 
 async def test_a_port_held_by_another_program_is_waited_for_then_a_clear_error(tmp_path, monkeypatch):

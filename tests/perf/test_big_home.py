@@ -90,7 +90,7 @@ async def test_thousand_entities_prompt_shows_what_the_grammar_offers(gemma_path
         prompts, offered = {}, {}
         for size in (25, 1000):
             store = generated_store(size)
-            agent, view, _ = build_agent(engine, store)
+            agent, view, _ = build_agent(engine, store, max_tokens=96)  # a set_light call with all its fields fits
             result = await agent.ask(TurnRequest("turn on the attic ceiling light", conversation_id=f"a{size}"))
             first = engine.take()[0]
             system, user = first.request.messages[0].content, first.request.messages[-1].content
