@@ -425,7 +425,14 @@ function setState(state, text) {
 }
 
 // While the model loads and primes, /health says "warming", with the stage and its progress.
-async function waitUntilWarm() {
+// One watch at a time: the periodic refresh joins the one running.
+let warming = null;
+function waitUntilWarm() {
+  warming ||= watchWarmUp().finally(() => { warming = null; });
+  return warming;
+}
+
+async function watchWarmUp() {
   for (;;) {
     const health = await fetch("health", { cache: "no-store" }).then((r) => r.json()).catch(() => null);
     if (health && health.status === "ok") {
@@ -499,6 +506,7 @@ function megabytes(bytes) {
 }
 
 async function refreshStatus() {
+  await waitUntilWarm();  // "ready" only once /health says so (a hub warming up, or switching models)
   try {
     const status = await apiJson("api/status");
     setState("ok", "ready");
