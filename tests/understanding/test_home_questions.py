@@ -119,12 +119,23 @@ async def test_the_forecast_from_the_weather_service(home: AnsweringHome, text: 
 @pytest.mark.parametrize("text, language", [
     ("what's the outside temperature?", "en"), ("how warm is it outside?", "en"),
     ("Quelle est la température dehors ?", "fr"), ("Che temperatura c'è fuori?", "it"),
+    ("Wie ist die Außentemperatur?", "de"), ("¿Qué temperatura hace fuera?", "es"),
+    ("Jaka jest temperatura na zewnątrz?", "pl"), ("Qual é a temperatura lá fora?", "pt"),
 ])
 async def test_outside_the_weather_service_comes_first_and_the_sensor_is_named(
         home: AnsweringHome, text: str, language: str) -> None:
     outcome = await asked(home, text, language)
     station = phrase(language, "weather.outside", name="Home", temperature="14 °C")
     assert outcome.reply == f"{station} {spoken_state(home.store.get('sensor.outside_temperature'), language)}"
+
+
+@pytest.mark.parametrize("text, language, said", [("Wie warm ist es draußen?", "de", "14 Grad"),
+                                                  ("Hoe warm is het buiten?", "nl", "14 graden")])
+async def test_how_warm_outside_is_the_weather_service_as_has_templates_answer(
+        home: AnsweringHome, text: str, language: str, said: str) -> None:
+    """HA's own weather templates read these (HassGetWeather): the weather entity answers, as HA's does."""
+    outcome = await asked(home, text, language)
+    assert outcome.reply == said
 
 
 @pytest.mark.parametrize("text, language, items", [
