@@ -24,6 +24,7 @@ def real_stand_in(request: pytest.FixtureRequest, smollm_path: Path, gemma_path:
 
 @pytest.fixture(autouse=True)
 def _identification_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(language_id._Identifier, "_confidences", language_id._Identifier._confidences)
-    monkeypatch.setattr(language_id._KnownWords, "table", language_id._KnownWords.table)
-    monkeypatch.setattr(language_id._KnownWords, "with_templates", language_id._KnownWords.with_templates)
+    # unloaded, whatever a test elsewhere (a served hub, the MQTT stack) loaded before
+    monkeypatch.setattr(language_id._Identifier, "_confidences", None)
+    monkeypatch.setattr(language_id._KnownWords, "table", {})
+    monkeypatch.setattr(language_id._KnownWords, "with_templates", False)
