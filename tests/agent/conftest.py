@@ -5,6 +5,7 @@ the agent as before, with named languages and no identification)."""
 from __future__ import annotations
 
 import asyncio
+from functools import cache
 from pathlib import Path
 from typing import Iterator
 
@@ -22,9 +23,18 @@ def real_stand_in(request: pytest.FixtureRequest, smollm_path: Path, gemma_path:
     asyncio.run(engine.close())
 
 
+# What loading identification builds is the same every time (py3langid's model, the word table
+# of 35 languages' phrases and templates: seconds on two cores), so it is built once a session;
+# whether it is loaded still starts over with each test.
+_loaded_model = cache(language_id._Identifier.loader)
+_word_table = cache(language_id._word_table)
+
+
 @pytest.fixture(autouse=True)
 def _identification_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     # unloaded, whatever a test elsewhere (a served hub, the MQTT stack) loaded before
     monkeypatch.setattr(language_id._Identifier, "_confidences", None)
     monkeypatch.setattr(language_id._KnownWords, "table", {})
     monkeypatch.setattr(language_id._KnownWords, "with_templates", False)
+    monkeypatch.setattr(language_id._Identifier, "loader", staticmethod(_loaded_model))
+    monkeypatch.setattr(language_id, "_word_table", _word_table)
