@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from mqtt.mqtt_helpers import Mosquitto  # noqa: E402
+from mqtt.fit_commands import COMMANDS  # noqa: E402
 from mqtt.test_fit_real_models import run_commands  # noqa: E402
 
 from hub.agent.call_fit import CallFit  # noqa: E402
@@ -40,7 +41,7 @@ async def main() -> None:
                 try:
                     for check in ([False, True] if args.without else [True]):
                         CallFit.misfit = checked if check else (lambda *a, **k: None)  # type: ignore[method-assign]
-                        tally = await run_commands(engine, broker.port, Path(workdir))
+                        tally = await run_commands(engine, broker.port, Path(workdir), COMMANDS)
                         print(f"{engine.info.name}, check {'on' if check else 'off'}: {tally.line()}", flush=True)
                         for line in tally.unfitting:
                             print("   unfitting:", line)
