@@ -36,7 +36,9 @@ def rss_mib() -> float:
 
 
 @pytest.mark.slow
-async def test_rss_stays_flat_over_300_model_turns_with_a_small_cache_cap(smollm_path: Path) -> None:
+async def test_rss_stays_flat_over_120_model_turns_with_a_small_cache_cap(smollm_path: Path) -> None:
+    """A state is ~2 MB here (~90 prompt tokens): a cap that never applied grew RSS by ~180 MB over
+    the 90 turns after the first measure, far over the 10 % allowed; 300 turns proved no more."""
     engine = LlamaEngine(smollm_path, n_ctx=512, seed=3, prompt_cache_mib=8, threads=1)  # room for 3
     system = Message("system", "You are a terse home assistant. " * 8)
     again = [system, Message("user", "Is the front door locked? Answer yes or no.")]
@@ -47,17 +49,17 @@ async def test_rss_stays_flat_over_300_model_turns_with_a_small_cache_cap(smollm
                 assert delta.usage.completion_tokens >= 1
 
     try:
-        after_50 = 0.0
-        for number in range(300):
+        after_30 = 0.0
+        for number in range(120):
             if number % 3 == 0:  # the same question again: its state is used again, not replaced
                 await turn(again)
             else:
                 await turn([system, Message("user", f"Request {number}: " + f"tell me about room {number}. " * 4)])
-            if number == 49:
+            if number == 29:
                 await engine.wait_idle()
-                after_50 = rss_mib()
+                after_30 = rss_mib()
         await engine.wait_idle()
         assert engine.prompt_cache_stats["bytes"] <= 8 * 2**20
-        assert rss_mib() <= after_50 * 1.10, (after_50, rss_mib())
+        assert rss_mib() <= after_30 * 1.10, (after_30, rss_mib())
     finally:
         await engine.close()
