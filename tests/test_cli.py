@@ -179,11 +179,11 @@ def test_unknown_variable_warns_with_the_closest_option(tmp_path: Path) -> None:
 # --- ask and health against a running hub --------------------------------------------------------
 
 
-@pytest.fixture
-def served(tmp_path: Path, smollm_path: Path):
-    """`bolt-hub serve` on free loopback ports, warm (its /health says ok)."""
-    (tmp_path / "served").mkdir()
-    hub = ServedHub(tmp_path / "served", smollm_path).start()
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, smollm_path: Path):
+    """`bolt-hub serve` on free loopback ports, warm (its /health says ok): one for the module (a
+    start takes tens of seconds); the health test, the last to use it, stops it."""
+    hub = ServedHub(tmp_path_factory.mktemp("served"), smollm_path).start()
     url = f"http://127.0.0.1:{hub.ports['http_port']}"
     deadline = time.monotonic() + 180
     while requests.get(f"{url}/health", timeout=10).json()["status"] != "ok":
@@ -195,7 +195,8 @@ def served(tmp_path: Path, smollm_path: Path):
 
 def test_ask_talks_to_the_running_hub_and_changes_its_home(served, tmp_path: Path) -> None:
     hub, ports, url = served
-    token = (tmp_path / "served" / "state" / "api_token").read_text().strip()  # the token serve saved
+    assert hub.process is not None and hub.process.poll() is None, "the health test stopped the served hub"
+    token = (hub.workdir / "state" / "api_token").read_text().strip()  # the token serve saved
     auth = {"Authorization": f"Bearer {token}"}
 
     def kitchen() -> str:
@@ -206,7 +207,7 @@ def test_ask_talks_to_the_running_hub_and_changes_its_home(served, tmp_path: Pat
                   headers=auth, timeout=30).raise_for_status()
     assert kitchen() == "off"
     done = run_cli("ask", "turn on the kitchen light", "--json", tmp_path=tmp_path,
-                   data_dir=str(tmp_path / "served" / "state"), http_port=ports["http_port"])
+                   data_dir=str(hub.workdir / "state"), http_port=ports["http_port"])
     assert done.returncode == 0, done.stderr
     assert f"asking the hub running at {url}" in done.stderr
     assert "starting one in this process" not in done.stderr
