@@ -28,6 +28,9 @@ class Entity:
     device_class: str | None = None
     source: str = "demo"  # demo | ha | mqtt
     device_id: str | None = None  # used to merge one device seen through HA and MQTT
+    # HA's entity_category ("diagnostic", "config"): a device's battery, signal or setting, not
+    # what the device does (HA's registry; MQTT discovery's `entity_category`)
+    entity_category: str | None = None
 
     @property
     def domain(self) -> str:
@@ -81,6 +84,13 @@ class EntityBackend(Protocol):
 
 class BackendError(RuntimeError):
     """The backend could not carry out the call (HA down, 500, broker gone, ...)."""
+
+
+class ActionRejected(BackendError):
+    """The backend refused the call: the device has no such action (HA's 400 for an action it
+    does not know, an MQTT device without the command)."""
+
+    code = "rejected"
 
 
 class EntityStore:

@@ -241,7 +241,8 @@ def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
                 for entity_id in ids:
                     reading.full_names[entity_id] = max(reading.full_names.get(entity_id, 0), length)
                 break
-        for length in range(min(index.max_area_words, len(said) - start), 0, -1):
+        for length in range(min(index.max_area_words, len(said) - start) * (start not in in_area_phrase), 0, -1):
+            # not within a longer area's name already read ("yard" of "front yard")
             area = index.areas.get(" ".join(said[start:start + length]))
             if area is not None:
                 reading.areas.add(area)

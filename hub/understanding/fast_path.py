@@ -25,6 +25,7 @@ from hub.understanding.compound import split_parts
 from hub.home.entities import Entity, EntityStore
 from hub.home.list_finder import list_names
 from hub.home.namesakes import option_names
+from hub.home.siblings import of_kinds, primary
 from hub.home.normalize import base_language
 from hub.understanding.home_questions import QuestionReader
 from hub.understanding.planning import Planner
@@ -156,7 +157,11 @@ class FastPath:
         if fit.missing and read_name:
             return NotFound(plan.intent, fit.missing)
         if fit.ambiguous and isinstance(plan, Action):
-            return Ambiguous(plan.intent, fit.entities, replace(plan, targets=fit.entities))
+            # of the kinds the command acts on, a device before its battery or signal
+            options = primary(of_kinds(fit.entities, {e.domain for e in plan.targets}))
+            if len(options) > 1:
+                return Ambiguous(plan.intent, options, replace(plan, targets=options))
+            return replace(plan, targets=options) if options else plan
         return plan
 
     # --- understanding (in a thread) -------------------------------------------------------

@@ -38,6 +38,7 @@ from hub.understanding.assist_responses import RESPONDED
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question, said_slots
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 from hub.home.resolve import EntityResolver
+from hub.home.siblings import primary
 from hub.home.vocabulary import domain_words, stop_words
 
 _MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
@@ -182,7 +183,7 @@ class Planner:
                 options = sorted([*targets, *others], key=lambda e: e.entity_id)
                 return Ambiguous(intent, options, Action(intent, tool, args, options, named))
         if named and len(targets) > 1:
-            targets = _supporting(tool, args, targets)
+            targets = _supporting(tool, args, primary(targets))
             if len(targets) > 1:
                 return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
         if not named:

@@ -126,6 +126,7 @@ def entity_from_state(
         device_class=device_class,
         source=SOURCE,
         device_id=device_id,
+        entity_category=entry.get("entity_category") or None,
     )
 
 

@@ -61,6 +61,7 @@ class TrackedEntity:
             device_class=self.config.get("device_class"),
             source=SOURCE,
             device_id=ids[0] if ids else None,
+            entity_category=self.config.get("entity_category") or None,
         )
 
 
