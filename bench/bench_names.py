@@ -9,7 +9,13 @@ the rule alone, Snowball alone, and simplemma's lemmas in place of stems (when i
 `--forms` also scores each way word by word (bench/data/word_forms.yaml: inflected room and
 device words in ten inflecting languages, found or not, and false matches with another word).
 
-    python bench/bench_names.py [--languages de,pl] [--failures 3] [--forms]
+`--real`: the home built like a real one of issue #40 (bench/data/real_home.yaml: devices with
+their battery, signal, power and meter entities, vacuums, a mower, valves and media players on
+three floors) and its requests per point and language (bench/data/real_home_requests.yaml): the
+share carried out as Home Assistant's handler would (or asked about exactly the candidates), and
+the questions that named a device and its own sensors.
+
+    python bench/bench_names.py [--languages de,pl] [--failures 3] [--forms] [--real]
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from contextlib import contextmanager
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hub.home import name_index, word_forms  # noqa: E402
+from tests.home import real_home  # noqa: E402
 from tests.home.names_set import home, requests, score  # noqa: E402
 from tests.understanding.harness import Rig  # noqa: E402
 
@@ -79,6 +86,34 @@ async def run(languages: list[str] | None, failures: int, label: str) -> None:
     print(f"all   {done:3}/{total:3} {100 * done / max(total, 1):5.1f}%  {swaps:3}   ({time.monotonic() - started:.0f} s)")
 
 
+async def real(languages: list[str] | None, failures: int) -> None:
+    """Issue #40's home: carried out per point and language, questions about a device's siblings."""
+    started = time.monotonic()
+    tallies: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0])
+    missed: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+    scored = []
+    async with real_home.rig() as rig:
+        for request in real_home.requests(None, tuple(languages) if languages else None):
+            result = await real_home.score(rig, request)
+            scored.append(result)
+            tally = tallies[(request.point, request.language)]
+            tally[0] += result.ok
+            tally[1] += 1
+            if not result.ok:
+                missed[(request.point, request.language)].append(f"{request.text!r}: {result.why[:90]}")
+        siblings = real_home.sibling_questions(rig.home, scored)
+    print("\nreal home (issue #40): carried out, or asked about exactly the candidates")
+    for point, title in real_home.POINTS.items():
+        cells = [f"{lang} {done}/{total}" for (p, lang), (done, total) in tallies.items() if p == point]
+        print(f"  point {point} ({title}): {', '.join(cells)}")
+        for (p, lang), lines in missed.items():
+            for line in lines[:failures] if p == point else ():
+                print(f"        {lang} {line}")
+    done, total = sum(t[0] for t in tallies.values()), sum(t[1] for t in tallies.values())
+    print(f"  all {done}/{total} ({100 * done / max(total, 1):.1f}%); questions naming a device and its own "
+          f"sensors: {len(siblings)} ({time.monotonic() - started:.0f} s)")
+
+
 def words(kind: str) -> None:
     """Each inflected word of bench/data/word_forms.yaml against its language's bases."""
     import yaml
@@ -105,8 +140,12 @@ async def main() -> None:
     parser.add_argument("--languages", default="")
     parser.add_argument("--failures", type=int, default=0, help="print this many misses per language")
     parser.add_argument("--forms", action="store_true", help="also the other ways of finding word forms")
+    parser.add_argument("--real", action="store_true", help="only issue #40's home built like a real one")
     args = parser.parse_args()
     chosen = [code for code in args.languages.split(",") if code] or None
+    if args.real:
+        await real(chosen, args.failures)
+        return
     kinds = ["snowball + rule"]
     if args.forms:
         kinds += ["rule only", "snowball only"]
@@ -118,6 +157,7 @@ async def main() -> None:
     for kind in kinds:
         with _forms(kind):
             await run(chosen, args.failures, kind)
+    await real(chosen, args.failures)
     if args.forms:
         print()
         for kind in kinds:

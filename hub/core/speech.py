@@ -16,8 +16,10 @@ from hub.locales import phrase
 
 CONFIRMATION_REQUIRED = "confirmation_required"  # ToolResult.data["error"] of a held action
 # Refusals and failures whose message is already the sentence to speak ("backend_unavailable":
-# the catalogue words HA/MQTT failures itself, e.g. error.ha_unavailable).
-SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited", "backend_unavailable"})
+# the catalogue words HA/MQTT failures itself, e.g. error.ha_unavailable; "rejected": the device
+# has no such action; "device_failed": it reported that it failed, "jammed").
+SPOKEN_ERRORS = frozenset({CONFIRMATION_REQUIRED, "not_allowed", "rate_limited", "backend_unavailable",
+                           "rejected", "device_failed"})
 # error codes whose message is written for the model: each gets a phrase of its own
 _ENTITY_PHRASES = {"unsupported": "error.unsupported", "invalid_arguments": "error.invalid_value"}
 _NOT_UNDERSTOOD = frozenset({"malformed_call", "unknown_tool", "tool_not_allowed", "invalid_arguments"})

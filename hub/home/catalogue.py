@@ -19,6 +19,7 @@ from hub.home.device_readings import readings
 from hub.home.device_tools import DEVICE_TOOLS
 from hub.home.media_search import SearchAndPlay
 from hub.home.entities import Entity, EntityStore
+from hub.home.outcomes import failure_speech
 from hub.home.entity_tool import ENTITY, PERCENT, EntityTool, entity_schema
 from hub.home.policy import ActionPolicy
 from hub.home.resolve import EntityResolver
@@ -52,6 +53,8 @@ class TurnOn(EntityTool):
         if service is None:
             raise self._unsupported(entity, ctx.language, "switch")
         after = await self._call(entity, service, {}, ctx, args)
+        if (failure := failure_speech(after, ctx.language)) is not None:  # "Back Door is jammed"
+            raise ToolError(failure, code="device_failed", entity_id=entity.entity_id, state=after.state)
         return (self._acknowledged(after, service, {}, ctx)
                 or self._done(after, self._speech(after, ctx.language)))
 

@@ -88,7 +88,8 @@ class CleanArea(EntityTool):
         if area is None:
             raise ToolError(phrase(ctx.language, "entity.not_found", name=args["area"]),
                             code="unknown_area", areas=list(self._resolver.areas()))
-        after = await self._call(entity, "clean_area", {"cleaning_area_id": area}, ctx, args)
+        after = await self._call(entity, "clean_area", {"cleaning_area_id": area}, ctx, args,
+                                 rejected="error.cannot_clean_area")  # HA 2025.4 has no such action
         return self._done(after, phrase(ctx.language, "action.clean_area", name=entity.name, area=area))
 
 

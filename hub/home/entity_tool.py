@@ -13,7 +13,7 @@ import contextlib
 
 from typing import Any
 
-from hub.home.entities import BackendError, Entity, EntityStore
+from hub.home.entities import ActionRejected, BackendError, Entity, EntityStore
 from hub.home.outcomes import already_so
 from hub.home.policy import ALLOWED, CONFIRM, NOT_ALLOWED, RATE_LIMITED, ActionPolicy, PendingAction, confirm_question
 from hub.home.resolve import EntityResolver
@@ -105,10 +105,11 @@ class EntityTool:
         return ToolError(spoken, code="invalid_arguments", detail=detail, **ids)
 
     async def _call(self, entity: Entity, service: str, data: dict[str, Any],
-                    ctx: ToolContext, args: dict[str, Any]) -> Entity:
+                    ctx: ToolContext, args: dict[str, Any], rejected: str = "error.unsupported") -> Entity:
         """Make the service call if the policy lets it; the entity as the store has it afterwards.
 
         `args` are the tool's own arguments: a call held for confirmation is re-run with them.
+        `rejected`: what to say when the device has no such action (HA's 400; "{name} can't do that").
         """
         if ctx.dry_run:
             raise self._would_call(entity, service, data, ctx, args)
@@ -122,6 +123,10 @@ class EntityTool:
                 if not unchanged:
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(changed.wait(), STATE_ECHO_TIMEOUT_S)
+        except ActionRejected as err:
+            self._record(entity, service, data, ctx, f"rejected: {err}")
+            raise ToolError(phrase(ctx.language, rejected, name=entity.name), code="rejected",
+                            entity_id=entity.entity_id, detail=str(err)) from err
         except BackendError as err:
             self._record(entity, service, data, ctx, f"failed: {err}")
             # HA's errors carry a code with a phrase of its own ("error.ha_unavailable", ...)

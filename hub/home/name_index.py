@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import Iterable
 
-from hub.home.entities import EntityStore
+from hub.home.entities import EntityStore, Floor
 from hub.home.name_words import name_translations, whole_name_translations
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_keys
@@ -36,6 +36,9 @@ class NameIndex:
     word_weight: dict[str, float] = field(default_factory=dict)
     areas: dict[str, str] = field(default_factory=dict)  # folded area name or alias → area
     max_area_words: int = 1
+    floors: dict[str, str] = field(default_factory=dict)  # folded floor name, alias or translation → floor
+    floor_areas: dict[str, frozenset[str]] = field(default_factory=dict)  # floor → its areas
+    max_floor_words: int = 1
     by_area: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     by_domain: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     all_ids: list[str] = field(default_factory=list)
@@ -63,6 +66,14 @@ class Reading:
     partial_names: dict[str, float] = field(default_factory=dict)
     areas: set[str] = field(default_factory=set)
     domains: set[str] = field(default_factory=set)
+    floor_areas: set[str] = field(default_factory=set)  # the areas of the floors said ("upstairs")
+
+    @property
+    def places(self) -> set[str]:
+        """The areas said, on the floor said when both are (else either's)."""
+        if self.areas and self.floor_areas:
+            return self.areas & self.floor_areas
+        return self.areas or self.floor_areas
 
 
 def members(keys: Iterable[str], groups: dict[str, list[str]]) -> set[str]:
@@ -81,8 +92,10 @@ def _word_variants(word: str) -> tuple[str, ...]:
     return tuple(variants)
 
 
-def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, ...]]) -> NameIndex:
-    """The index of the store's entities in a language; `areas`: every area with its names in it."""
+def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, ...]],
+                floors: dict[str, Floor] | None = None) -> NameIndex:
+    """The index of the store's entities in a language; `areas`: every area with its names in
+    it, `floors` every floor with its names in it and its areas."""
     index = NameIndex(version=store.version)
     stops = stop_words(language)
     entities = store.all()
@@ -115,6 +128,13 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
             if key:
                 index.areas.setdefault(key, area)
     index.max_area_words = max((len(k.split()) for k in index.areas), default=1)
+    for floor, found in (floors or {}).items():
+        index.floor_areas[floor] = frozenset(found.areas)
+        for name in (floor, *found.aliases):
+            key = fold(name, language)
+            if key and key not in index.areas:
+                index.floors.setdefault(key, floor)
+    index.max_floor_words = max((len(k.split()) for k in index.floors), default=1)
     total = max(len(entities), 1)
     index.word_weight = {
         word: math.log(1 + total / len(ids)) for word, ids in index.name_words.items()
@@ -248,6 +268,12 @@ def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
                 reading.areas.add(area)
                 in_area_phrase.update(range(start, start + length))
                 break
+        for length in range(min(index.max_floor_words, len(said) - start) * (start not in in_area_phrase), 0, -1):
+            floor = index.floors.get(" ".join(said[start:start + length]))
+            if floor is not None:  # "upstairs", "im Erdgeschoss"
+                reading.floor_areas |= index.floor_areas[floor]
+                in_area_phrase.update(range(start, start + length))
+                break
         for length in (2, 1):
             domain = known_domains.get(" ".join(said[start:start + length]))
             if domain is not None:
@@ -265,16 +291,23 @@ def read_words(said: list[str], index: NameIndex, language: str) -> Reading:
     return reading
 
 
+def place_words(index: NameIndex) -> set[str]:
+    """The words of the areas' and floors' names and aliases."""
+    return {w for key in (*index.areas, *index.floors) for w in key.split()}
+
+
 def content_words(said: list[str], index: NameIndex, language: str,
                   drop_places: bool = False) -> list[str]:
     """Words that are neither filler nor a kind of device (nor, optionally, a place), however
     inflected; a compound with a name's word in it is content ("Deckenlampe")."""
     stops = stop_words(language)
     known_domains = domain_words(language)
-    area_words = {w for key in index.areas for w in key.split()} if drop_places else set()
+    area_words = place_words(index) if drop_places else set()
     content = []
-    for word in said:
-        if word in stops or word in known_domains or word in area_words:
+    pairs = {n for n in range(len(said) - 1) if f"{said[n]} {said[n + 1]}" in known_domains}
+    in_kind = pairs | {n + 1 for n in pairs}  # "robot mower", "heat pump": one kind in two words
+    for position, word in enumerate(said):
+        if word in stops or word in known_domains or word in area_words or position in in_kind:
             continue
         found = sense(word, index) if len(word) >= MIN_PARTIAL_WORD else Sense()
         if not found.ids and not found.says_more and (found.domains or (drop_places and found.areas)):

@@ -21,7 +21,8 @@ from hub.locales import SUPPORTED_LANGUAGES
 
 def extra_words(language: str, key: str) -> tuple[str, ...]:
     """The language's `word.filler` (beside `../<language>.yaml`'s: "both", Czech "u") or
-    `word.then` ("then", "dann": where a sentence of several commands may be split)."""
+    `word.then` ("then", "dann": where a sentence of several commands may be split) or
+    `word.music` ("the music": what plays)."""
     return _concepts(language).get(key, ())
 
 

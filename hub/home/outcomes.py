@@ -1,5 +1,6 @@
 """Whether a service call finds an entity already as it would leave it: then nothing reports a
-new state, and the home tools do not wait for one."""
+new state, and the home tools do not wait for one; and whether the state a device reports after
+a call says it failed ("jammed"), in the request's language."""
 
 from __future__ import annotations
 
@@ -7,11 +8,28 @@ from typing import Any
 
 from hub.home.colors import COLOR_MODES, COLORS, color_key
 from hub.home.entities import Entity
+from hub.locales import phrase
 
 # the state a plain service call leaves an entity in (see `already_so`)
 _RESULTING_STATE = {"turn_on": "on", "turn_off": "off", "lock": "locked", "unlock": "unlocked",
                     "open_cover": "open", "close_cover": "closed", "open_valve": "open",
                     "close_valve": "closed", "media_play": "playing", "media_pause": "paused"}
+
+
+# a domain's states that say the call failed → the phrase that says so
+_FAILED = {"lock": {"jammed": "error.jammed"}, "vacuum": {"error": "error.device_error"},
+           "lawn_mower": {"error": "error.device_error"}, "valve": {"jammed": "error.jammed"}}
+
+
+def failed(entity: Entity) -> bool:
+    """Whether `entity`'s state says the device could not do what it was asked."""
+    return entity.state in _FAILED.get(entity.domain, {})
+
+
+def failure_speech(entity: Entity, language: str) -> str | None:
+    """"Sorry, Back Door is jammed.": the sentence for a device whose state says it failed."""
+    key = _FAILED.get(entity.domain, {}).get(entity.state)
+    return phrase(language, key, name=entity.name) if key else None
 
 
 def already_so(entity: Entity, service: str, data: dict[str, Any]) -> bool:

@@ -11,12 +11,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from hub.home.entities import Entity, EntityStore
+from hub.home.entities import Entity, EntityStore, Floor
 from hub.home.normalize import base_language, fold
 from hub.home.name_index import (
-    NameIndex, Reading, build_index, content_words, ids_with_word, members, read_words, sense, whole_name,
+    NameIndex, Reading, build_index, content_words, ids_with_word, members, place_words, read_words, sense,
+    whole_name,
 )
-from hub.home.vocabulary import area_translations, domain_words, has_stop_words, stop_words
+from hub.home.vocabulary import area_translations, domain_words, floor_translations, has_stop_words, stop_words
 
 # Ranking tiers of `candidates`, best first.
 _TIER_NAME, _TIER_PARTIAL, _TIER_AREA_DOMAIN, _TIER_AREA, _TIER_DOMAIN = range(5)
@@ -103,7 +104,7 @@ class EntityResolver:
         index = self._index(language)
         group = bool(said) and not whole_name(said, index) \
             and not content_words(said, index, language, drop_places=True)
-        return group, bool(read_words(said, index, language).areas)
+        return group, bool(read_words(said, index, language).places)
 
     def said_names(self, text: str, language: str = "en") -> list[str]:
         """The words of `text`, as written, that read as (part of) a device's name, however
@@ -145,26 +146,31 @@ class EntityResolver:
         # ("the kitchen light and the fans in the office" is about more than the name)
         named = top_tier == _TIER_NAME and reading.areas <= {e.area for e in best} \
             and reading.domains <= {e.domain for e in best}
-        floor_areas = self._floor_areas_said(text, language)
+        floor_areas = reading.floor_areas
         if floor_areas and not reading.areas:  # "the ceiling light upstairs": those on that floor
             best = [e for e in best if e.area in floor_areas] or best
         return Match(self._entities(order[: max(limit, 0)], keep_order=True), best, named=named,
                      tier=_TIER_NAMES[int(top_tier)], place_said=bool(reading.areas or floor_areas))
 
-    def fit(self, text: str, language: str = "en", limit: int = 8, match: Match | None = None) -> Fit:
+    def fit(self, text: str, language: str = "en", limit: int = 8, match: Match | None = None,
+            verbs: frozenset[str] = frozenset()) -> Fit:
         """The entities a command fits well. Unless it says a whole name, an entity fits only when
         every word of what was said about it (each run of words between filler words that holds
         one of its names' words, its area or a kind of device) is one of its names' words, its
         area (or floor) or its kind: "the front door" does not fit "Garage Door", nor "the kitchen
-        radio" the kitchen light. `match`: the text's match when the caller has it (else made here)."""
+        radio" the kitchen light. `match`: the text's match when the caller has it (else made here);
+        `verbs`: folded words that say what to do ("zurück", "back"), fillers unless the home's
+        names, rooms or kinds say them."""
         match = match or self.match(text, language, limit)
         language = base_language(language)
         if match.tier in ("", "name") or not has_stop_words(language):
             return Fit(match.best)  # without a filler table every verb would look like a name
         index = self._index(language)
-        kinds = domain_words(language)
-        area_words, on_floor = self._place_words(index, language)
-        runs = _runs_between_fillers(text, language)
+        kinds = {**domain_words(language), **_paired_kinds(text, language)}
+        area_words, on_floor = self._place_words(index)
+        verbs = frozenset(w for w in verbs if w not in kinds and w not in area_words and w not in on_floor
+                          and not sense(w, index).ids)
+        runs = _runs_between_fillers(text, language, verbs)
 
         def explains(entity: Entity, word: str) -> bool:
             folded = fold(word, language)
@@ -201,17 +207,35 @@ class EntityResolver:
         missing = " ".join(longest).strip(".,!?;:¿¡\"'")
         return Fit(good, "" if good else missing, ambiguous=match.tier == "partial" and len(good) > 1)
 
-    def _place_words(self, index: NameIndex, language: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    def named_by_kind(self, said: str, among: list[Entity], language: str = "en") -> list[Entity]:
+        """Those of `among` whose names say a kind of device `said` says ("Bedroom TV" for "the tv",
+        "Smart Curtain" for "den Vorhang")."""
+        language = base_language(language)
+        index = self._index(language)
+        kinds = domain_words(language)
+        words = [word for word in fold(said, language).split() if word in kinds]
+        ids = {i for word in words for i in sense(word, index).ids}  # as written, translated
+        return [e for e in among if e.entity_id in ids or not set(words).isdisjoint(fold(e.name, language).split())]
+
+    @staticmethod
+    def _place_words(index: NameIndex) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """A word of an area's name → those areas; a floor's word → the areas on it ("upstairs")."""
         area_words: dict[str, set[str]] = defaultdict(set)
         for key, area in index.areas.items():
             for word in key.split():
                 area_words[word].add(area)
         on_floor: dict[str, set[str]] = defaultdict(set)
-        for floor, found in self._store.floors().items():
-            for word in fold(" ".join((floor, *found.aliases)), language).split():
-                on_floor[word].update(found.areas)
+        for key, floor in index.floors.items():
+            for word in key.split():
+                on_floor[word].update(index.floor_areas[floor])
         return area_words, on_floor
+
+    def floor_of(self, text: str, language: str = "en") -> str | None:
+        """The floor `text` names ("im Obergeschoss", "upstairs"), filler words aside."""
+        language = base_language(language)
+        stops = stop_words(language)
+        key = " ".join(w for w in fold(text, language).split() if w not in stops)
+        return self._index(language).floors.get(key)
 
     def pick(self, answer: str, among: list[Entity], language: str = "en") -> Entity | None:
         """The one of `among` an answer to "which one?" names ("the fan", "Desk lamp", "the lock"),
@@ -263,6 +287,12 @@ class EntityResolver:
             found[area] = (*own, *area_translations((area, *own), language)) if language else own
         return found
 
+    def floors(self, language: str | None = None) -> dict[str, Floor]:
+        """Every floor with its aliases; with a language, also its names in that language (and
+        English) when it is a common floor ("upstairs" is also "oben" in German)."""
+        return {floor: Floor((*found.aliases, *floor_translations((floor, *found.aliases), language)), found.areas)
+                if language else found for floor, found in self._store.floors().items()}
+
     def area_of(self, area: str, language: str = "en") -> str | None:
         """The area an area name or alias means ("Küche" → "Kitchen"), if exactly one."""
         language = base_language(language)
@@ -286,13 +316,13 @@ class EntityResolver:
             if partial and (partial & of_said_kind or not reading.domains):
                 # a kind said is the kind meant: "tv i vardagsrummet" is no "Living Room Blinds"
                 return (partial & of_said_kind) or partial
-        placed = self._named_in_area(said, pool & members(reading.areas, index.by_area), index, language)
+        placed = self._named_in_area(said, pool & members(reading.places, index.by_area), index, language)
         if placed:
             return placed
         if reading.domains and not content_words(said, index, language, drop_places=True):
             group = pool & of_said_kind
-            if reading.areas:
-                group &= members(reading.areas, index.by_area)
+            if reading.places:
+                group &= members(reading.places, index.by_area)
             return group
         return set()
 
@@ -303,7 +333,7 @@ class EntityResolver:
         if not in_area:
             return set()
         stops = stop_words(language)
-        area_words = {w for key in index.areas for w in key.split()}
+        area_words = place_words(index)
         rest = [w for w in said if w not in stops and w not in area_words]
         whole = in_area.intersection(whole_name(rest, index))
         content = content_words(said, index, language, drop_places=True)
@@ -312,13 +342,6 @@ class EntityResolver:
         for word in content:
             in_area &= ids_with_word(word, index)[1]
         return in_area
-
-    def _floor_areas_said(self, text: str, language: str) -> set[str]:
-        """The areas of the floors `text` names by a name or alias ("upstairs")."""
-        spoken = f" {fold(text, language)} "
-        return {area for floor, found in self._store.floors().items()
-                if any(f" {fold(name, language)} " in spoken for name in (floor, *found.aliases)
-                       if fold(name, language)) for area in found.areas}
 
     def _areas_for(self, area: str, index: NameIndex, language: str) -> set[str]:
         key = fold(area, language)
@@ -343,16 +366,24 @@ class EntityResolver:
     def _index(self, language: str) -> NameIndex:
         index = self._indexes.get(language)
         if index is None or index.version != self._store.version:
-            index = build_index(self._store, language, self.areas(language))
+            index = build_index(self._store, language, self.areas(language), self.floors(language))
             if any(i.version != self._store.version for i in self._indexes.values()):
                 self._indexes.clear()
             self._indexes[language] = index
         return index
 
 
-def _runs_between_fillers(text: str, language: str) -> list[list[str]]:
-    """The runs of words of `text` between its filler words (`stop_words`)."""
-    stops = stop_words(language)
+def _paired_kinds(text: str, language: str) -> dict[str, str]:
+    """Each folded word of a two-word kind of device said ("robot mower") → that kind."""
+    said = fold(text, language).split()
+    kinds = domain_words(language)
+    return {word: kinds[pair] for n in range(len(said) - 1)
+            if (pair := f"{said[n]} {said[n + 1]}") in kinds for word in said[n:n + 2]}
+
+
+def _runs_between_fillers(text: str, language: str, verbs: frozenset[str] = frozenset()) -> list[list[str]]:
+    """The runs of words of `text` between its filler words (`stop_words`, and `verbs`)."""
+    stops = stop_words(language) | verbs
     runs: list[list[str]] = [[]]
     for word in text.split():
         folded = fold(word, language)

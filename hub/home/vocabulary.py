@@ -58,16 +58,23 @@ def generic_device_words() -> frozenset[str]:
     return frozenset(fold(w) for lang in SUPPORTED_LANGUAGES for w in _words(lang).get("word.device", ()))
 
 
-@lru_cache(maxsize=1)
-def _area_concepts() -> dict[str, frozenset[str]]:
-    """Folded area word in any language → the keys of the kinds of room it names."""
+@lru_cache(maxsize=2)
+def _place_concepts(prefix: str) -> dict[str, frozenset[str]]:
+    """Folded room (`area.`) or floor (`floor.`) word in any language → the keys it names."""
     found: dict[str, set[str]] = {}
     for language in SUPPORTED_LANGUAGES:
         for key, words in _words(language).items():
-            if key.startswith("area."):
+            if key.startswith(prefix):
                 for word in words:
                     found.setdefault(fold(word), set()).add(key)
     return {word: frozenset(keys) for word, keys in found.items()}
+
+
+def _place_translations(prefix: str, names: tuple[str, ...], language: str) -> tuple[str, ...]:
+    keys = {key for name in names for key in _place_concepts(prefix).get(fold(name), ())}
+    known = {fold(n) for n in names}
+    words = {w for lang in (language, "en") for key in keys for w in _words(lang).get(key, ())}
+    return tuple(sorted(w for w in words if fold(w) not in known))
 
 
 @lru_cache(maxsize=4096)
@@ -75,10 +82,14 @@ def area_translations(names: tuple[str, ...], language: str) -> tuple[str, ...]:
     """An area's name in `language` and English when its name or an alias is a common room in
     any language ("Kitchen" → "Küche" for German, "Küche" → "kitchen"); () for one that is not
     ("Ana's den")."""
-    keys = {key for name in names for key in _area_concepts().get(fold(name), ())}
-    known = {fold(n) for n in names}
-    words = {w for lang in (language, "en") for key in keys for w in _words(lang).get(key, ())}
-    return tuple(sorted(w for w in words if fold(w) not in known))
+    return _place_translations("area.", names, language)
+
+
+@lru_cache(maxsize=1024)
+def floor_translations(names: tuple[str, ...], language: str) -> tuple[str, ...]:
+    """A floor's names in `language` and English when its name or an alias says a common floor
+    in any language ("upstairs" → "oben", "à l'étage"; "Ground Floor" → "Erdgeschoss")."""
+    return _place_translations("floor.", names, language)
 
 
 @lru_cache(maxsize=64)
@@ -146,3 +157,13 @@ def languages_of_names(names: Iterable[str], known: str) -> list[str]:
     counts = {language: len(said & _own_home_words(language)) for language in SUPPORTED_LANGUAGES
               if language != known}
     return sorted((language for language, count in counts.items() if count), key=lambda lang: -counts[lang])
+
+
+@lru_cache(maxsize=64)
+def _music_words(language: str) -> frozenset[str]:
+    return frozenset(fold(w, language) for lang in ("en", language) for w in extra_words(lang, "word.music"))
+
+
+def says_music(text: str, language: str) -> bool:
+    """Whether `text` says "the music" (`word.music`: what plays, not a player's name)."""
+    return not _music_words(language).isdisjoint(fold(text, language).split())

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol
 
 from hub.home.entities import Entity, EntityStore
+from hub.home.outcomes import failed, failure_speech
 from hub.core.tools import ToolContext, ToolError, ToolResult, ToolTraits
 from hub.core.messages import ToolSpec
 from hub.locales import phrase
@@ -168,9 +169,10 @@ class ActionTracker:
 
         async def on_reached(now: Entity | None) -> None:
             assert now is not None
-            text = _spoken_outcome(now, language).sentence(language, name, "action.reported")
+            failure = failure_speech(now, language)  # it reported that it failed: say why
+            text = failure or _spoken_outcome(now, language).sentence(language, name, "action.reported")
             await self._report(ctx, text, "action", {"entity_id": now.entity_id, "service": service,
-                                                    "state": now.state, "ok": True})
+                                                    "state": now.state, "ok": failure is None})
 
         async def on_timeout(now: Entity | None) -> None:
             state = now.state if now is not None else "unavailable"
@@ -179,7 +181,8 @@ class ActionTracker:
             await self._report(ctx, text, "action", {"entity_id": entity.entity_id, "service": service,
                                                     "state": state, "ok": False, "timed_out": True})
 
-        self._watches.watch(entity.entity_id, reached, self.timeout_s, on_reached, on_timeout)
+        self._watches.watch(entity.entity_id, lambda e: reached(e) or failed(e), self.timeout_s,
+                            on_reached, on_timeout)
         return ToolResult(
             ok=True, pending=True, speech=phrase(language, "action.acknowledged", name=name),
             changed_entities=(entity.entity_id,),

@@ -86,14 +86,16 @@ def anywhere(intent: str, slots: dict[str, Any]) -> bool:
         and "name" not in slots
 
 
-def preferred(intent: str, targets: list[Entity], anywhere_said: bool) -> list[Entity] | None:
+def preferred(intent: str, targets: list[Entity], anywhere_said: bool,
+              music_said: bool = False) -> tuple[list[Entity], bool]:
     """Of several unnamed targets, those HA's handler acts on (media players playing, or paused
-    for resuming); None when the choice is the user's ("which one?": nothing said where)."""
-    wanted = _WANTED_STATE.get(intent)
+    for resuming; what plays when `music_said`: "mute the music"), and whether the choice of one
+    of them is the user's ("which one?": nothing said where)."""
+    wanted = _WANTED_STATE.get(intent) or ("playing" if music_said and intent in MEDIA_INTENTS else None)
     if len(targets) > 1 and wanted is not None:
         targets = [e for e in targets if e.state == wanted] or targets
     single = anywhere_said or intent == "HassMediaSearchAndPlay"
-    return None if single and len(targets) > 1 else targets
+    return targets, single and len(targets) > 1
 
 
 def _number(value: Any) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Sequence
 
+from hub.understanding.action_words import known_words
 from hub.understanding.answers import answer
 from hub.understanding.assist_responses import ha_error
 from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
@@ -153,7 +154,7 @@ class FastPath:
         if not isinstance(plan, Ambiguous) and not (isinstance(plan, Action) and plan.targets
                                                          and (plan.named or read_name)):
             return plan
-        fit = self._resolver.fit(text, language)
+        fit = self._resolver.fit(text, language, verbs=known_words(language))
         if fit.missing and read_name:
             return NotFound(plan.intent, fit.missing)
         if fit.ambiguous and isinstance(plan, Action):
@@ -237,7 +238,7 @@ class FastPath:
             if self._names is None or self._names[0] != version:
                 self._names = version, await asyncio.to_thread(self._all_names, entities)
             home = await asyncio.to_thread(build_home_data, version, self._names[1], entities,
-                                           self._resolver.areas(language), self._store.floors())
+                                           self._resolver.areas(language), self._resolver.floors(language))
             self._homes[language] = home
         return home
 

@@ -13,10 +13,10 @@ read in part never stands in for a device the sentence names outright ("Garage D
 
 from __future__ import annotations
 
-from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
-from hassil.models import UnmatchedTextEntity
+from hassil.models import MatchEntity, UnmatchedTextEntity
 from hassil.recognize import RecognizeResult
 
 from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
@@ -25,7 +25,6 @@ from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
 from hub.understanding.device_intents import (
     DEVICE_INTENTS,
-    IMPLIED_DOMAINS,
     NOT_A_PLACE,
     TOOL_DOMAINS,
     anywhere,
@@ -35,11 +34,12 @@ from hub.understanding.device_intents import (
 )
 from hub.understanding.assist_plans import ASSIST_INTENTS, SHOPPING_LIST, assist_call, weather_station
 from hub.understanding.assist_responses import RESPONDED
+from hub.understanding.targets import TargetFinder, narrowed
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question, said_slots
-from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
+from hub.understanding.recognition import QUESTION_INTENTS, HomeData, bare_template
 from hub.home.resolve import EntityResolver
 from hub.home.siblings import primary
-from hub.home.vocabulary import domain_words, stop_words
+from hub.home.vocabulary import domain_words, says_music
 
 _MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
                   "HassMediaNext": "next", "HassMediaPrevious": "previous"}
@@ -53,9 +53,6 @@ _TOOL_DOMAINS = {
     "set_volume": {"media_player"},
     **TOOL_DOMAINS,
 }
-# The kind of device an intent means when the sentence does not say ("set the temperature").
-_IMPLIED_DOMAIN = {"HassLightSet": "light", "HassClimateSetTemperature": "climate",
-                   "HassClimateGetTemperature": "climate", **IMPLIED_DOMAINS}
 # what "is anything on?" asks about: devices that are switched on, not sensors that are "on"
 # (a thermostat heating or a water heater keeping warm is what it is for: not "left on")
 _SWITCHED = frozenset({"light", "switch", "fan", "media_player", "humidifier", "vacuum", "input_boolean",
@@ -73,7 +70,7 @@ class Planner:
     def __init__(self, store: EntityStore, resolver: EntityResolver) -> None:
         self._store = store
         self._resolver = resolver
-        self._forms: tuple[Names, dict[str, set[str]]] | None = None  # folded spoken form → entity ids
+        self._targets = TargetFinder(store, resolver)
 
     def plan(self, results: list[RecognizeResult], home: HomeData, language: str, text: str) -> Plan | None:
         """The first result that makes a plan (those whose domain the text names first); a name
@@ -81,7 +78,7 @@ class Planner:
         said so (HA's reply) only when no other reading makes a plan."""
         elsewhere = None  # a device named in a place it is not in: said only if nothing else fits
         for result in _shopping_list_as_ha_reads_it(_named_domain_first(results, text, language)):
-            plan = self.plan_one(result, home, language)
+            plan = self.plan_one(result, home, language, request=text)
             if isinstance(plan, NotFound) and plan.place is not None:
                 elsewhere = elsewhere or plan
             elif plan is not None:
@@ -100,7 +97,8 @@ class Planner:
             return None  # a question's words read as a name must not become an action
         said = f" {fold(text, language)} "
         not_found: NotFound | None = None
-        for result in results:
+        for original in results:
+            result = self._placed(original, language)
             unmatched = result.unmatched_entities
             name_slot = unmatched.get("name")
             if set(unmatched) - {"name", "domain"} or not isinstance(name_slot, UnmatchedTextEntity) \
@@ -109,14 +107,16 @@ class Planner:
             name = str(name_slot.text).strip(" .,!?")
             folded = fold(name, language)
             words = len(folded.split())
-            leftover = len(said.split()) - words
+            # the words besides the name and the slots the template matched ("auf 23 Grad")
+            leftover = len(said.split()) - words - sum(
+                len(fold(str(e.text), language).split()) for key, e in result.entities.items() if key != "name")
             if not folded or words > _MAX_NAME_WORDS or f" {folded} " not in said \
                     or not 1 <= leftover <= _MAX_COMMAND_WORDS or (leftover == 1 and bare_template(result)):
                 continue
             plan = self.plan_one(result, home, language, name_text=name, text=text)
             if plan is not None:
                 return plan
-            if not_found is None and leftover >= _MIN_COMMAND_WORDS \
+            if not_found is None and leftover >= _MIN_COMMAND_WORDS and result is original \
                     and self._resolver.match(name, language).tier != "name" \
                     and result.intent.name in ("HassTurnOn", "HassTurnOff") \
                     and set(result.entities) <= {"domain"} \
@@ -125,16 +125,38 @@ class Planner:
                 not_found = NotFound(result.intent.name, name)
         return not_found
 
+    def _a_device(self, text: str, language: str) -> bool:
+        """Whether `text` names devices of the home that are no media player, or their kind."""
+        match = self._resolver.match(text, language)
+        return match.tier in ("name", "domain", "area_domain") and bool(match.best) \
+            and all(e.domain != "media_player" for e in match.best)
+
+    def _placed(self, result: RecognizeResult, language: str) -> RecognizeResult:
+        """A result whose place no area's name matched: a floor's name in the request's language
+        ("im Erdgeschoss") as the floor; else, with no name said, its words as the name's
+        ("Licht in der Küche" in a home with no Kitchen area: the light named Kitchen Lights)."""
+        area = result.unmatched_entities.get("area")
+        if not isinstance(area, UnmatchedTextEntity) or "name" in result.unmatched_entities \
+                or "name" in result.entities:
+            return result
+        unmatched = {k: v for k, v in result.unmatched_entities.items() if k != "area"}
+        floor = self._resolver.floor_of(str(area.text), language)
+        if floor is not None:
+            return replace(result, unmatched_entities=unmatched, entities={
+                **result.entities, "floor": MatchEntity(name="floor", value=floor, text=str(area.text))})
+        return replace(result, unmatched_entities={**unmatched, "name": UnmatchedTextEntity("name", str(area.text), is_open=False)})
+
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
-                 name_text: str | None = None, text: str | None = None) -> Plan | None:
-        """`name_text`: a name the resolver reads (no slot value), said in `text` (the sentence)."""
-        plan = self._plan_one(result, home, language, name_text, text)
+                 name_text: str | None = None, text: str | None = None, request: str = "") -> Plan | None:
+        """`name_text`: a name the resolver reads (no slot value), said in `text` (the sentence);
+        `request`: the sentence the result is of, if known."""
+        plan = self._plan_one(result, home, language, name_text, text, request or text or "")
         if plan is not None and not isinstance(plan, Nevermind):
             plan.slots = said_slots(result, name_text)
         return plan
 
     def _plan_one(self, result: RecognizeResult, home: HomeData, language: str,
-                  name_text: str | None, text: str | None) -> Plan | None:
+                  name_text: str | None, text: str | None, request: str) -> Plan | None:
         # an area "" is the speaker's, asked for by a template and unknown (recognition's `ANY_AREA`)
         slots = {key: entity.value for key, entity in result.entities.items()
                  if not (key == "area" and entity.value == "")}
@@ -153,11 +175,12 @@ class Planner:
                 return Ambiguous(intent, call[2], Action(intent, *call, named=True))
             return Action(intent, *call) if call is not None else None
         tool, args = _tool_for(intent, slots)
-        if tool is None and intent not in QUESTION_INTENTS:
-            return None
+        if (tool is None and intent not in QUESTION_INTENTS) or (
+                tool == "search_and_play" and self._a_device(args["query"], language)):
+            return None  # "démarre l'aspirateur" asks no player to play "l'aspirateur"
         required = result.intent_data.requires_context.get("domain") if result.intent_data else None
         placing = {k: v for k, v in slots.items() if k != NOT_A_PLACE.get(intent)}
-        found = self._targets(intent, placing, home, language, name_text)
+        found = self._targets.find(intent, placing, home, language, name_text)
         if found is not None and required:  # "[scene] {name}": a bare name is a scene's
             allowed = {required} if isinstance(required, str) else set(required)
             found = [e for e in found[0] if e.domain in allowed], found[1]
@@ -167,7 +190,7 @@ class Planner:
         if named and not targets and name_text is None and (place := _place_said(placing)) is not None:
             # "play it on the living room player in the bedroom" (a name of the home's, said
             # outright): HA's "no device called … in …"
-            elsewhere = (self._targets(intent, _unplaced(placing), home, language, None) or ([], False))[0]
+            elsewhere = (self._targets.find(intent, _unplaced(placing), home, language, None) or ([], False))[0]
             if names := {e.name for e in elsewhere}:
                 said = str(result.entities["name"].text).strip()
                 return NotFound(intent, names.pop() if len(names) == 1 else said, place=place)
@@ -177,8 +200,8 @@ class Planner:
         targets = [e for e in targets if e.domain in able]
         if named and targets:
             said = name_text if name_text is not None else str(result.entities["name"].text)
-            others = self._narrowed([e for e in self._look_alikes(said, text, targets, home, language)
-                                     if e.domain in able], intent, slots, home)
+            others = narrowed([e for e in self._targets.look_alikes(said, text, targets, home, language)
+                               if e.domain in able], intent, slots, home)
             if others:
                 options = sorted([*targets, *others], key=lambda e: e.entity_id)
                 return Ambiguous(intent, options, Action(intent, tool, args, options, named))
@@ -187,96 +210,11 @@ class Planner:
             if len(targets) > 1:
                 return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
         if not named:
-            chosen = preferred(intent, targets, name_text is None and anywhere(intent, placing))
-            if chosen is None:
+            targets, one = preferred(intent, targets, name_text is None and anywhere(intent, placing),
+                                     says_music(request, language))
+            if one:
                 return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
-            targets = chosen
         return Action(intent, tool, args, targets, named) if targets else None
-
-    def _targets(self, intent: str, slots: dict[str, Any], home: HomeData, language: str,
-                 name_text: str | None) -> tuple[list[Entity], bool] | None:
-        """The entities the slots mean, and whether a name picked them (else a group)."""
-        domain = slots.get("domain") if isinstance(slots.get("domain"), str) else _IMPLIED_DOMAIN.get(intent)
-        named = False
-        if isinstance(slots.get("name"), frozenset):
-            pool = [e for e in map(self._store.get, sorted(slots["name"])) if e is not None]
-            named = True
-        elif name_text is not None:
-            group, placed = self._resolver.group_phrase(name_text, language)
-            pool = self._resolver.resolve(name=name_text, domain=domain, language=language)
-            if group and not placed and not isinstance(slots.get("area"), str):
-                if len(pool) != 1:
-                    return None  # "the lamps" with no room said: not every lamp in the home
-                group = False  # "turn on the fan" in a home with one fan: that fan
-            named = not group
-        elif isinstance(slots.get("area"), str) or isinstance(slots.get("floor"), str) \
-                or "domain" in slots or slots.get("device_class"):
-            pool = self._store.all()
-        elif intent in ("HassClimateGetTemperature", "HassClimateSetTemperature", "HassLightSet") \
-                or anywhere(intent, slots) or (intent == "HassGetState" and "state" in slots):
-            # "what is the temperature", "set the temperature to 21", "all lights blue": every
-            # device of the intent's kind, as HA's handlers do when no satellite area is known
-            pool = self._store.all()
-        else:
-            return None
-        return self._narrowed(pool, intent, slots, home, named), named
-
-    @staticmethod
-    def _narrowed(pool: list[Entity], intent: str, slots: dict[str, Any], home: HomeData,
-                  named: bool = False) -> list[Entity]:
-        """Those of `pool` in the area or floor, of the kind and device class the slots say (the
-        kind the intent implies only when no name was said: a template that names a device
-        says its domains, "set the water heater to 50 degrees" as well as the thermostat)."""
-        implied = None if named else _IMPLIED_DOMAIN.get(intent)
-        domain = slots.get("domain") if isinstance(slots.get("domain"), str) else implied
-        device_class = slots.get("device_class")
-        # a list when the template's words fit several kinds ("gardiner": blinds, curtains, shutters)
-        device_classes = set(device_class) if isinstance(device_class, list) else {device_class}
-        areas: set[str] | None = None
-        if isinstance(slots.get("area"), str):
-            areas = {slots["area"]}
-        if isinstance(slots.get("floor"), str):
-            floor = home.floors.get(slots["floor"])
-            on_floor = set(floor.areas) if floor else set()
-            areas = on_floor if areas is None else areas & on_floor
-        if areas is not None:
-            pool = [e for e in pool if e.area in areas]
-        if domain:
-            # "are any windows open": covers and window sensors alike
-            pool = [e for e in pool if e.domain == domain or (
-                device_class and intent == "HassGetState" and e.domain == "binary_sensor")]
-        if device_class:
-            pool = [e for e in pool if e.device_class in device_classes]
-        return pool
-
-    def _look_alikes(self, said: str, text: str | None, targets: list[Entity], home: HomeData,
-                     language: str) -> list[Entity]:
-        """The entities besides `targets` that answer to the name said, whatever their kind; and,
-        for a name the resolver read in `text` when the targets are none of the devices the
-        sentence names outright, those devices."""
-        chosen = {e.entity_id for e in targets}
-        ids = self._answering(said, home.names, language)
-        if text is not None:
-            outright = self._resolver.match(text, language)
-            named = {e.entity_id for e in outright.best}
-            if outright.tier == "name" and not named & chosen:
-                ids |= named
-        return [e for e in map(self._store.get, sorted(ids - chosen)) if e is not None]
-
-    def _answering(self, said: str, names: Names, language: str) -> set[str]:
-        """The entities with `said` (filler words around it aside) among their spoken names."""
-        if self._forms is None or self._forms[0] is not names:
-            forms: dict[str, set[str]] = defaultdict(set)
-            for form, ids in names.spoken:
-                forms[fold(form)].update(ids)
-            self._forms = names, forms
-        words = fold(said, language).split()
-        stops = stop_words(language)
-        while words and words[0] in stops:
-            words.pop(0)
-        while words and words[-1] in stops:
-            words.pop()
-        return set(self._forms[1].get(" ".join(words), ()))
 
 
 def _question(result: RecognizeResult, slots: dict[str, Any], targets: list[Entity], named: bool) -> Question | None:

@@ -172,11 +172,16 @@ def build_home_data(version: int, names: Names, entities: list[Entity],
 
 
 def own_sentences(code: str) -> dict[str, Any]:
-    """The hub's sentence templates for one language (`hub/locales/sentences/<code>.yaml`,
-    hassil's format over the intents package's lists and rules): ways people say a command
-    that the installed templates miss. {} if none."""
-    path = _OWN_SENTENCES / f"{code.lower()}.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    """The hub's sentence templates for one language (`hub/locales/sentences/<code>.yaml`, and
+    `sentences/devices/<code>.yaml`: the verbs people use for vacuums, mowers, valves, media and
+    locks, before or after the name), hassil's format over the intents package's lists and
+    rules: ways people say a command that the installed templates miss. {} if none."""
+    merged: dict[str, Any] = {}
+    for path in (_OWN_SENTENCES / f"{code.lower()}.yaml", _OWN_SENTENCES / "devices" / f"{code.lower()}.yaml"):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        for name, spec in ((data or {}).get("intents") or {}).items():
+            merged.setdefault("intents", {}).setdefault(name, {"data": []})["data"].extend(spec["data"])
+    return merged
 
 
 def add_own_sentences(data: dict[str, Any], code: str) -> dict[str, Any]:

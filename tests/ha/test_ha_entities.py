@@ -67,6 +67,14 @@ def test_expose_all_skips_hidden_and_configuration_entities() -> None:
     assert set(entities) == {"light.desk", "light.hall", "sensor.outside", "light.legacy_yaml"}
 
 
+def test_an_exposed_configuration_entity_keeps_its_category() -> None:
+    """A device's setting or diagnostic the user exposed: its entity category tells it from the
+    device itself (issue #40: "Smart Curtain", not "Smart Curtain Battery")."""
+    entities = by_id(EntityFilter(include=("switch.router_reboot",)))
+    assert entities["switch.router_reboot"].entity_category == "config"
+    assert entities["light.desk"].entity_category is None
+
+
 def test_include_and_exclude_globs() -> None:
     entity_filter = EntityFilter.from_options(hub_options(validate({"include_entities": "input_boolean.*, switch.router_reboot",
                                                        "exclude_entities": "light.h*"})).home_assistant)

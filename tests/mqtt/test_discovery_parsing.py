@@ -17,6 +17,7 @@ from hub.backends.mqtt.discovery import (
     replace_topic_base,
 )
 from hub.backends.mqtt.templates import MqttTemplate, MqttTemplateError
+from hub.backends.mqtt.tracked import TrackedEntity
 
 
 def test_topics():
@@ -65,6 +66,21 @@ def test_device_message_shares_options_and_builds_ha_discovery_ids():
     assert result.removed == [("sensor", "d1 old")]
     with pytest.raises(DiscoveryError):
         parse_device_message(None, "d1", json.dumps({"dev": {"ids": "x"}}).encode(), set())
+
+
+def test_a_devices_battery_keeps_its_entity_category():
+    """Issue #40: the device's battery says it is a diagnostic, the device itself nothing."""
+    payload = json.dumps(
+        {"dev": {"ids": "v1", "name": "Irrigation Valve"}, "o": {"name": "x"},
+         "cmps": {"valve": {"p": "valve", "name": None, "cmd_t": "v/set"},
+                  "battery": {"p": "sensor", "name": "Battery", "stat_t": "v/bat", "ent_cat": "diagnostic"}}}
+    ).encode()
+    specs = {c.component: c for c in parse_device_message(None, "v1", payload, set()).components}
+    entities = {k: TrackedEntity(spec=s, entity_id=f"{k}.x", name=friendly_name(k, s.config)).to_entity()
+                for k, s in specs.items()}
+    assert (entities["sensor"].name, entities["sensor"].entity_category) == ("Irrigation Valve Battery", "diagnostic")
+    assert (entities["valve"].name, entities["valve"].entity_category) == ("Irrigation Valve", None)
+    assert entities["sensor"].device_id == entities["valve"].device_id == "v1"
 
 
 def test_names_follow_home_assistant():

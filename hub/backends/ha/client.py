@@ -51,6 +51,10 @@ class HAUnavailable(HAError):
 class HARequestError(HAError):
     """HA rejected the request itself (unknown service or entity, invalid data)."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status, when the REST API answered
+
 
 @dataclass(frozen=True)
 class HaOptions:
@@ -155,7 +159,8 @@ class HAClient:
                     raise HAUnavailable(f"Home Assistant is unavailable (HTTP {response.status}) at {self.endpoint.where}")
                 if response.status >= 400:
                     detail = (await response.text()).strip()[:300]
-                    raise HARequestError(f"Home Assistant rejected {method} {path} (HTTP {response.status}): {detail}")
+                    raise HARequestError(f"Home Assistant rejected {method} {path} (HTTP {response.status}): {detail}",
+                                          response.status)
                 if response.content_type != "application/json":
                     raise HAUnavailable(f"Home Assistant answered {method} {path} with {response.content_type}, not JSON")
                 return await response.json()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.backends.ha.client import HAAuthError, HAClient, HARequestError, HAUnavailable
-from hub.home.entities import BackendError, Entity
+from hub.home.entities import ActionRejected, BackendError, Entity
 
 
 class HomeAssistantAuthError(BackendError):
@@ -32,5 +32,5 @@ async def run_service(client: HAClient, entity: Entity, service: str, data: dict
         raise HomeAssistantAuthError(f"Home Assistant refused the hub's access token ({err})") from None
     except HAUnavailable as err:
         raise HomeAssistantUnavailable(f"Home Assistant unavailable: {err}") from None
-    except HARequestError as err:
-        raise BackendError(str(err)) from None
+    except HARequestError as err:  # 400: an action the entity does not have, data it cannot take
+        raise (ActionRejected if err.status == 400 else BackendError)(str(err)) from None

@@ -11,7 +11,7 @@ import math
 from typing import Any, Awaitable, Callable, Protocol
 
 from hub.backends.mqtt.tracked import TrackedEntity
-from hub.home.entities import BackendError
+from hub.home.entities import ActionRejected, BackendError
 
 
 class Sender(Protocol):
@@ -67,7 +67,7 @@ def _valve_moving(payload_key: str, position: int, state: str) -> Service:
             await _valve_position(b, t, {"position": position})
             return
         if t.config.get(payload_key) is None:
-            raise BackendError(f"{t.entity_id} does not support {payload_key[8:]}")
+            raise ActionRejected(f"{t.entity_id} does not support {payload_key[8:]}")
         b.send(t, "command_topic", t.config[payload_key], "command_template")
         b.show(t, "state_topic", state)
 
@@ -76,7 +76,7 @@ def _valve_moving(payload_key: str, position: int, state: str) -> Service:
 
 async def _valve_stop(b: Sender, t: TrackedEntity, data: dict[str, Any]) -> None:
     if t.config.get("payload_stop") is None:
-        raise BackendError(f"{t.entity_id} cannot stop")
+        raise ActionRejected(f"{t.entity_id} cannot stop")
     b.send(t, "command_topic", t.config["payload_stop"], "command_template")
 
 
@@ -85,7 +85,7 @@ async def _valve_stop(b: Sender, t: TrackedEntity, data: dict[str, Any]) -> None
 def _vacuum_command(feature: str, payload_key: str, state: str) -> Service:
     async def command(b: Sender, t: TrackedEntity, data: dict[str, Any]) -> None:
         if feature not in t.config["supported_features"]:
-            raise BackendError(f"{t.entity_id} does not support {feature}")
+            raise ActionRejected(f"{t.entity_id} does not support {feature}")
         b.send(t, "command_topic", t.config[payload_key])
         b.show(t, "state_topic", state)
 
@@ -95,7 +95,7 @@ def _vacuum_command(feature: str, payload_key: str, state: str) -> Service:
 async def _vacuum_clean_area(b: Sender, t: TrackedEntity, data: dict[str, Any]) -> None:
     area = data.get("cleaning_area_id")
     if "send_command" not in t.config["supported_features"] or "send_command_topic" not in t.config:
-        raise BackendError(f"{t.entity_id} cannot be sent to clean an area")
+        raise ActionRejected(f"{t.entity_id} cannot be sent to clean an area")
     if not isinstance(area, str) or not area:
         raise BackendError("cleaning_area_id must be an area")
     b.send(t, "send_command_topic", json.dumps({"command": "clean_area", "area": area[:255]}))

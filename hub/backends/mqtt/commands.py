@@ -12,7 +12,7 @@ from hub.backends.mqtt.appliance_commands import bounded as _bounded_number
 from hub.backends.mqtt.templates import MqttTemplateError
 from hub.backends.mqtt.tracked import TrackedEntity
 from hub.home.colors import COLORS, color_key
-from hub.home.entities import BackendError, Entity
+from hub.home.entities import ActionRejected, BackendError, Entity
 from hub.transport.mqtt_client import MqttClient
 
 
@@ -100,7 +100,7 @@ class MqttBackend:
         service = _SERVICE_ALIASES.get((tracked.component, service), service)
         method = self._services.get((tracked.component, service))
         if method is None:
-            raise BackendError(f"{tracked.component} {entity.entity_id} does not support {service}")
+            raise ActionRejected(f"{tracked.component} {entity.entity_id} does not support {service}")
         try:
             await method(tracked, dict(data or {}))
         except (MqttTemplateError, ValueError, TypeError, KeyError) as err:
@@ -249,7 +249,7 @@ class MqttBackend:
             if position is not None and "set_position_topic" in t.config:
                 await self._cover_set_cover_position(t, {"position": position})
                 return
-            raise BackendError(f"{t.entity_id} does not support {payload_key[8:]}")
+            raise ActionRejected(f"{t.entity_id} does not support {payload_key[8:]}")
         self._publish(t, "command_topic", payload)
         if self._optimistic(t, "state_topic") and "position_topic" not in t.config:
             self.devices.optimistic_update(t, state, **({"current_position": position} if position is not None else {}))
@@ -281,7 +281,7 @@ class MqttBackend:
     async def _lock_send(self, t: TrackedEntity, payload_key: str, state: str) -> None:
         payload = t.config.get(payload_key)
         if payload is None:
-            raise BackendError(f"{t.entity_id} does not support {payload_key[8:]}")
+            raise ActionRejected(f"{t.entity_id} does not support {payload_key[8:]}")
         self._publish(t, "command_topic", self._command(t, "command_template", payload))
         if self._optimistic(t, "state_topic"):
             self.devices.optimistic_update(t, state)
