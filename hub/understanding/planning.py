@@ -187,13 +187,9 @@ class Planner:
         if found is None:
             return None
         targets, named = found
-        if named and not targets and name_text is None and (place := _place_said(placing)) is not None:
-            # "play it on the living room player in the bedroom" (a name of the home's, said
-            # outright): HA's "no device called … in …"
-            elsewhere = (self._targets.find(intent, _unplaced(placing), home, language, None) or ([], False))[0]
-            if names := {e.name for e in elsewhere}:
-                said = str(result.entities["name"].text).strip()
-                return NotFound(intent, names.pop() if len(names) == 1 else said, place=place)
+        if named and not targets and name_text is None \
+                and (missing := self._named_elsewhere(intent, placing, result, home, language)) is not None:
+            return missing
         if tool is None:
             return _question(result, slots, targets, named)
         able = _TOOL_DOMAINS.get(tool, set())
@@ -215,6 +211,19 @@ class Planner:
             if one:
                 return Ambiguous(intent, targets, Action(intent, tool, args, targets, named))
         return Action(intent, tool, args, targets, named) if targets else None
+
+    def _named_elsewhere(self, intent: str, placing: dict[str, Any], result: RecognizeResult, home: HomeData,
+                         language: str) -> NotFound | None:
+        """"play it on the living room player in the bedroom" (a name of the home's, said
+        outright, in a place it is not in): HA's "no device called … in …"."""
+        place = _place_said(placing)
+        if place is None:
+            return None
+        elsewhere = (self._targets.find(intent, _unplaced(placing), home, language, None) or ([], False))[0]
+        if names := {e.name for e in elsewhere}:
+            said = str(result.entities["name"].text).strip()
+            return NotFound(intent, names.pop() if len(names) == 1 else said, place=place)
+        return None
 
 
 def _question(result: RecognizeResult, slots: dict[str, Any], targets: list[Entity], named: bool) -> Question | None:
