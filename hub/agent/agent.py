@@ -77,7 +77,8 @@ class Agent:
         self._choices = Choices(options.confirm_seconds)  # commands asking "which one?"
         # who asks, in which conversation, as which persona, in which languages
         self._reception = Reception(self.conversations, lambda: self.personas, self._identify, self._choices,
-                                    confirmations, options.language)
+                                    confirmations, options.language,
+                                    fast_path.unnamed if fast_path is not None else lambda text: text)
         # without a book: the home assistant alone, with every registered tool
         self.personas = personas or PersonaBook(home_persona(prompt.ASSISTANT_INSTRUCTIONS),
                                                 home_tools=registry.names())

@@ -15,6 +15,7 @@ from hub.agent.conversation import Conversation, ConversationStore
 from hub.agent.personas import Persona, PersonaBook, UnknownPersona
 from hub.agent.ports import ConfirmationsLike, LanguageIdentifier
 from hub.agent.types import TurnRequest, request_problem, without_format_characters
+from hub.home.normalize import fold
 from hub.locales import normalize_language
 from hub.understanding.referents import Recent
 
@@ -39,8 +40,9 @@ class Intake:
 class Reception:
     def __init__(self, conversations: ConversationStore, personas: Callable[[], PersonaBook],
                  identify: LanguageIdentifier, choices: Choices, confirmations: ConfirmationsLike | None,
-                 home_language: str) -> None:
+                 home_language: str, unnamed: Callable[[str], str] = lambda text: text) -> None:
         self._conversations = conversations
+        self._unnamed = unnamed  # a text without the home's names (the fast path's)
         self._personas = personas
         self._identify = identify
         self._choices = choices
@@ -99,10 +101,17 @@ class Reception:
         language stands unless the text is plainly another; the conversation's language so far
         (else the persona's or the home's) breaks ties, so a short "ja" stays German. Identification
         still loading from start() is waited for at most its `ready_wait_s`; past that the
-        script, the named and the preferred language are the candidates (their templates decide)."""
+        script, the named and the preferred language are the candidates (their templates decide).
+        The words besides the home's names add theirs: "Hallway Light an" is English by its names,
+        German by the rest (issue #40: English names, other languages)."""
         if request.language is None and self._loading is not None and not self._identify.ready():
             await asyncio.wait([self._loading], timeout=self._identify.ready_wait_s)  # the load goes on
-        return self._identify.candidates(request.text, request.language, self.preferred(persona, known))
+        preferred = self.preferred(persona, known)
+        found = self._identify.candidates(request.text, request.language, preferred)
+        rest = self._unnamed(request.text)
+        if rest and rest != fold(request.text):
+            found += [code for code in self._identify.candidates(rest, request.language, preferred) if code not in found]
+        return found
 
     def _waiting_conversation(self, client: str | None) -> str | None:
         """For a request without a conversation id: the client's previous conversation while it

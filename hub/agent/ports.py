@@ -44,6 +44,10 @@ class DeterministicPath(Protocol):
 
     async def finish(self, entities: Sequence[Entity], ctx: ToolContext) -> DirectAnswer | None: ...
 
+    def unnamed(self, text: str) -> str:
+        """The text without the home's names: the words that tell its language."""
+        ...
+
 
 class FollowUpPath(Protocol):
     """Follow-ups ("turn it off", "and the bedroom too") and relative commands ("a bit

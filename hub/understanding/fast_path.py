@@ -27,7 +27,7 @@ from hub.home.entities import Entity, EntityStore
 from hub.home.list_finder import list_names
 from hub.home.namesakes import option_names
 from hub.home.siblings import of_kinds, primary
-from hub.home.normalize import base_language
+from hub.home.normalize import base_language, fold
 from hub.understanding.home_questions import QuestionReader
 from hub.understanding.planning import Planner
 from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan, Question
@@ -126,6 +126,18 @@ class FastPath:
     async def carry_out(self, plan: Plan, ctx: ToolContext) -> DirectAnswer | None:
         """A plan made elsewhere (hub.understanding.follow_ups) carried out as the fast path's own."""
         return asking(await self._carry_out(plan, ctx, alone=True))
+
+    def unnamed(self, text: str) -> str:
+        """`text` without the home's names ("Hallway Light an" → "an"): the words that tell its
+        language, when the names are another's (names built once the fast path read a request)."""
+        if self._names is None:
+            return text
+        said = f" {fold(text)} "
+        for name, _ in self._names[1].spoken:  # the longest first
+            form = fold(name)
+            if form and f" {form} " in said:
+                said = said.replace(f" {form} ", " ")
+        return " ".join(said.split())
 
     def unfinished(self, conversation_id: str) -> tuple[Entity, ...]:
         """The options of the command that asked "which one?" in the conversation (none: none)."""
