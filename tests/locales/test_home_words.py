@@ -11,8 +11,9 @@ from hub.home.vocabulary import area_translations, domain_words
 from hub.locales import SUPPORTED_LANGUAGES
 
 ROOMS = ("kitchen", "living_room", "bedroom", "bathroom", "office", "hallway", "garage", "garden",
-         "dining_room", "basement", "attic", "kids_room")
-DEVICES = ("light", "switch", "fan", "cover", "climate", "lock", "media_player", "vacuum")
+         "dining_room", "basement", "attic", "kids_room", "front_yard")
+DEVICES = ("light", "switch", "fan", "cover", "climate", "lock", "media_player", "vacuum", "valve", "lawn_mower")
+FLOORS = ("downstairs", "upstairs", "outside")  # issue #40: "the upstairs vacuum" in every language
 
 
 def words_file(language: str) -> dict:
@@ -23,7 +24,8 @@ def words_file(language: str) -> dict:
 @pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
 def test_every_language_names_every_room_and_kind_of_device(language: str) -> None:
     data = words_file(language)
-    assert set(data) == {f"area.{r}" for r in ROOMS} | {f"device.{d}" for d in DEVICES} | {"word.device", "word.filler"}
+    assert set(data) == {f"area.{r}" for r in ROOMS} | {f"device.{d}" for d in DEVICES} | {
+        f"floor.{f}" for f in FLOORS} | {"word.device", "word.filler"}
     for key, text in data.items():
         words = text.split("|")
         assert isinstance(text, str) and all(w and w == w.strip() for w in words), f"{language} {key}"
