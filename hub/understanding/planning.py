@@ -144,7 +144,8 @@ class Planner:
         if floor is not None:
             return replace(result, unmatched_entities=unmatched, entities={
                 **result.entities, "floor": MatchEntity(name="floor", value=floor, text=str(area.text))})
-        return replace(result, unmatched_entities={**unmatched, "name": UnmatchedTextEntity("name", str(area.text), is_open=False)})
+        as_name = UnmatchedTextEntity("name", str(area.text), is_open=False)
+        return replace(result, unmatched_entities={**unmatched, "name": as_name})
 
     def plan_one(self, result: RecognizeResult, home: HomeData, language: str,
                  name_text: str | None = None, text: str | None = None, request: str = "") -> Plan | None:
