@@ -91,7 +91,8 @@ class Planner:
         device the home lacks is NotFound. Only a short command counts, with its name said in
         one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do"),
         and never "couldn't find" words that hold a device's whole name (a command's words the
-        wildcard swallowed with it: "Robbie go back").
+        wildcard swallowed with it: "Robbie go back"), nor kinds in a place ("the lights in the
+        attic"); a kind the home has none of is not found ("start the robot vacuum").
         """
         if is_question(text) or any(_asks(r) for r in results):
             return None  # a question's words read as a name must not become an action
@@ -120,7 +121,7 @@ class Planner:
                     and self._resolver.match(name, language).tier != "name" \
                     and result.intent.name in ("HassTurnOn", "HassTurnOff") \
                     and set(result.entities) <= {"domain"} \
-                    and not self._resolver.group_phrase(name, language)[0] \
+                    and not all(self._resolver.group_phrase(name, language)) \
                     and not self._resolver.resolve(name=name, language=language):
                 not_found = NotFound(result.intent.name, name)
         return not_found

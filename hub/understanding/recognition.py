@@ -181,14 +181,17 @@ def own_sentences(code: str) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
         for name, spec in ((data or {}).get("intents") or {}).items():
             merged.setdefault("intents", {}).setdefault(name, {"data": []})["data"].extend(spec["data"])
+        merged.setdefault("lists", {}).update((data or {}).get("lists") or {})
     return merged
 
 
 def add_own_sentences(data: dict[str, Any], code: str) -> dict[str, Any]:
     """The intents package's data for `code` (a fresh load: changed in place) with the hub's
-    templates added to its intents."""
-    for name, spec in (own_sentences(code).get("intents") or {}).items():
+    templates added to its intents, and their lists ("water", a valve's kind) to its lists."""
+    own = own_sentences(code)
+    for name, spec in (own.get("intents") or {}).items():
         data["intents"].setdefault(name, {"data": []})["data"].extend(spec["data"])
+    data.setdefault("lists", {}).update(own.get("lists") or {})
     return data
 
 
