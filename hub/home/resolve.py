@@ -168,7 +168,8 @@ class EntityResolver:
         index = self._index(language)
         kinds = {**domain_words(language), **_paired_kinds(text, language)}
         area_words, on_floor = self._place_words(index)
-        verbs = frozenset(w for w in verbs if w not in kinds and w not in area_words and w not in on_floor
+        said = set(fold(text, language).split()) & verbs  # the text's words that say what to do
+        verbs = frozenset(w for w in said if w not in kinds and w not in area_words and w not in on_floor
                           and not sense(w, index).ids)
         runs = _runs_between_fillers(text, language, verbs)
 

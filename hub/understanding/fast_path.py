@@ -72,6 +72,7 @@ class FastPath:
         self._locks: dict[str, asyncio.Lock] = {}
         self._homes: dict[str, HomeData] = {}
         self._names: tuple[int, Names] | None = None  # (store version, the home's names)
+        self._name_forms: tuple[Names, frozenset[str], int] | None = None  # their folded forms, most words
         self._narrowed: dict[tuple[str, int], TemplateSets] = {}
         # conversation id → the command that asked "which one?", for `finish` (the newest kept)
         self._unfinished: OrderedDict[str, Action] = OrderedDict()
@@ -132,12 +133,19 @@ class FastPath:
         language, when the names are another's (names built once the fast path read a request)."""
         if self._names is None:
             return text
-        said = f" {fold(text)} "
-        for name, _ in self._names[1].spoken:  # the longest first
-            form = fold(name)
-            if form and f" {form} " in said:
-                said = said.replace(f" {form} ", " ")
-        return " ".join(said.split())
+        names = self._names[1]
+        if self._name_forms is None or self._name_forms[0] is not names:
+            forms = frozenset(fold(name) for name, _ in names.spoken) - {""}
+            self._name_forms = names, forms, max((len(f.split()) for f in forms), default=0)
+        _, forms, longest = self._name_forms
+        words, kept, start = fold(text).split(), [], 0
+        while start < len(words):  # the longest name at each word, else the word
+            length = next((n for n in range(min(longest, len(words) - start), 0, -1)
+                           if " ".join(words[start:start + n]) in forms), 0)
+            if not length:
+                kept.append(words[start])
+            start += length or 1
+        return " ".join(kept)
 
     def unfinished(self, conversation_id: str) -> tuple[Entity, ...]:
         """The options of the command that asked "which one?" in the conversation (none: none)."""
