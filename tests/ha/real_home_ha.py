@@ -18,7 +18,7 @@ from typing import Any
 
 from ha.ha_harness import HomeAssistantInstance
 from mqtt.mqtt_helpers import Sniffer
-from tests.home.real_home import Part, Request, jamming, media_players, parts, slug
+from tests.home.real_home import Part, Request, floors, jamming, media_players, parts, slug
 
 BASE = "realhome"
 ORIGIN = {"name": "bolt-hub tests"}
@@ -112,7 +112,7 @@ def players_yaml() -> str:
                     f"data: {{option: '{value}'}}}}")
         mute = (f"{{action: input_select.select_option, target: {{entity_id: input_select.{key}_mute}}, "
                 "data: {option: \"{{ 'muted' if is_volume_muted else 'unmuted' }}\"}}")
-        players += [f"  - platform: universal", f"    name: {name}", f"    unique_id: {BASE}_{key}",
+        players += ["  - platform: universal", f"    name: {name}", f"    unique_id: {BASE}_{key}",
                     f"    device_class: {'tv' if 'TV' in name else 'speaker'}",
                     f"    state_template: \"{{{{ states('{select}') }}}}\"",
                     f"    attributes: {{is_volume_muted: input_select.{key}_mute}}",
@@ -159,8 +159,6 @@ class Devices(Sniffer):
 
 async def set_up(ha: HomeAssistantInstance, devices: Devices) -> None:
     """Floors and areas, the devices announced and placed, every entity exposed to Assist."""
-    from tests.home.real_home import floors
-
     existing = {a["name"]: a["area_id"] for a in await ha.ws("config/area_registry/list")}
     for floor, spec in floors().items():
         created = await ha.ws("config/floor_registry/create", name=floor, aliases=spec.get("aliases") or [])
