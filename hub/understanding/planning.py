@@ -39,7 +39,7 @@ from hub.understanding.plans import Action, Ambiguous, Nevermind, NotFound, Plan
 from hub.understanding.recognition import QUESTION_INTENTS, HomeData, bare_template
 from hub.home.resolve import EntityResolver
 from hub.home.siblings import primary
-from hub.home.vocabulary import domain_words, says_music
+from hub.home.vocabulary import domain_words, says_music, stop_words
 
 _MEDIA_ACTIONS = {"HassMediaPause": "pause", "HassMediaUnpause": "resume",
                   "HassMediaNext": "next", "HassMediaPrevious": "previous"}
@@ -92,7 +92,8 @@ class Planner:
         one piece, not a remark a wildcard swallowed ("it's too dark", "hey, what can you do"),
         and never "couldn't find" words that hold a device's whole name (a command's words the
         wildcard swallowed with it: "Robbie go back"), nor kinds in a place ("the lights in the
-        attic"); a kind the home has none of is not found ("start the robot vacuum").
+        attic"), nor filler words alone ("the" of "turn on the lights"); a kind the home has none
+        of is not found ("start the robot vacuum").
         """
         if is_question(text) or any(_asks(r) for r in results):
             return None  # a question's words read as a name must not become an action
@@ -122,6 +123,7 @@ class Planner:
                     and result.intent.name in ("HassTurnOn", "HassTurnOff") \
                     and set(result.entities) <= {"domain"} \
                     and not all(self._resolver.group_phrase(name, language)) \
+                    and set(folded.split()) - stop_words(language) \
                     and not self._resolver.resolve(name=name, language=language):
                 not_found = NotFound(result.intent.name, name)
         return not_found
