@@ -7,6 +7,7 @@ from typing import Iterator
 import pytest
 
 from ha.ha_harness import ENTITY_PLACEMENT, HomeAssistantInstance
+from mqtt.mqtt_helpers import Mosquitto
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +27,12 @@ async def ha(home_assistant: HomeAssistantInstance) -> HomeAssistantInstance:
     powers = [f"input_boolean.{e.split('.', 1)[1]}_power" for e in ENTITY_PLACEMENT if e.startswith(("light.", "switch."))]
     await home_assistant.call_service("input_boolean", "turn_off", entity_id=powers)
     return home_assistant
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    """A mosquitto of the module's own, for the tests that bring MQTT devices to their HA."""
+    mosquitto = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
+    mosquitto.start()
+    yield mosquitto
+    mosquitto.stop()

@@ -48,14 +48,6 @@ def chosen() -> list[Request]:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
-    mosquitto = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
-    mosquitto.start()
-    yield mosquitto
-    mosquitto.stop()
-
-
-@pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory, broker: Mosquitto) -> Iterator[tuple[HomeAssistantInstance, Devices]]:
     """HA with MQTT and the media players; the devices on the broker, placed, exposed."""
     ensure_installed()

@@ -57,14 +57,6 @@ CHANGE_WAIT_S = 30.0  # a registry event reloads within ~1 s; exposure outside t
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
-    mosquitto = Mosquitto(tmp_path_factory.mktemp("mosquitto"))
-    mosquitto.start()
-    yield mosquitto
-    mosquitto.stop()
-
-
-@pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory, broker: Mosquitto) -> Iterator[tuple[HomeAssistantInstance, str]]:
     """Its own HA with the porch lock and MQTT; a voice satellite device in the kitchen. Yields HA
     and the satellite's device id."""
