@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 TOKEN = "admission-token"
 TURN_TIMEOUT = 30  # the default
 ASKS = 20  # per interface
+WARM_TURNS = 5
 
 
 async def rest_ask(session: aiohttp.ClientSession, url: str, text: str, conversation_id: str) -> tuple[dict, float]:
@@ -41,11 +42,10 @@ async def test_a_flood_of_forty_asks_is_answered_or_told_busy_and_nothing_times_
                                     timeout=aiohttp.ClientTimeout(total=TURN_TIMEOUT + 60))
     try:
         asker.wait_connected()
-        for attempt in range(3):  # the queue learns a turn's length; a fresh hub on a busy box is slow
-            warm, _ = await rest_ask(session, url, "dis quelque chose de gentil", f"warm-up-{attempt}")
-            if warm["ok"]:
-                break
-        assert warm["ok"], warm
+        # the queue learns a turn's length from the turns before (the first, cold, is long): after
+        # a few warm ones it admits what it can do in time, so the burst shows how it shares that
+        warm = [(await rest_ask(session, url, "dis quelque chose de gentil", f"warm-up-{turn}"))[0] for turn in range(WARM_TURNS)]
+        assert any(reply["ok"] for reply in warm), warm
         rest = [asyncio.create_task(rest_ask(session, url, MODEL_TEXTS_IN["fr"][i % len(MODEL_TEXTS_IN["fr"])], f"rest-{i}"))
                 for i in range(ASKS)]
         await asyncio.sleep(0.05)  # the REST asks go out first, as in the probe that found I4
