@@ -72,6 +72,12 @@ def state_word(language: str | None, domain: str, state: str, device_class: str 
     return None
 
 
+def state_labels(language: str | None) -> dict[str, str]:
+    """Every state word Home Assistant has in `language`, by its key ("binary_sensor.motion.on":
+    "detected", "media_player.paused": "paused")."""
+    return dict(_words(normalize_language(language)))
+
+
 @lru_cache(maxsize=1)
 def _hub_labels() -> frozenset[str]:
     """The states the hub has its own label for (`status.<state>`)."""

@@ -2,14 +2,14 @@
 outside every template in 8 languages (two of each language's 40 in
 `bench/data/off_template_requests.yaml`, each kind of request in several languages; the bench
 runs all 320) through the agent on the demo home. An independent judge
-(`helpers.unspoken_judge`) finds no prompt text, entity id, tool name, markup or loop in any
-reply, and every reply in the request's language."""
+(the hub's judge of spoken replies over the demo home, `helpers.unspoken_judge`) finds no fault of
+any kind in any reply: no machinery, prompt, entity id, tool name, markup, echo, loop, unfinished
+sentence, other language or value the turn did not read."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import py3langid
 import pytest
 import yaml
 
@@ -17,7 +17,7 @@ from hub.llm.llama_engine import LlamaEngine
 from hub.understanding import language as language_id
 
 from async_policy.async_helpers import TestHub
-from helpers.unspoken_judge import Judge
+from helpers.unspoken_judge import Judge, read_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -33,7 +33,6 @@ def sample(n: int) -> tuple[int, int]:
 
 async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path, real_stand_in: LlamaEngine) -> None:
     requests: dict[str, list[str]] = yaml.safe_load(REQUESTS.read_text(encoding="utf-8"))
-    py3langid.set_languages(list(requests))
     assert await language_id.prepare()
     judge = Judge()
     hub = TestHub(tmp_path, real_stand_in, fast_path=True, max_tokens=96)
@@ -41,7 +40,9 @@ async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path
     for n, (code, texts) in enumerate(requests.items()):
         for i in sample(n):
             result = await hub.ask(texts[i], conversation_id=f"{code}-{i}", language=code)
-            found = judge.faults(result.reply, code)
+            answered = {"path": result.path, "reply": result.reply,
+                        "tool_calls": [{"result": f.data} for f in result.tool_calls]}
+            found = judge.faults(result.reply, code, texts[i], read_of(answered))
             if found:
                 faults.append((code, texts[i], result.reply, found))
     assert faults == []

@@ -1,0 +1,135 @@
+"""Issue 39 point 3: the one judge of spoken replies (`hub.agent.judge`), over replies recorded
+from the stand-ins and from the issue's report, and over the hub's own phrases, which it must
+let through; the benches' judge (`helpers.unspoken_judge`) is the same code."""
+
+from __future__ import annotations
+
+import pytest
+
+from hub.agent.judge import KINDS, ReplyJudge, unfinished
+from hub.agent.prompt_echo import PromptEcho
+from hub.locales import phrase
+from hub.understanding import language as language_id
+from hub.understanding.language import TextLanguages
+
+from helpers.unspoken_judge import Judge, read_of
+
+MAIN = ("en", "de", "fr", "es", "nl", "it", "pl", "pt")
+
+
+OWN_WORDS = ("self.can_do", "self.identity", "self.cannot_read", "self.no_weather", "self.no_calendar", "self.no_lists",
+             "reply.withheld", "error.not_understood")
+
+
+async def identified() -> TextLanguages:
+    """The hub's language identification (loaded per test in this folder: few tests need it)."""
+    assert await language_id.prepare()
+    return TextLanguages()
+
+
+def judge(language: str, request: str, identify: TextLanguages | None = None, read: tuple[str, ...] = ()) -> ReplyJudge:
+    return ReplyJudge(language, request, read=read, identify=identify)
+
+
+# (language, request, reply as heard, the kind the judge must find): issue 39's report verbatim
+HEARD = [
+    ("en", "how many lights are on?", "You can call this tool.", "machinery"),
+    ("en", "who do I need to call?", "You can call the following tools: Home overview. List of devices.", "machinery"),
+    ("en", "am I leaving the house today?", "You're asked to list the current states of a device, but in this case, "
+     "you're asked to list the current states of a tool.", "machinery"),
+    ("en", "what's the temperature inside?", "The user asked for a response in English.", "machinery"),
+    ("en", "what can you do?", "I'm glad you're happy with the tools I've created.", "machinery"),
+    ("en", "blorp the fnord please", 'The user replied to the function "blorp the fnord please" in English.', "machinery"),
+    ("en", "what's the weather like?", "what's the weather like?: off. I didn't change anything.", "echo"),
+    ("en", "what's the weather like?", "what's the weather like?: off. I didn't change anything.", "invented"),
+    ("de", "Wie wird das Wetter?", "Wie wird das Wetter?", "echo"),
+    ("de", "Erzähl mir einen Witz", "Erzähl mir einen Witz. Ich habe nichts verändert.", "echo"),
+    ("es", "Cuéntame un chiste", "El cambio de la cambión de la cronuma. El cambio de la cambión de la cronuma, "
+     "el cambio de la cambión. El cambio de la c", "loop"),
+    ("es", "Cuéntame un chiste", "El cambio de la cambión. El cambio de la c", "unfinished"),
+    ("en", "is today sunny or cloudy?", "Today is sunny.", "invented"),
+    ("en", "is it sunny or cloudy?", "The weather service will be sunny today.", "invented"),
+    ("en", "is the media player playing, paused or stopped?", "Living Room is off.", "invented"),
+    ("en", "what's the battery level of the motion sensor?", "Motion Sensor: detected.", "invented"),
+    ("en", "tell me a joke", "Here's a joke:", "unfinished"),
+    ("en", "tell me a joke", "Sure, I'll tell you a joke.", "unfinished"),
+    ("en", "tell me a story", "Once upon a time there was a dragon and the", "unfinished"),
+    ("fr", "raconte-moi une blague", "Le professeur de l'utilisateur a donné une fonction.", "machinery"),
+    ("de", "wie geht es dir", "Mir wurde gegeben, dass der Benutzer fragt.", "machinery"),
+    ("pl", "opowiedz dowcip", "Użytkownik prosi o narzędzie.", "machinery"),
+    ("en", "what time is it in Tokyo", "It is 8:30 in Tokyo, on Monday.", "invented"),
+    ("en", "how warm is it", "It is 21 degrees in here.", "invented"),
+    ("en", "what's on today", "You have a meeting with Liza.", "invented"),
+    ("en", "sing me a song", "La la la, la la la, la la la, la la la.", "loop"),
+]
+
+
+@pytest.mark.parametrize("language,request_text,reply,kind", HEARD)
+def test_each_fault_heard_is_found(language, request_text, reply, kind) -> None:
+    assert kind in judge(language, request_text).faults(reply)
+
+
+CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
+    ("en", "tell me a joke", "Why did the scarecrow win an award? Because he was outstanding in his field."),
+    ("en", "how are you today", "I'm doing great, thanks for asking!"),
+    ("de", "wie geht es dir", "Mir geht es gut, danke! Und dir?"),
+    ("fr", "raconte-moi une blague", "Pourquoi les plongeurs plongent-ils toujours en arrière ? Parce que sinon "
+     "ils tombent dans le bateau."),
+    ("es", "cuéntame un chiste", "¿Qué le dice un semáforo a otro? No me mires, que me estoy cambiando."),
+    ("nl", "vertel een mop", "Wat is groen en springt door het bos? Een kikker met een rugzak."),
+    ("it", "come stai", "Sto bene, grazie! E tu come stai oggi?"),
+    ("pl", "jak się masz", "Dobrze, dziękuję! A ty jak się dzisiaj czujesz?"),
+    ("pt", "conta-me uma piada", "Porque é que o livro de matemática está triste? Porque tem muitos problemas."),
+]
+
+
+async def test_good_replies_and_the_hubs_own_words_pass() -> None:
+    """Chit-chat a stand-in may speak, and what the hub says instead of a stand-in (its answers
+    about itself, what it cannot read), in the 8 main languages."""
+    identify = await identified()
+    for language, request_text, reply in CLEAN:
+        assert judge(language, request_text, identify).faults(reply) == [], (language, reply)
+    for language in MAIN:
+        example = phrase(language, "command.example_turn_on", name="Kitchen light")
+        for said in [phrase(language, key) for key in OWN_WORDS] + [phrase(language, "self.example", example=example)]:
+            assert judge(language, "blorp", identify).faults(said) == [], (language, said)
+
+
+def test_a_value_the_turn_read_may_be_said() -> None:
+    read = ('{"entity_id": "media_player.living_room_speaker", "state": "paused"}',)
+    assert judge("en", "what is the speaker doing?", read=read).faults("Living room speaker: paused.") == []
+    assert judge("en", "what is the speaker doing?").faults("Living room speaker: paused.") == ["invented"]
+    read = ('{"temperature": 20.5, "unit": "°C"}',)
+    assert judge("de", "wie warm ist es?", read=read).faults("Es sind 20,5 Grad Celsius.") == []
+    assert judge("de", "wie warm ist es?", read=read).faults("Es sind 22 Grad Celsius.") == ["invented"]
+
+
+def test_the_request_is_no_reading() -> None:
+    """Words the user said ("sunny") are not what the turn read."""
+    assert judge("en", "is it sunny today?").faults("It is sunny.") == ["invented"]
+
+
+@pytest.mark.parametrize("language,sentence,cut", [
+    ("en", "That's all.", False), ("en", "I went to the.", True), ("de", "Mach das Licht an.", False),
+    ("de", "Ich habe einen.", True), ("fr", "Voici une blague.", True), ("es", "Y.", True),
+    ("es", "El cambio de la c.", True), ("it", "Ecco fatto.", False), ("pl", "Oto dowcip:", True),
+    ("pt", "Tudo bem, obrigado.", False), ("nl", "Hier is een mop.", True), ("en", "Wait for it", True),
+])
+def test_unfinished_last_sentences(language, sentence, cut) -> None:
+    assert unfinished(sentence, language) is cut
+
+
+def test_what_the_model_was_given_is_judged_with_the_prompts_own_check() -> None:
+    echo = PromptEcho(given=["Use a tool whenever the user asks to change or check a device."], instructions=[],
+                      request="hi", tool_names=["get_state"], entity_ids=["light.kitchen"])
+    found = ReplyJudge("en", "hi", echo=echo).faults("Okay, light.kitchen it is. Call get_state now.")
+    assert {"entity_id"} <= set(found) and set(found) <= set(KINDS)
+
+
+def test_the_benches_judge_is_the_hubs() -> None:
+    bench = Judge()
+    reply = "what's the weather like?: off. I didn't change anything."
+    assert bench.faults(reply, "en", "what's the weather like?") == \
+        ReplyJudge("en", "what's the weather like?", identify=TextLanguages()).faults(reply) == ["echo", "invented"]
+    answered = {"path": "fast_path", "reply": "Desk lamp is on.", "tool_calls": []}
+    assert bench.faults(answered["reply"], "en", "is the desk lamp on?", read_of(answered)) == []
