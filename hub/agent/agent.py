@@ -25,6 +25,7 @@ from hub.agent.personas import Persona, PersonaBook, UnknownPersona, home_person
 from hub.agent.ports import (ActionReading, AgentOptions, ConfirmationsLike, DeterministicPath, FollowUpPath,
                              HomeView, LanguageIdentifier, SpeakerLocator)
 from hub.agent.priming import Priming
+from hub.agent.stand_in_routes import OwnQuestions, StandInLimits
 from hub.agent.planner import Planner
 from hub.agent.plans import PlanRun, TurnPlan
 from hub.agent.turn import RunningTurns, TurnState, answered_directly, ended, failure, fitted
@@ -87,7 +88,8 @@ class Agent:
         self._routes: tuple[DirectRoute, ...] = (
             ChosenOption(self._choices, home, fast_path, follow_ups), Confirmation(confirmations),
             FollowUp(follow_ups, fast_path, self._choices, options.fast_path),
-            FastPath(fast_path, self._choices, options.fast_path))
+            OwnQuestions(home, lambda: self.stand_in), FastPath(fast_path, self._choices, options.fast_path),
+            StandInLimits(home, lambda: self.stand_in))
         # keep every persona's stable prefix and each conversation's continuation warm
         self.priming = Priming(engine, self._model.stable_request, lambda: self.personas)
         self._running = RunningTurns()

@@ -1,17 +1,17 @@
 """The model's turn: its context (prompt, offered and allowed tools, first-round constraint),
-its rounds (the stream read into the reply, the calls run, their results fed back) and what the
-hub says about them; and the history fitted to the model's context.
+its rounds (the stream read into the reply: `agent.model_stream`; the calls run, their results
+fed back) and what the hub says about them; and the history fitted to the model's context.
 
-Text that starts like JSON is held back: a call written without its format's markers
-(`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. Every call
-goes through `ToolRegistry.call` under the turn's allowed tools. The model's words about an
-action are checked against what its calls did (`agent.tool_round`).
+Every call goes through `ToolRegistry.call` under the turn's allowed tools. The model's words
+about an action are checked against what its calls did (`agent.tool_round`); a stand-in's reply
+for the home is spoken only when it passes the judge (`agent.judge`), else the hub's fallback.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -23,11 +23,13 @@ from hub.agent.choices import Choices
 from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
+from hub.agent.model_stream import generate
 from hub.agent.reply import ReplyBuilder
+from hub.agent.stand_in_routes import spoken_or_fallback
 from hub.agent.turn import TurnState, not_found, not_understood
 from hub.agent.tool_round import as_reading, run_tools, said_for_actions, withheld
 from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
-from hub.agent.utterances import in_no_language, is_question, repeats_itself
+from hub.agent.utterances import in_no_language, is_question
 from hub.core.speech import CONFIRMATION_REQUIRED, speech_of
 from hub.core.tools import ToolRegistry
 from hub.home.device_text import example_name, instruction_texts
@@ -36,19 +38,8 @@ from hub.home.places import Place
 from hub.home.resolve import Match
 from hub.home.vocabulary import speaks_of_home
 from hub.llm.text_tools import text_tool_instructions
-from hub.llm.tool_call_syntax import ToolCallSyntaxError, parse_json_call
-from hub.core.messages import Message, ToolCall, ToolSpec
-from hub.llm.types import (
-    Done,
-    Engine,
-    GenerationRequest,
-    MalformedToolCall,
-    Reasoning,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolConstraint,
-)
+from hub.core.messages import Message, ToolSpec
+from hub.llm.types import Engine, GenerationRequest, Reasoning, ToolConstraint
 from hub.settings import RuntimeSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -71,6 +62,8 @@ class _Context:
     allowed: list[str]
     reply: ReplyBuilder
     messages: list[Message]  # the turn's, after the history
+    echo: PromptEcho
+    judged: bool  # a stand-in's words for the home: spoken only when they pass the judge
 
 
 class ModelTurn:
@@ -143,14 +136,30 @@ class ModelTurn:
         spoken_results = await self._rounds(state, context, constraint)
         context.reply.finish()
         said = said_for_actions(state, context.reply, spoken_results, context.actions)
+        model_said = context.reply.text  # the model's own words, before the hub's
         if said:
             context.reply.say(said)
+        text, withheld = context.reply.text, [reason for reason, _ in context.reply.withheld]
+        if context.judged and not any(f.call.name in context.actions for f in state.finished_calls):
+            text, faults = self._judged(state, context, bool(model_said))
+            withheld += faults
         state.conversation.messages += context.messages
         for reason, sentence in context.reply.withheld:
             _LOGGER.debug("not spoken in %s (%s): %s", state.conversation.id, reason, sentence)
-        return TurnResult(state.conversation.id, state.language, context.reply.text,
-                          tool_calls=state.finished_calls, timings=state.timings,
-                          withheld=[reason for reason, _ in context.reply.withheld])
+        return TurnResult(state.conversation.id, state.language, text, tool_calls=state.finished_calls,
+                          timings=state.timings, withheld=withheld)
+
+    def _judged(self, state: TurnState, context: _Context, model_said: bool) -> tuple[str, list[str]]:
+        """The stand-in's reply, or the hub's fallback when the model said nothing that could be
+        spoken or the judge finds a fault in the reply (the history keeps what was said); spoken
+        now, whole."""
+        read = [json.dumps(f.data, ensure_ascii=False, default=str) for f in state.finished_calls]
+        text, faults = spoken_or_fallback(context.reply.text, model_said, state.language, context.text, context.echo,
+                                          read, self._reply_languages, self._home.entities() if self._home else ())
+        if text != context.reply.text and context.messages and context.messages[-1].role == "assistant":
+            context.messages[-1] = Message("assistant", text)
+        chunk_emitter(state)(text)
+        return text, faults
 
     def _context(self, state: TurnState, text: str, targets: Sequence[Entity] | None) -> _Context:
         persona = state.persona
@@ -171,11 +180,13 @@ class ModelTurn:
         messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text(), place,
                                                         state.request.extra_system_prompt))]
         echo = self._echo(persona, system, tools, messages[0].content, text)
-        reply = ReplyBuilder(state.language, self._options.max_reply_chars, on_chunk=chunk_emitter(state),
+        judged = self.stand_in and persona.home
+        reply = ReplyBuilder(state.language, self._options.max_reply_chars,
+                             on_chunk=(lambda _: None) if judged else chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,
                                                         self._reply_languages), early_clause=not self.stand_in)
         return _Context(text, targets, match, question, system, tools, conversational, reasoning, actions, allowed,
-                        reply, messages)
+                        reply, messages, echo, judged)
 
     def _echo(self, persona: Persona, system: Message, tools: list[ToolSpec], user_message: str,
               text: str) -> PromptEcho:
@@ -330,64 +341,3 @@ def first_round_constraint(allowed: Sequence[str], actions: frozenset[str], cons
     if persona.tool_choice == "required":
         return ToolConstraint(names, ())
     return None
-
-
-async def generate(
-    engine: Engine, generation: GenerationRequest, state: TurnState, reply: ReplyBuilder, allowed: Sequence[str],
-) -> tuple[str, list[ToolCall], str]:
-    """Stream one model round into the reply; the raw text, the calls and the stop reason.
-
-    Text that starts like JSON is held back: a call written without its format's markers
-    (`{"name": …, "arguments": …}` naming an offered tool) is read as the call it is. A round
-    that starts repeating itself, or whose reply is capped, is halted there, and its Done still
-    read: its tokens count in the turn's usage.
-    """
-    raw: list[str] = []
-    calls: list[ToolCall] = []
-    stop_reason = "stop"
-    held = False
-    stream = engine.stream(generation)
-    try:
-        async for delta in stream:
-            if isinstance(delta, TextDelta):
-                raw.append(delta.text)
-                text = "".join(raw)
-                held = held or (not reply.text and text.lstrip()[:1] in ("{", "["))
-                if not held:
-                    reply.add_text(delta.text)
-                if repeats_itself(text[-400:]):
-                    _LOGGER.info("the model repeats itself in %s: reply ended", state.conversation.id)
-                    reply.stop()
-                if reply.capped:
-                    generation.halt.set()
-            elif isinstance(delta, ToolCallDelta):
-                calls.append(delta.call)
-            elif isinstance(delta, MalformedToolCall):
-                calls.append(ToolCall("invalid_tool_call", {"raw": delta.raw[:300], "error": delta.error},
-                                      id=f"bad_{len(calls) + 1}"))
-            elif isinstance(delta, ThinkingDelta):
-                _LOGGER.debug("thinking: %s", delta.text)
-            elif isinstance(delta, Done):
-                state.timings.add_usage(delta.usage)
-                stop_reason = delta.usage.stop_reason
-    finally:
-        await stream.aclose()
-    text = "".join(raw)
-    if held:
-        written = _calls_written_as_text(text, allowed)
-        if written:
-            return "", [*calls, *written], stop_reason
-        reply.add_text(text)  # not a call: the sentence filter keeps JSON from being spoken
-    return text, calls, stop_reason
-
-
-def _calls_written_as_text(text: str, allowed: Sequence[str]) -> list[ToolCall]:
-    """`{"name": …, "arguments": …}` (or a list of them) written as plain text, when every name
-    is a tool on offer; [] for anything else."""
-    try:
-        parsed = parse_json_call(text.strip().rstrip("."))
-    except ToolCallSyntaxError:
-        return []
-    if not all(name in allowed for name, _ in parsed):
-        return []
-    return [ToolCall(name, arguments, id=f"text_{n + 1}") for n, (name, arguments) in enumerate(parsed)]

@@ -1,0 +1,111 @@
+"""Issue 39 point 2 with a scripted stand-in (sized like SmolLM2; it fails the test when asked
+more than it was given): what the hub answers itself instead of the stand-in ("what can you do?",
+"who are you?" in 35 languages; the weather, calendars and lists; questions of fact), and the
+stand-in's chit-chat spoken only when it passes the judge, else the hub's fallback. The served
+hub on its embedded defaults (SmolLM2) is `test_stand_in_served.py`."""
+
+from __future__ import annotations
+
+import pytest
+
+from hub.agent.stand_in_routes import can_do, fallback
+from hub.agent.types import ReplyChunk, TurnDone, TurnRequest
+from hub.home.device_text import example_name
+from hub.home.entities import Entity
+from hub.locales import SUPPORTED_LANGUAGES, phrase
+from hub.locales.word_tables import table_words
+
+from async_policy.async_helpers import TestHub
+from helpers.scripted_engine import ScriptedEngine, stand_in, text
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def own_question(language: str, topic: str) -> str:
+    return table_words("topics", language, topic, with_english=False)[0]
+
+
+async def test_what_can_you_do_and_who_are_you_in_35_languages(tmp_path) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    example = example_name((), list(hub.store.all()))
+    for language in SUPPORTED_LANGUAGES:
+        result = await hub.ask(own_question(language, "capability"), conversation_id=f"c-{language}", language=language)
+        assert result.reply == can_do(language, example) and result.path == "resolution", (language, result.reply)
+        result = await hub.ask(own_question(language, "identity"), conversation_id=f"i-{language}", language=language)
+        assert result.reply.startswith(phrase(language, "self.identity")), (language, result.reply)
+    assert engine.requests == [], "the stand-in is handed none of them"
+
+
+WITHOUT = [  # the home has no weather entity, no calendar, no to-do list
+    ("en", "what's the weather like?", "self.no_weather"), ("de", "Wie wird das Wetter?", "self.no_weather"),
+    ("fr", "est-ce qu'il va pleuvoir demain", "self.no_weather"), ("pl", "jaka będzie jutro pogoda", "self.no_weather"),
+    ("en", "is today sunny or cloudy?", "self.no_weather"),
+    ("en", "am I leaving the house today, according to my calendar?", "self.no_calendar"),
+    ("es", "¿qué tengo en el calendario mañana?", "self.no_calendar"),
+    ("en", "who do I need to call? check my tasks", "self.no_lists"), ("nl", "wat staat er op mijn boodschappenlijst", "self.no_lists"),
+]
+
+
+@pytest.mark.parametrize("language,said,key", WITHOUT)
+async def test_what_the_home_has_no_service_for_is_said_plainly(tmp_path, language, said, key) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(said, language=language)
+    assert result.reply == phrase(language, key) and engine.requests == []
+
+
+async def test_a_weather_entity_the_hub_cannot_read_is_not_handed_to_the_stand_in(tmp_path) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    hub.store.upsert(Entity("weather.home", "Home", "cloudy", {"temperature": 7}))
+    result = await hub.ask("will I need an umbrella this afternoon")
+    assert engine.requests == [] and result.reply == phrase("en", "self.cannot_read"), result.reply
+
+
+FACTS = [  # questions of fact about the home or the world, in words no template has
+    ("en", "what's the battery level of the motion sensor?"), ("en", "is the speaker playing, paused or stopped?"),
+    ("en", "what's the temperature inside?"), ("en", "how many legs does a spider have"),
+    ("de", "wie voll ist der Akku vom Bewegungsmelder noch"), ("fr", "que fait l'enceinte du salon en ce moment"),
+    ("es", "con quién ceno esta noche"), ("it", "quanti gradi ci sono adesso in soggiorno"),
+    ("nl", "hoeveel batterij heeft de bewegingssensor nog"), ("pt", "quanta bateria resta ao sensor de movimento"),
+    ("pl", "ile baterii zostało czujnikowi ruchu"), ("en", "do you know if anybody left the front door unlocked?"),
+]
+
+
+@pytest.mark.parametrize("language,question", FACTS)
+async def test_a_question_of_fact_is_never_handed_to_a_stand_in(tmp_path, language, question) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(question, language=language)
+    assert engine.requests == [] and result.reply, result.reply
+    assert result.path != "model"
+
+
+async def test_a_real_model_is_handed_them(tmp_path) -> None:
+    engine = ScriptedEngine([text("It looks cloudy."), text("I can control your lights.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    assert (await hub.ask("what's the weather like?")).path == "model"
+    assert (await hub.ask("what can you do?", conversation_id="c2")).path == "model"
+    assert len(engine.requests) == 2
+
+
+HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of the judge's
+    ("de", "Erzähl mir einen Witz", "Erzähl mir einen Witz. Ich habe nichts verändert."),
+    ("es", "Cuéntame un chiste", "El cambio de la cambión de la cronuma. El cambio de la cambión de la cronuma, "
+     "el cambio de la cambión de la cronuma. El cambio de la c"),
+    ("en", "say something nice", "The user replied to the function in English."),
+    ("en", "say something funny", "You can call this tool."),
+    ("en", "how are you today", "I'm fine, and today is sunny."),
+]
+
+
+@pytest.mark.parametrize("language,said,reply", HEARD)
+async def test_chit_chat_that_fails_the_judge_gets_the_fallback(tmp_path, language, said, reply) -> None:
+    engine = stand_in([text(reply)])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    events = [e async for e in hub.agent.run(TurnRequest(said, conversation_id="c1", language=language))]
+    result = next(e.result for e in events if isinstance(e, TurnDone))
+    assert len(engine.requests) == 1 and result.reply == fallback(language, hub.store.all())
+    assert "".join(e.text for e in events if isinstance(e, ReplyChunk)) == result.reply, "nothing else was spoken"
+    assert hub.agent.conversations.get("c1").messages[-1].content == result.reply
