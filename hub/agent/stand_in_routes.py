@@ -3,14 +3,15 @@ instead. Tried after every other direct route, so whatever the hub can read (the
 answers) is answered from the home first:
 
 - "what can you do?", "who are you?" (in 35 languages): the hub's own answer;
-- a request about the weather, a calendar or a list, in any form, and any question of fact —
-  about the home or the world: a state, the time, a quantity, "who wrote …?"
-  (`hub/locales/topics`, the 8 main languages; English and the phrases' question words in the
-  others): what the hub cannot read is said plainly ("There is no weather service in this
-  home." in a home without one), never made up by a model that would invent it.
+- a request about the weather, a calendar or a list, in any form, and a question of fact about
+  the home or the world — a state, the time, a quantity (`hub/locales/topics`, the 8 main
+  languages; English and the phrases' question words in the others): what the hub cannot read
+  is said plainly ("There is no weather service in this home." in a home without one), never
+  made up by a model that would invent it.
 
-Chit-chat (jokes, stories, "how are you?", "do you like music?") still goes to the stand-in,
-whose reply is spoken only when it passes the judge (`hub.agent.judge`), else `fallback`.
+Chit-chat (jokes, stories, "how are you?", "do you like music?", general questions) still goes
+to the stand-in, whose reply is spoken only when it passes the judge (`hub.agent.judge`), else
+`fallback`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hub.agent.utterances import is_question
 from hub.core.answer import DirectAnswer
 from hub.home.device_text import example_name
 from hub.home.entities import Entity
+from hub.home.vocabulary import speaks_of_home
 from hub.locales import UNSPACED_LANGUAGES, normalize_language, phrase
 from hub.locales.word_tables import first_said, table_words, tokens
 
@@ -35,6 +37,7 @@ _OWN_QUESTION_EXTRA_WORDS = 3  # "what can you do for me today": a question to t
 # topics asked about in any form ("weather tomorrow"), each with the domain that would answer it
 _ANY_FORM = (("weather", "weather", "self.no_weather"), ("calendar", "calendar", "self.no_calendar"),
              ("lists", "todo", "self.no_lists"))
+_FACTS = ("time", "quantity", "device")  # what a question of fact asks about, besides names
 _NO_SPACE = frozenset({"ja", "zh"})
 _QUESTION_MARKS = ("?", "？", "؟")
 
@@ -82,15 +85,20 @@ class StandInLimits(_ForStandIns):
         for topic, domain, missing in _ANY_FORM:
             if first_said(text, table_words(_TOPICS, language, topic), language):
                 return phrase(language, missing if domain not in domains else "self.cannot_read")
-        if asks_a_fact(text, language):
+        if asks_a_fact(text, language, self._names_a_device):
             return phrase(language, "self.cannot_read")
         return None
 
+    def _names_a_device(self, text: str, language: str) -> bool:
+        return self._home is not None and bool(self._home.match(text, language).best)
 
-def asks_a_fact(text: str, language: str) -> bool:
-    """Whether `text` is a question of fact (about the home or the world: a state, the time, a
-    quantity, "who wrote …"), not one to the assistant itself ("how are you?", "do you like
-    music?"; "do you know if the lamp is on?" asks about the lamp)."""
+
+def asks_a_fact(text: str, language: str, names_a_device: Callable[[str, str], bool] | None = None) -> bool:
+    """Whether `text` is a question of fact about the home or the world, as issue 39 lists them:
+    a state (it names a device, a kind of device or a room: `names_a_device`, `speaks_of_home`),
+    the time, a quantity; not one to the assistant itself ("how are you?", "do you like music?";
+    "do you know if the lamp is on?" asks about the lamp). Other questions ("who wrote Hamlet?")
+    are chit-chat, judged like any."""
     prefix = first_said(text, table_words(_TOPICS, language, "info_prefix"), language)
     rest = " ".join(tokens(text)[len(tokens(prefix)):]) if prefix and _starts(text, prefix) else text
     asked = text.rstrip(" .!")[-1:] in _QUESTION_MARKS or is_question(rest, language) \
@@ -98,7 +106,10 @@ def asks_a_fact(text: str, language: str) -> bool:
     if not asked:  # "tell me a joke"
         return False
     # "comment vas-tu": the pronoun after its verb's hyphen is a word of its own
-    return first_said(rest.replace("-", " "), table_words(_TOPICS, language, "about_you"), language) is None
+    if first_said(rest.replace("-", " "), table_words(_TOPICS, language, "about_you"), language) is not None:
+        return False
+    return any(first_said(rest, table_words(_TOPICS, language, topic), language) for topic in _FACTS) \
+        or speaks_of_home(rest, language) or (names_a_device is not None and names_a_device(rest, language))
 
 
 def _starts(text: str, prefix: str) -> bool:

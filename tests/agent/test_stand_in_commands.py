@@ -72,14 +72,13 @@ async def test_a_home_without_a_light_switch_or_fan_says_it_plainly(tmp_path) ->
     assert result.reply == phrase("de", "error.not_understood")
 
 
-@pytest.mark.parametrize("language,chat,said", [
-    ("en", "tell me a joke", "A bear walks into a bar."), ("de", "Erzähl mir einen Witz", "Ein Bär geht in eine Bar."),
-    ("fr", "comment vas-tu aujourd'hui", "Très bien, merci."), ("es", "¿te gusta la música?", "Me encanta el jazz.")])
-async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat, said) -> None:
-    engine = stand_in([text(said)])
+@pytest.mark.parametrize("language,chat", [("en", "tell me a joke"), ("de", "Erzähl mir einen Witz"),
+                                           ("fr", "quelle est la capitale de l'Italie")])
+async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat) -> None:
+    engine = stand_in([text("Rome.")])
     hub = TestHub(tmp_path, engine, fast_path=True)
     result = await hub.ask(chat, language=language)
-    assert len(engine.requests) == 1 and result.path == "model" and result.reply == said
+    assert len(engine.requests) == 1 and result.path == "model" and result.reply == "Rome."
 
 
 @pytest.mark.parametrize("language,said", [("it", "blorp zibble uat"), ("pt", "blorp zibble uat"),

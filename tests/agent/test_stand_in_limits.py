@@ -63,11 +63,11 @@ async def test_a_weather_entity_the_hub_cannot_read_is_not_handed_to_the_stand_i
     assert engine.requests == [] and result.reply == phrase("en", "self.cannot_read"), result.reply
 
 
-FACTS = [  # questions of fact about the home or the world, in words no template has
+FACTS = [  # questions of fact about the home or the world (a state, the time, a quantity), in words no template has
     ("en", "what's the battery level of the motion sensor?"), ("en", "is the speaker playing, paused or stopped?"),
     ("en", "what's the temperature inside?"), ("en", "how many legs does a spider have"),
     ("de", "wie voll ist der Akku vom Bewegungsmelder noch"), ("fr", "que fait l'enceinte du salon en ce moment"),
-    ("es", "con quién ceno esta noche"), ("it", "quanti gradi ci sono adesso in soggiorno"),
+    ("es", "qué temperatura hace ahora en el salón"), ("it", "quanti gradi ci sono adesso in soggiorno"),
     ("nl", "hoeveel batterij heeft de bewegingssensor nog"), ("pt", "quanta bateria resta ao sensor de movimento"),
     ("pl", "ile baterii zostało czujnikowi ruchu"), ("en", "do you know if anybody left the front door unlocked?"),
 ]
@@ -80,6 +80,16 @@ async def test_a_question_of_fact_is_never_handed_to_a_stand_in(tmp_path, langua
     result = await hub.ask(question, language=language)
     assert engine.requests == [] and result.reply, result.reply
     assert result.path != "model"
+
+
+@pytest.mark.parametrize("language,chat", [("en", "what is the capital of France"), ("en", "how are you today"),
+                                           ("fr", "comment vas-tu aujourd'hui"), ("es", "¿te gusta la música?"),
+                                           ("de", "Erzähl mir einen Witz")])
+async def test_chit_chat_and_general_questions_go_to_the_stand_in(tmp_path, language, chat) -> None:
+    engine = stand_in([text("Paris.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(chat, language=language)
+    assert len(engine.requests) == 1 and result.path == "model" and result.reply == "Paris."
 
 
 async def test_a_real_model_is_handed_them(tmp_path) -> None:
