@@ -25,6 +25,7 @@ from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdent
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.model_stream import generate
 from hub.agent.reply import ReplyBuilder
+from hub.agent.speakable import make_speakable
 from hub.agent.stand_in_routes import spoken_or_fallback
 from hub.agent.turn import TurnState, not_found, not_understood
 from hub.agent.tool_round import as_reading, run_tools, said_for_actions, withheld
@@ -156,6 +157,8 @@ class ModelTurn:
         read = [json.dumps(f.data, ensure_ascii=False, default=str) for f in state.finished_calls]
         text, faults = spoken_or_fallback(context.reply.text, model_said, state.language, context.text, context.echo,
                                           read, self._reply_languages, self._home.entities() if self._home else ())
+        if text != context.reply.text:
+            text = make_speakable(text, state.language, self._options.max_reply_chars)
         if text != context.reply.text and context.messages and context.messages[-1].role == "assistant":
             context.messages[-1] = Message("assistant", text)
         chunk_emitter(state)(text)

@@ -82,16 +82,6 @@ async def test_a_question_of_fact_is_never_handed_to_a_stand_in(tmp_path, langua
     assert result.path != "model"
 
 
-@pytest.mark.parametrize("language,chat", [("en", "what is the capital of France"), ("en", "how are you today"),
-                                           ("fr", "comment vas-tu aujourd'hui"), ("es", "¿te gusta la música?"),
-                                           ("de", "Erzähl mir einen Witz")])
-async def test_chit_chat_and_general_questions_go_to_the_stand_in(tmp_path, language, chat) -> None:
-    engine = stand_in([text("Paris.")])
-    hub = TestHub(tmp_path, engine, fast_path=True)
-    result = await hub.ask(chat, language=language)
-    assert len(engine.requests) == 1 and result.path == "model" and result.reply == "Paris."
-
-
 async def test_a_real_model_is_handed_them(tmp_path) -> None:
     engine = ScriptedEngine([text("It looks cloudy."), text("I can control your lights.")])
     hub = TestHub(tmp_path, engine, fast_path=True)
