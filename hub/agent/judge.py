@@ -6,10 +6,12 @@ fault is not spoken) and every reply in the benches and tests (`tests/helpers/un
   entity, JSON, "I was given", "the request"), in the request's language or English
   (`hub/locales/replies`);
 - "prompt", "entity_id", "tool_name", "markup": what the model was given (`PromptEcho`);
-- "echo": the request said back (most of its words, in order, most of the sentence);
-- "loop": a phrase of 3+ words said 3+ times, or a sentence said twice;
-- "unfinished": the last sentence cut off (mid-word, or on a word no sentence ends with),
-  trailing off, a lead-in ("Here's a joke.") to nothing, or a bare "Sure.";
+- "echo": the request said back (most of its words, in order, most of the sentence; or a
+  sentence that starts with it);
+- "loop": a phrase of 3+ words said 3+ times, or a sentence said twice (nearly: 7 of its 10
+  words), or a phrase of 5 said twice;
+- "unfinished": the last sentence cut off (mid-word, on a word no sentence ends with, inside a
+  quotation), trailing off, a lead-in ("Here's a joke.") to nothing, or a bare "Sure.";
 - "language": a sentence plainly in another language than the request's;
 - "invented": a value that the turn did not read: a state ("… is off", "…: paused"), the
   weather, a time (a clock time, a weekday, a month), a quantity with its unit, an event;
@@ -38,11 +40,16 @@ from hub.locales.word_tables import first_said, fold, spaced, table_words, token
 KINDS = ("machinery", "prompt", "entity_id", "tool_name", "markup", "echo", "loop", "unfinished", "language",
          "invented", "empty")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w])")
-_CLOCK = re.compile(r"(?<![\w.,:])\d{1,2}[:h]\d{2}(?![\w.,:]?\d)")
+_CLOCK = re.compile(r"(?<![\w.,:])\d{1,2}[:h]\d{2}(?::\d{2})?(?![\w.,:]?\d)|(?<!\w)\d{4}-\d{2}-\d{2}(?!\w)")
 _TERMINALS = ".!?。！？"
 _CLOSERS = "\"'”’»)]」』）"
 _ECHO_OF_REQUEST, _ECHO_OF_SENTENCE, _ECHO_MIN_WORDS = 0.7, 0.6, 3
-_PHRASE_WORDS, _PHRASE_TIMES = 3, 3  # a loop: a phrase of 3 words said 3 times
+_ECHO_AT_START = 0.8  # or a sentence that starts with this share of the request's words, in order
+_PHRASE_WORDS, _PHRASE_TIMES = 3, 3  # a loop: a phrase of 3 words said 3 times,
+_LONG_PHRASE_WORDS = 5  # one of 5 said twice,
+_LIKE_SENTENCE, _LIKE_WORDS = 0.7, 4  # or a sentence of 4+ words said again with 7 of 10 of its words
+_WORD = re.compile(r"\w+")
+_QUOTES = (('"', '"'), ("“", "”"), ("«", "»"), ("„", "“"))
 _LEAD_IN_WORDS = 8  # a last sentence this short that starts as a lead-in leads to nothing
 _REPLIES = "replies"
 # English for a number's unit, beside the language's unit phrases
@@ -112,7 +119,7 @@ class ReplyJudge:
             if _number(number) not in self._read_numbers:
                 return number
         for clock in _CLOCK.finditer(folded):
-            if not {_number(n) for n in re.split(r"[:h]", clock.group())} <= self._read_numbers:
+            if not {_number(n) for n in re.split(r"[:h-]", clock.group())} <= self._read_numbers:
                 return clock.group()
         for key in ("weather", "event", "weekday"):
             word = first_said(sentence, table_words(_REPLIES, self.language, key))
@@ -135,7 +142,10 @@ class ReplyJudge:
         if len(asked) < _ECHO_MIN_WORDS or not said:
             return False
         common = _common_in_order(asked, said)
-        return common >= _ECHO_OF_REQUEST * len(asked) and common >= _ECHO_OF_SENTENCE * len(said)
+        if common >= _ECHO_OF_REQUEST * len(asked) and common >= _ECHO_OF_SENTENCE * len(said):
+            return True  # "Erzähl mir einen Witz."
+        # "Enviado un mensaje a mi madre: …" to "envía un mensaje a mi madre"
+        return _common_in_order(asked, said[:len(asked) + 1]) >= _ECHO_AT_START * len(asked)
 
 
 def split_sentences(reply: str, language: str) -> list[str]:
@@ -149,6 +159,9 @@ def unfinished(sentence: str, language: str) -> bool:
     stripped = sentence.strip().rstrip(_CLOSERS)
     if not stripped or stripped.endswith((":", "：", "…", "...", ",")) or stripped[-1] not in _TERMINALS:
         return True
+    if any(sentence.count(opening) > sentence.count(closing) if opening != closing else sentence.count(opening) % 2
+           for opening, closing in _QUOTES):
+        return True  # a quotation never closed: cut off
     said = tokens(stripped)
     if not said:
         return True
@@ -165,15 +178,28 @@ def unfinished(sentence: str, language: str) -> bool:
 
 
 def _loops(reply: str, sentences: list[str]) -> bool:
+    """A sentence said again (its letters and numbers aside, or 7 of 10 of its words), a phrase
+    of 3 words said 3 times or one of 5 said twice ("I'm sorry" counts as "I m sorry")."""
     keys = [loop_key(s) for s in sentences]
     if len(set(keys)) < len(keys):
         return True
-    said = tokens(reply)
+    words = [_WORD.findall(fold(s)) for s in sentences]
+    for i, one in enumerate(words):
+        for other in words[i + 1:]:
+            shorter = min(len(one), len(other))
+            if shorter >= _LIKE_WORDS and _common_in_order(one, other) >= _LIKE_SENTENCE * shorter:
+                return True
+    said = _WORD.findall(fold(reply))
+    return _said_times(said, _PHRASE_WORDS) >= _PHRASE_TIMES or _said_times(said, _LONG_PHRASE_WORDS) >= 2
+
+
+def _said_times(said: list[str], size: int) -> int:
+    """How often the phrase of `size` words said most often is said."""
     counts: dict[tuple[str, ...], int] = {}
-    for i in range(len(said) - _PHRASE_WORDS + 1):
-        phrase = tuple(said[i:i + _PHRASE_WORDS])
+    for i in range(len(said) - size + 1):
+        phrase = tuple(said[i:i + size])
         counts[phrase] = counts.get(phrase, 0) + 1
-    return any(n >= _PHRASE_TIMES for n in counts.values())
+    return max(counts.values(), default=0)
 
 
 def _common_in_order(a: list[str], b: list[str]) -> int:

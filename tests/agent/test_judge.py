@@ -61,6 +61,19 @@ HEARD = [
     ("en", "how warm is it", "It is 21 degrees in here.", "invented"),
     ("en", "what's on today", "You have a meeting with Liza.", "invented"),
     ("en", "sing me a song", "La la la, la la la, la la la, la la la.", "loop"),
+    # SmolLM2 through a served hub (bench_unspoken), passing an earlier judge
+    ("nl", "boek een vlucht naar Parijs", "Bloem je voorbeeld in de vlucht naar Parijs van Parlaat 2026-12-06 14:36:00.",
+     "invented"),
+    ("es", "envía un mensaje a mi madre", "Enviado un mensaje a mi madre: \"Bien sólo este mensaje está enviado.",
+     "echo"),
+    ("es", "envía un mensaje a mi madre", "Enviado un mensaje a mi madre: \"Bien sólo este mensaje está enviado.",
+     "unfinished"),
+    ("es", "cuéntame una historia de un dragón", "Cualquiera de esta historia de un dragón, no puedo ser más. "
+     "El cual de esta historia de un dragón, no puede ser más.", "loop"),
+    ("en", "blorp the fnord please", "I'm sorry, I'm sorry. I'm sorry.", "loop"),
+    ("fr", "à quelle distance se trouve la lune", "Je suis le débat de la lune, je suis le débat de la lune.", "loop"),
+    ("en", "tell me a joke", 'A: "What do you do with your shoes?', "unfinished"),
+    ("fr", "appelle le plombier", "Bien sûr.", "unfinished"),
 ]
 
 
@@ -80,6 +93,8 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("it", "come stai", "Sto bene, grazie! E tu come stai oggi?"),
     ("pl", "jak się masz", "Dobrze, dziękuję! A ty jak się dzisiaj czujesz?"),
     ("pt", "conta-me uma piada", "Porque é que o livro de matemática está triste? Porque tem muitos problemas."),
+    ("en", "tell me a joke", "I'll tell you a joke: why did the chicken cross the road? To get to the other side."),
+    ("en", "tell me a story about a dragon", "Once upon a time, a dragon lived in a cave. The dragon was kind."),
 ]
 
 
