@@ -1,13 +1,14 @@
 """What a stand-in model (under the small-model size) is never handed, and the hub's own words
-instead. Tried after every other direct route, so whatever the hub can read (the fast path's
-answers) is answered from the home first:
+instead:
 
-- "what can you do?", "who are you?" (in 35 languages): the hub's own answer;
-- a request about the weather, a calendar or a list, in any form, and a question of fact about
-  the home or the world — a state, the time, a quantity (`hub/locales/topics`, the 8 main
-  languages; English and the phrases' question words in the others): what the hub cannot read
-  is said plainly ("There is no weather service in this home." in a home without one), never
-  made up by a model that would invent it.
+- "what can you do?", "who are you?" (in 35 languages): the hub's own answer (`OwnQuestions`,
+  before the fast path);
+- after every other direct route, so that whatever the hub can read (the fast path's answers)
+  is answered from the home first (`StandInLimits`): a request about the weather, a calendar or
+  a list, in any form, and a question of fact about the home or the world — a state, the time,
+  a quantity (`hub/locales/topics`, the 8 main languages; English and the phrases' question
+  words in the others): what the hub cannot read is said plainly ("There is no weather service
+  in this home." in a home without one), never made up by a model that would invent it.
 
 Chit-chat (jokes, stories, "how are you?", "do you like music?", general questions) still goes
 to the stand-in, whose reply is spoken only when it passes the judge (`hub.agent.judge`), else
