@@ -5,7 +5,8 @@ fault is not spoken) and every reply in the benches and tests (`tests/helpers/un
 - "machinery": words about how the hub works (tool, function, prompt, instruction, "the user",
   entity, JSON, "I was given", "the request"), in the request's language or English
   (`hub/locales/replies`);
-- "prompt", "entity_id", "tool_name", "markup": what the model was given (`PromptEcho`);
+- "prompt", "entity_id", "tool_name", "markup", "device": what the model was given, a device's
+  words read as instructions among it (`PromptEcho`);
 - "echo": the request said back (most of its words, in order, most of the sentence; or a
   sentence that starts with it);
 - "loop": a phrase of 3+ words said 3+ times, or a sentence said twice (nearly: 7 of its 10
@@ -37,8 +38,8 @@ from hub.locales import normalize_language, phrase_keys, template
 from hub.locales.states import state_labels
 from hub.locales.word_tables import first_said, fold, spaced, table_words, tokens
 
-KINDS = ("machinery", "prompt", "entity_id", "tool_name", "markup", "echo", "loop", "unfinished", "language",
-         "invented", "empty")
+KINDS = ("machinery", "prompt", "entity_id", "tool_name", "markup", "device", "echo", "loop", "unfinished",
+         "language", "invented", "empty")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w])")
 _CLOCK = re.compile(r"(?<![\w.,:])\d{1,2}[:h]\d{2}(?::\d{2})?(?![\w.,:]?\d)|(?<!\w)\d{4}-\d{2}-\d{2}(?!\w)")
 _TERMINALS = ".!?。！？"

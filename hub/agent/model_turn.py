@@ -157,7 +157,7 @@ class ModelTurn:
         read = [json.dumps(f.data, ensure_ascii=False, default=str) for f in state.finished_calls]
         text, faults = spoken_or_fallback(context.reply.text, model_said, state.language, context.text, context.echo,
                                           read, self._reply_languages, self._home.entities() if self._home else ())
-        if text != context.reply.text:
+        if len(text) > self._options.max_reply_chars:  # the fallback, cut like any reply
             text = make_speakable(text, state.language, self._options.max_reply_chars)
         if text != context.reply.text and context.messages and context.messages[-1].role == "assistant":
             context.messages[-1] = Message("assistant", text)
