@@ -36,8 +36,8 @@ _LOGGER = logging.getLogger(__name__)
 _TOPICS = "topics"
 _OWN_QUESTION_EXTRA_WORDS = 3  # "what can you do for me today": a question to the hub still
 # topics asked about in any form ("weather tomorrow"), each with the domain that would answer it
-_ANY_FORM = (("weather", "weather", "self.no_weather"), ("calendar", "calendar", "self.no_calendar"),
-             ("lists", "todo", "self.no_lists"))
+_ANY_FORM = (("weather", "weather", "missing.weather"), ("calendar", "calendar", "missing.calendar"),
+             ("lists", "todo", "missing.list"))
 _FACTS = ("time", "quantity", "device")  # what a question of fact asks about, besides names
 _NO_SPACE = frozenset({"ja", "zh"})
 _QUESTION_MARKS = ("?", "？", "؟")

@@ -38,12 +38,12 @@ async def test_what_can_you_do_and_who_are_you_in_35_languages(tmp_path) -> None
 
 
 WITHOUT = [  # the home has no weather entity, no calendar, no to-do list
-    ("en", "what's the weather like?", "self.no_weather"), ("de", "Wie wird das Wetter?", "self.no_weather"),
-    ("fr", "est-ce qu'il va pleuvoir demain", "self.no_weather"), ("pl", "jaka będzie jutro pogoda", "self.no_weather"),
-    ("en", "is today sunny or cloudy?", "self.no_weather"),
-    ("en", "am I leaving the house today, according to my calendar?", "self.no_calendar"),
-    ("es", "¿qué tengo en el calendario mañana?", "self.no_calendar"),
-    ("en", "who do I need to call? check my tasks", "self.no_lists"), ("nl", "wat staat er op mijn boodschappenlijst", "self.no_lists"),
+    ("en", "what's the weather like?", "missing.weather"), ("de", "Wie wird das Wetter?", "missing.weather"),
+    ("fr", "est-ce qu'il va pleuvoir demain", "missing.weather"), ("pl", "jaka będzie jutro pogoda", "missing.weather"),
+    ("en", "is today sunny or cloudy?", "missing.weather"),
+    ("en", "am I leaving the house today, according to my calendar?", "missing.calendar"),
+    ("es", "¿qué tengo en el calendario mañana?", "missing.calendar"),
+    ("en", "who do I need to call? check my tasks", "missing.list"), ("nl", "wat staat er op mijn boodschappenlijst", "missing.list"),
 ]
 
 
@@ -85,7 +85,8 @@ async def test_a_question_of_fact_is_never_handed_to_a_stand_in(tmp_path, langua
 async def test_a_real_model_is_handed_them(tmp_path) -> None:
     engine = ScriptedEngine([text("It looks cloudy."), text("I can control your lights.")])
     hub = TestHub(tmp_path, engine, fast_path=True)
-    assert (await hub.ask("what's the weather like?")).path == "model"
+    hub.store.upsert(Entity("weather.home", "Home", "cloudy", {"temperature": 7}))
+    assert (await hub.ask("will I need an umbrella this afternoon")).path == "model"
     assert (await hub.ask("what can you do?", conversation_id="c2")).path == "model"
     assert len(engine.requests) == 2
 
@@ -97,6 +98,9 @@ HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of t
     ("en", "say something nice", "The user replied to the function in English."),
     ("en", "say something funny", "You can call this tool."),
     ("en", "how are you today", "I'm fine, and today is sunny."),
+    # SmolLM2 on CI to "qual é a montanha mais alta do mundo" (which the demo home's hub answers
+    # itself: "alta" is heard as its speaker, "alto-falante")
+    ("pt", "qual é o rio mais longo do mundo", "Bola de 2020-01-28 14:12:53."),
 ]
 
 

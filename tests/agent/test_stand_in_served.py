@@ -42,14 +42,14 @@ async def ask(hub: ServedHub, text: str) -> dict[str, Any]:
 
 HEARD = [  # (request, its language, what the hub says itself: a phrase key, or None where the model may chat)
     ("what's the temperature inside?", "en", None),  # "The user asked for a response in English."
-    ("what's the weather like?", "en", "self.no_weather"),  # "what's the weather like?: off. I didn't change anything."
+    ("what's the weather like?", "en", "missing.weather"),  # "what's the weather like?: off. I didn't change anything."
     ("what can you do?", "en", "can_do"),  # "I'm glad you're happy with the tools I've created…"
-    ("Wie wird das Wetter?", "de", "self.no_weather"),  # "Wie wird das Wetter?"
+    ("Wie wird das Wetter?", "de", "missing.weather"),  # "Wie wird das Wetter?"
     ("Erzähl mir einen Witz", "de", None),  # "Erzähl mir einen Witz. Ich habe nichts verändert."
     ("Cuéntame un chiste", "es", None),  # "El cambio de la cambión de la cronuma … El cambio de la c"
     ("blorp the fnord please", "en", None),  # "The user replied to the function "blorp the fnord please" in English."
     ("how many lights are on?", "en", None),  # "You can call this tool."
-    ("is it sunny or cloudy today?", "en", "self.no_weather"),  # "Today is sunny."
+    ("is it sunny or cloudy today?", "en", "missing.weather"),  # "Today is sunny."
 ]
 
 
