@@ -74,7 +74,7 @@ async def test_a_home_without_a_light_switch_or_fan_says_it_plainly(tmp_path) ->
 
 @pytest.mark.parametrize("language,chat", [("en", "tell me a joke"), ("de", "Erzähl mir einen Witz"),
                                            ("fr", "quelle est la capitale de l'Italie"), ("en", "how are you today"),
-                                           ("fr", "comment vas-tu aujourd'hui"), ("es", "¿te gusta la música?")])
+                                           ("fr", "comment vas-tu aujourd'hui"), ("es", "¿te gusta el cine?")])
 async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat) -> None:
     engine = stand_in([text("Rome.")])
     hub = TestHub(tmp_path, engine, fast_path=True)
