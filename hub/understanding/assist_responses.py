@@ -19,7 +19,9 @@ from hub.locales import format_number, phrase
 from hub.understanding.plans import Question
 from hub.understanding.recognition import intents_language
 
-_ENV = ImmutableSandboxedEnvironment()
+# an attribute the entity lacks (a weather entity without temperature_unit) is said as nothing, never "None"
+_ENV = ImmutableSandboxedEnvironment(finalize=lambda value: "" if value is None else value)
+_WEATHER_UNITS = ("temperature_unit", "pressure_unit", "wind_speed_unit", "visibility_unit", "precipitation_unit")
 # HassRespond's replies the hub gives: HA's greeting; about itself ("are you always listening?",
 # "where does my data go?", "what can I say?", "who made you?") its own words, as HA's are about HA
 RESPONDED = frozenset({"hello", "listening", "data", "commands", "creator"})
@@ -44,7 +46,9 @@ def assist_answer(question: Question, language: str) -> str:
             return phrase(language, f"about.{question.response}")
         return ha_response(language, question.intent, question.response) or phrase(language, "action.done")
     station = question.targets[0]
-    state = SimpleNamespace(state=station.state, attributes=station.attributes, name=station.name)
+    # HA's weather entities always have their units; one that lacks them says the number alone
+    attributes = {**dict.fromkeys(_WEATHER_UNITS, ""), **{k: v for k, v in station.attributes.items() if v is not None}}
+    state = SimpleNamespace(state=station.state, attributes=attributes, name=station.name)
     said = ha_response(language, question.intent, question.response, state=state)
     temperature = number_value(station.attributes.get("temperature"))
     if said and (temperature is None or format_number(temperature, language) in said or str(temperature) in said):

@@ -11,8 +11,11 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
+from hub.home.entities import Entity
 from hub.home.state_speech import spoken_state
 from hub.locales import format_number, phrase
+from hub.understanding.assist_responses import assist_answer
+from hub.understanding.plans import Question
 from tests.helpers.answering_home import EVENTS, FORECAST, AnsweringHome
 
 # one home for the module: questions never change it (each test checks that)
@@ -225,3 +228,11 @@ async def test_nothing_on_the_calendar_about_the_words_is_said_so(home: Answerin
 
 async def test_how_are_you_today_is_no_calendar_question(home: AnsweringHome) -> None:
     assert await home.ask("how are you today?") is None
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr"])
+async def test_a_weather_entity_without_a_unit_is_never_said_with_none(language: str) -> None:
+    """HA's weather templates read `temperature_unit`; an entity without one says the number alone."""
+    station = Entity("weather.bare", "Bare", "cloudy", {"temperature": 7})
+    said = assist_answer(Question("HassGetWeather", "default", [station]), language)
+    assert "None" not in said and format_number(7, language) in said, said
