@@ -105,6 +105,9 @@ def day(offset: int) -> dict:
     ("Va-t-il pleuvoir demain ?", "fr", [1]), ("Quel temps fera-t-il cette semaine ?", "fr", [0, 1, 2, 3, 4]),
     ("¿Lloverá mañana?", "es", [1]), ("Gaat het morgen regenen?", "nl", [1]), ("Pioverà domani?", "it", [1]),
     ("Czy jutro będzie padać?", "pl", [1]), ("Vai chover amanhã?", "pt", [1]),
+    # what to wear is the weather's, not a calendar event's words
+    ("should I wear a coat tonight?", "en", [0]), ("Brauche ich morgen eine Jacke?", "de", [1]),
+    ("Dois-je prendre un manteau demain ?", "fr", [1]), ("Czy jutro potrzebuję kurtki?", "pl", [1]),
 ])
 async def test_the_forecast_from_the_weather_service(home: AnsweringHome, text: str, language: str,
                                                     offsets: list[int]) -> None:
