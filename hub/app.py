@@ -24,6 +24,7 @@ from hub.home.local_lists import LocalLists
 from hub.home.places import ConfiguredFloors, SpeakerPlaces, parse_area_floors, parse_satellites
 from hub.home.name_book import NameBook
 from hub.home.name_file import NAMES_FILE
+from hub.understanding import template_cache
 from hub.understanding.fast_path import FastPath
 from hub.understanding.follow_ups import FollowUps
 from hub.understanding.language import TextLanguages
@@ -42,6 +43,7 @@ from hub.llm.factory import create_engine, download_source, load_setup, local_en
 from hub.llm.model_source import load_failure, verified_file
 from hub.llm.types import Engine
 from hub.llm.upgrade import ModelUpgrade, load_failed
+from hub.memory import MODEL_PARTS, MemoryReport, give_back, object_bytes, resident_bytes
 from hub.settings import RuntimeSettings
 from hub.transport.mqtt_client import MqttClient
 from hub.startup import StartupProgress
@@ -54,6 +56,7 @@ _LOGGER = logging.getLogger(__name__)
 # Docker and the Supervisor SIGKILL 10 s after SIGTERM: the hub is gone well before that
 SHUTDOWN_GRACE_S = 2.0  # running turns may still finish on their own
 SHUTDOWN_S = 6.0  # everything, from the stop request to the last part stopped
+TEMPLATES_FOLDER = "templates"
 PRIMING_WAIT_S = 120.0  # the warm-up ends when the first prompt is primed, or after this
 T = TypeVar("T")
 
@@ -69,6 +72,7 @@ class HubApp:
     def __init__(self, config: HubConfig, engine: Engine | None = None) -> None:
         self.options = options = hub_options(config)  # each part gets its own
         self.settings = RuntimeSettings(options.settings, config.state_dir / "settings.json")
+        template_cache.use(config.state_dir / TEMPLATES_FOLDER)  # each language's compiled templates
         self.store = EntityStore()
         self.names = NameBook(config.state_dir / NAMES_FILE, self.store)  # the user's names (Names page)
         self.store.set_overlay(self.names)
@@ -93,6 +97,7 @@ class HubApp:
         self.voice: "VoicePipeline | None" = None
         self.http: "RestApi | None" = None
         self.startup = StartupProgress()  # the warm-up the page, /health and the log show
+        self.fast_path: FastPath | None = None  # from start()
         self.warm_up: FastPathWarmUp | None = None  # from start(): the fast path's languages
         self._started: list[Component] = []
         self._warming: asyncio.Task[None] | None = None
@@ -120,7 +125,7 @@ class HubApp:
         if self._engine is None:
             self._engine = await create_engine(self.options.llm)  # local GGUF or a remote server
         self._plan_upgrade()
-        fast_path = FastPath(self.store, self.registry, self.resolver)
+        self.fast_path = fast_path = FastPath(self.store, self.registry, self.resolver)
         self.agent = Agent(
             engine=self._engine, registry=self.registry, settings=self.settings, options=self.options.agent,
             home=StoreHomeView(self.store, self.resolver), fast_path=fast_path,
@@ -166,6 +171,19 @@ class HubApp:
         self._warming = asyncio.create_task(self._primed(), name="warm-up")
         if self.upgrade is not None:
             self._upgrading = asyncio.create_task(self._upgraded(self.upgrade), name="model-download")
+
+    def memory(self) -> MemoryReport:
+        """What the hub's resident memory is made of (`hub.memory`): the model's parts, the home,
+        the fast path's languages, the rest. Walks the hub's objects: call it in a thread."""
+        resident, model, counted = resident_bytes(), self.engine.memory(), set[int]()  # before the walk's own
+        home = object_bytes([self.store, self.resolver, self.names, self.places], counted)
+        languages = self.fast_path.memory(counted) if self.fast_path is not None else {}
+        home += languages.pop("home", 0)
+        del counted
+        give_back()  # the walk's bookkeeping (tens of MiB)
+        parts = {part: model.get(part, 0) for part in MODEL_PARTS}
+        return MemoryReport(resident, {**parts, "fast_path": sum(languages.values()), "home": home},
+                            {"fast_path": languages, "rest": {"compute_buffers_allocated": model.get("compute", 0)}})
 
     async def _delayed_command(self, text: str, ctx: ToolContext) -> str:
         """A delayed command when its timer ends ("turn off the lights in 10 minutes"): as HA
@@ -268,6 +286,7 @@ class HubApp:
         while (primer is not None and primer.supported and not primer.primes
                and asyncio.get_running_loop().time() < deadline):
             await asyncio.sleep(0.2)
+        give_back()  # what loading and priming freed
         self.startup.advance("downloading" if self.upgrade is not None and self.upgrade.running else "ready")
         if self.http is not None:
             self.http.log_ready_link()

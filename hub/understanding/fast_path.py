@@ -40,19 +40,20 @@ from hub.understanding.recognition import (
     intents_language,
     load_intents,
     narrow,
-    number_words,
     recognize,
     recognize_masked,
     recognize_unmatched,
     TemplateSets,
 )
 from hub.home.resolve import EntityResolver
+from hub.understanding.preparation import forget_number_words, keep_built, language_bytes, number_words
 from hub.understanding.parts import PartReader
 from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
 from hub.core.tools import ToolContext, ToolRegistry
 from hub.core.messages import ToolCall
 from hub.locales import SUPPORTED_LANGUAGES, join_list, phrase
+from hub.memory import object_bytes
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -76,24 +77,42 @@ class FastPath:
         self._narrowed: dict[tuple[str, int], TemplateSets] = {}
         # conversation id → the command that asked "which one?", for `finish` (the newest kept)
         self._unfinished: OrderedDict[str, Action] = OrderedDict()
+        self._heard: OrderedDict[str, None] = OrderedDict()  # languages understood in, the latest last
 
     # --- public API ------------------------------------------------------------------------
 
     intents_language = staticmethod(intents_language)
 
-    async def prepare(self, language: str, numbers: bool = False) -> bool:
-        """Load and warm up a language's intents and the home's slot lists (else first use does);
-        `numbers`: its number words too (about 4 MiB a language, 150 for all 35: the home's)."""
+    async def prepare(self, language: str, full: bool = False) -> bool:
+        """Ready a language's templates and the home's slot lists for its first command (else
+        that command pays for them). `full`: every template built and kept, with its number
+        words (a home's or a heard language: 5-20 MiB); else compact, each template built when
+        a text may match it (1-3 MiB; each command builds the hundred-odd it may match)."""
         code = intents_language(language)
         loaded = await self._intents(code)
         if code is None or loaded is None:
             return False
+        await asyncio.to_thread(keep_built, loaded, full)
         home = await self._home_data(base_language(language))
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
-        if numbers:  # else the first command whose template reaches a range slot loads them
+        if full:  # else the first command whose template reaches a range slot loads them
             await asyncio.to_thread(number_words, loaded, code)
+        else:  # (the follow-ups' number words are the base language's: "zh", not "zh-CN")
+            forget_number_words(code, base_language(language))
         await asyncio.to_thread(self._resolver.match, "warm up", language)  # its index of the names
         return True
+
+    def memory(self, counted: set[int]) -> dict[str, int]:
+        """Bytes of each language's templates and number words (`preparation.language_bytes`),
+        and of the home's slot lists for every language ("home"); `counted`: objects another
+        part holds."""
+        found = {code: language_bytes(loaded, counted, code, base_language(code))
+                 for code, loaded in list(self._loaded.items()) if loaded}
+        return {**found, "home": object_bytes([self._names, self._homes], counted)}
+
+    def heard(self) -> list[str]:
+        """The languages commands were understood in, the latest last."""
+        return list(self._heard)
 
     async def try_handle(self, text: str, language: str, ctx: ToolContext,
                          read_names: bool = True) -> DirectAnswer | None:
@@ -116,6 +135,8 @@ class FastPath:
             return None
         if not plans:
             return None
+        self._heard[base_language(language)] = None
+        self._heard.move_to_end(base_language(language))
         plans = _merged(plans)
         if len(plans) == 1:
             outcome = await self._carry_out(plans[0], ctx, alone=True)

@@ -55,12 +55,16 @@ import logging
 import re
 import threading
 import unicodedata
-from typing import Callable
+from array import array
+from typing import Any, Callable
+
+import numpy as np
 
 from hub.understanding.recognition import intents_language
 from hub.understanding.template_words import template_words
 from hub.home.vocabulary import all_words
 from hub.locales import SUPPORTED_LANGUAGES, normalize_language, own_phrases
+from hub.memory import give_back
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -111,10 +115,21 @@ def _load_py3langid() -> Callable[[str], dict[str, float]]:
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     identifier.set_languages([_TO_PY3LANGID.get(code, code) for code in SUPPORTED_LANGUAGES])
+    _slimmed(identifier)
 
     def confidences(text: str) -> dict[str, float]:
         return {_FROM_PY3LANGID.get(code, code): float(p) for code, p in identifier.rank(text) if p > 0}
     return confidences
+
+
+def _slimmed(identifier: Any) -> None:
+    """py3langid keeps the weights of all its 97 languages beside the 35 chosen (27 MiB) and
+    its automaton's row offsets and outputs as lists of Python ints (8 MiB): the chosen
+    weights alone, and the rest as arrays (3 MiB), read the same."""
+    identifier.nb_ptc = np.ascontiguousarray(identifier.nb_ptc)
+    identifier._full_model = (identifier.nb_ptc, identifier.nb_pc, identifier.nb_classes)
+    identifier._rowbase = array("q", identifier._rowbase)
+    identifier.tk_output = array("l", identifier.tk_output)
 
 
 # py3langid names Norwegian Bokmål by the macrolanguage
@@ -150,6 +165,7 @@ class _Identifier:
             if cls._confidences is not None and not _KnownWords.with_templates:
                 _KnownWords.table = _word_table(with_templates=True)
                 _KnownWords.with_templates = True
+                give_back()  # the 35 languages' templates read for their words: tens of MiB
                 _LOGGER.info("language identification ready, with the templates' words")
         return cls._confidences is not None
 

@@ -35,14 +35,16 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from hassil.filter import filter_intents
-from hassil.intents import Intents, RangeSlotList, SlotList, TextSlotList, TextSlotValue
+from hassil.intents import Intents, SlotList, TextSlotList, TextSlotValue
 from hassil.models import UnmatchedTextEntity
 from hassil.recognize import RecognizeResult, recognize_all
 from hassil.util import fold_case
 from home_assistant_intents import get_intents, get_languages
 
 from hub.home.entities import Entity, Floor
+from hub.understanding import template_cache
 from hub.understanding.assist_plans import ASSIST_INTENTS, TIMER_INTENTS
+from hub.understanding.compact_templates import Shared, compact
 from hub.understanding.device_intents import DEVICE_INTENTS, SAID_ANYWHERE
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_variants, spellings
@@ -202,41 +204,37 @@ def older_intents(code: str) -> dict[str, Any] | None:
     return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else None
 
 
-@lru_cache(maxsize=None)
-def load_intents(code: str) -> LanguageIntents | None:
+def compiled_sets(code: str) -> TemplateSets | None:
     """Parse the handled intents of one language, each release's as its own set (the hub's own
-    templates with the installed one's), and warm their templates up (in a thread).
-
-    Cached for the process: the parsed templates do not depend on the home.
-    """
+    templates with the installed one's), every template compiled on use (seconds of CPU)."""
     data = get_intents(code)
     if not data:
         return None
+    shared = Shared()  # a template both releases say is packed once
     releases = (add_own_sentences(data, code), older_intents(code))
-    intents = tuple(filter_intents(_kinds_as_slots(Intents.from_dict(d)), intent_names=HANDLED_INTENTS)
-                    for d in releases if d)
-    empty: dict[str, SlotList] = {"name": TextSlotList.from_tuples([]), "area": TextSlotList.from_tuples([]),
-             "floor": TextSlotList.from_tuples([])}
-    _matches("warm up", intents, empty, code)
+    return tuple(compact(filter_intents(_kinds_as_slots(Intents.from_dict(d)), intent_names=HANDLED_INTENTS), shared)
+                 for d in releases if d)
+
+
+def compiled_inputs(code: str) -> tuple[Path, ...]:
+    """The files `compiled_sets(code)` reads besides the installed packages, and its code."""
+    return (_OWN_SENTENCES / f"{code.lower()}.yaml", OLDER_INTENTS / f"{code}.json.gz", Path(__file__))
+
+
+@lru_cache(maxsize=None)
+def load_intents(code: str) -> LanguageIntents | None:
+    """One language's handled intents, compiled on use (`hub.understanding.compact_templates`):
+    read from the compiled copy on disk when it is there and current, else parsed (and written).
+
+    Cached for the process: the templates do not depend on the home.
+    """
+    intents = template_cache.compiled(code, compiled_sets, compiled_inputs(code))
+    if intents is None:
+        return None
     return LanguageIntents(intents,
                            tuple(filter_intents(i, intent_names=_ONE_THERMOSTAT) for i in intents),
                            tuple(_asking_area(i, TIMER_INTENTS) for i in intents),
                            tuple(_asking_area(i, SAID_ANYWHERE) for i in intents))
-
-
-def number_words(loaded: LanguageIntents, code: str) -> None:
-    """Load the number words hassil reads the language's range slots with ("vingt et un"): the
-    first command whose template reaches one paid 20-40 ms for them (unicode_rbnf's rules, and a
-    table per range). Each range once, matched against a word that is no number."""
-    ranges = {(r.start, r.stop, r.step, r.fraction_type): r for intents in loaded.intents
-              for r in intents.slot_lists.values() if isinstance(r, RangeSlotList) and r.words}
-    lists: dict[str, SlotList] = {f"range_{n}": r for n, r in enumerate(ranges.values())}
-    probe = Intents.from_dict({"language": code, "intents": {
-        "NumberWords": {"data": [{"sentences": [f"{{{name}}}" for name in lists]}]}}})
-    try:
-        list(recognize_all("warm", probe, slot_lists=lists, language=code))
-    except ValueError:  # a language unicode_rbnf lacks: its ranges take digits only
-        pass
 
 
 def _kinds_as_slots(intents: Intents) -> Intents:

@@ -30,9 +30,12 @@ class Recording:
         self.fast_path = fast_path
         self.asked: list[str] = []
 
-    async def prepare(self, language: str, numbers: bool = False) -> bool:
+    async def prepare(self, language: str, full: bool = False) -> bool:
         self.asked.append(language)
-        return await self.fast_path.prepare(language, numbers)
+        return await self.fast_path.prepare(language, full)
+
+    def heard(self) -> list[str]:
+        return self.fast_path.heard()
 
 
 async def first_and_next(fast_path: FastPath, language: str, first: str, following: str) -> float:
@@ -85,14 +88,20 @@ async def test_every_language_is_ready_before_its_first_command_and_again_after_
         assert set(recording.asked) == set(SUPPORTED_LANGUAGES)
         await first_and_next(fast_path, "fr", "Allume la lumière de la cuisine", "Éteins la lumière de la cuisine")
 
+        assert "fr" in fast_path.heard()
+        for _ in range(100):  # a language heard is prepared in full once no turn runs
+            if "fr" in warm_up.full:
+                break
+            await asyncio.sleep(0.1)
+        assert warm_up.full == [*warm_up.first, "fr"], "heard: prepared in full"
         asked = len(recording.asked)
         kitchen = store.get("light.kitchen")
         store.upsert(dataclasses.replace(kitchen, aliases=("Cooking light",)))  # the home changed
         for _ in range(100):
-            if len(recording.asked) >= asked + len(warm_up.first):
+            if len(recording.asked) >= asked + len(warm_up.full):
                 break
             await asyncio.sleep(0.1)
-        assert recording.asked[asked:] == warm_up.first, "the home's change prepared again"
+        assert recording.asked[asked:] == warm_up.full, "the home's change prepared again"
         await first_and_next(fast_path, "en", "turn on the cooking light", "turn off the cooking light")
     finally:
         await warm_up.stop()

@@ -1,0 +1,83 @@
+"""Each language's compiled templates kept on disk, so a start reads them instead of parsing.
+
+Parsing a language's templates takes 0.5-4 s of CPU (all 35: about a minute); reading its
+compiled copy back takes tens of milliseconds. A copy is used only when it was made from the
+same inputs: the installed hassil and home-assistant-intents, the Python that packed it, and
+the files the caller names (the hub's own templates, the older release, the code that compiles
+them); any other copy is made again. Writes are atomic (a temporary file, then a rename); a
+copy that cannot be read or written costs only the parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Callable, Iterable, TypeVar
+
+_LOGGER = logging.getLogger(__name__)
+
+FORMAT = 1
+_folder: Path | None = None  # set by the composition root (`use`); None: nothing on disk
+Compiled = TypeVar("Compiled")
+
+
+def use(folder: Path | None) -> None:
+    """Keep compiled templates in `folder` (None: parse them at every start)."""
+    global _folder
+    _folder = folder
+
+
+def compiled(code: str, build: Callable[[str], Compiled | None], inputs: Iterable[Path]) -> Compiled | None:
+    """`build(code)`, or its copy on disk when one was made from the same `inputs`."""
+    folder = _folder
+    if folder is None:
+        return build(code)
+    path = folder / f"{code}.pickle"
+    fingerprint = _fingerprint(code, inputs)
+    found: Compiled | None = _read(path, fingerprint)
+    if found is None:
+        found = build(code)
+        _write(path, fingerprint, found)
+    return found
+
+
+def _fingerprint(code: str, inputs: Iterable[Path]) -> str:
+    digest = hashlib.sha256(f"{FORMAT} {code} {sys.version} {version('hassil')} "
+                            f"{version('home-assistant-intents')}".encode())
+    for path in inputs:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes() if path.is_file() else b"-")
+    return digest.hexdigest()
+
+
+def _read(path: Path, fingerprint: str) -> Any:
+    """What `path` holds if it was made from `fingerprint`'s inputs, else None."""
+    try:
+        with path.open("rb") as handle:
+            return pickle.load(handle) if pickle.load(handle) == fingerprint else None
+    except FileNotFoundError:
+        return None
+    except Exception as err:  # damaged or from another version: made again
+        _LOGGER.warning("compiled templates %s unreadable (%s): parsing them again", path.name, err)
+        return None
+
+
+def _write(path: Path, fingerprint: str, made: object) -> None:
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
+            temporary = Path(handle.name)
+            pickle.dump(fingerprint, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError as err:
+        _LOGGER.warning("could not keep the compiled templates in %s: %s", path.parent, err)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
