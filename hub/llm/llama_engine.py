@@ -94,6 +94,7 @@ class LlamaEngine:
         loaded = load_llama(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, threads=threads,
                             flash_attn=flash_attn, kv_cache_type=kv_cache_type)
         self._llm = loaded.llm
+        self._memory: Callable[[], dict[str, int]] = lambda: loaded.memory(path)
         self._original_eval = count_evaluations(self._llm, self._counting_eval)
         self._eval_count = 0
         self._cancel_current: threading.Event | None = None
@@ -119,10 +120,11 @@ class LlamaEngine:
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._closed = False
+        template = hashlib.sha256(getattr(self.chat_format, "template", "").encode()).hexdigest()[:16]
         store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
             state_dir, model_identity(path, llama_cpp=llama_cpp.__version__, type_k=kv_cache_type,
                                       type_v=loaded.type_v, flash_attn=flash_attn),
-            f"{self.chat_format.name}:{_digest_of(getattr(self.chat_format, 'template', ''))}",
+            f"{self.chat_format.name}:{template}",
             self._prompt_cache.max_bytes)
         self._kept = KeptPrefixes(self._prompt_cache, store)
         _LOGGER.info(
@@ -159,6 +161,10 @@ class LlamaEngine:
         cache = self._prompt_cache
         return {"states": len(cache.states), "bytes": cache.total_bytes, "saves": cache.saves,
                 "restores": cache.restores}
+
+    def memory(self) -> dict[str, int]:
+        """The model's resident memory by part (`hub.memory`), with the saved prompt states."""
+        return {**self._memory(), "prompt_states": self._prompt_cache.total_bytes}
 
     async def close(self) -> None:
         if self._closed:
@@ -393,8 +399,4 @@ class LlamaEngine:
             self._generation.constrained(job, tokens, grammar, started)
         else:
             self._generation.free(job, tokens, rendered, started)
-
-
-def _digest_of(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 

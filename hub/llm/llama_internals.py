@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import re
 import threading
 from typing import Any, Callable, Iterator, Sequence
 
@@ -37,8 +38,41 @@ _CONTROL = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNO
 
 @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]  # ctypes types CFUNCTYPE's instances loosely
 def _llama_log(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
-    if _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
-        _LLAMA_LOGGER.debug("%s", text.decode("utf-8", errors="replace").rstrip())
+    recording: dict[str, int] | None = getattr(_BUFFERS, "sizes", None)
+    if recording is None and not _LLAMA_LOGGER.isEnabledFor(logging.DEBUG):
+        return
+    line = text.decode("utf-8", errors="replace").rstrip()
+    _LLAMA_LOGGER.debug("%s", line)
+    found = _BUFFER_LINE.search(line) if recording is not None else None
+    if recording is not None and found is not None and _in_host_memory(found[1]):
+        kind = _BUFFER_KINDS[found[2]] if found[1] != "CPU_Mapped" else "weights_mapped"
+        recording[kind] = recording.get(kind, 0) + round(float(found[3]) * 2**20)
+
+
+# llama.cpp's "load_tensors: CPU_REPACK model buffer size = 12.66 MiB", "llama_kv_cache: CPU KV
+# buffer size = …", "sched_reserve: CPU compute buffer size = …" (CPU_Mapped: the file's pages)
+_BUFFER_LINE = re.compile(r"(\S+)\s+(model|KV|compute|output) buffer size\s*=\s*([\d.]+) MiB")
+_BUFFER_KINDS = {"model": "weights", "KV": "kv_cache", "compute": "compute", "output": "compute"}
+_BUFFERS = threading.local()
+
+
+def _in_host_memory(buffer: str) -> bool:
+    """Whether a llama.cpp buffer type holds host memory (CPU, CPU_REPACK, CUDA_Host), not a GPU's."""
+    return buffer.startswith("CPU") or buffer.endswith("_Host")
+
+
+@contextlib.contextmanager
+def buffer_sizes() -> Iterator[dict[str, int]]:
+    """The host memory llama.cpp allocates in this thread meanwhile (its log says it), in bytes
+    by kind: weights (copies of the file's: repacked, or read without mmap), weights_mapped (the
+    file's mapping: resident as far as it was read), kv_cache, compute (allocated; resident as
+    far as used)."""
+    sizes: dict[str, int] = {}
+    _BUFFERS.sizes = sizes
+    try:
+        yield sizes
+    finally:
+        _BUFFERS.sizes = None
 
 
 def log_to_debug() -> None:

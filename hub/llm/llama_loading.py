@@ -16,7 +16,8 @@ from llama_cpp import Llama
 
 from hub.llm.amx import extra_buffers_fail, without_extra_buffers
 from hub.llm.inspect import GGUFReport, inspect_gguf
-from hub.llm.llama_internals import KV_TYPES, log_to_debug, parameter_count, trained_context
+from hub.llm.llama_internals import KV_TYPES, buffer_sizes, log_to_debug, parameter_count, trained_context
+from hub.memory import file_resident_bytes
 from hub.llm.types import EngineError, ModelInfo
 
 _LOGGER = logging.getLogger(__name__)
@@ -29,6 +30,13 @@ class LoadedModel:
     report: GGUFReport
     type_v: int  # the V cache's type: f16 when a quantized one needs flash attention that is off
     n_threads: int
+    buffers: dict[str, int]  # llama.cpp's host memory by kind (`llama_internals.buffer_sizes`)
+
+    def memory(self, path: Path) -> dict[str, int]:
+        """The model's resident memory by part (`hub.memory`): its weights (the file's pages
+        read, and any copy), KV cache and compute buffers (allocated: resident as far as used)."""
+        return {"weights": file_resident_bytes(path) + self.buffers.get("weights", 0),
+                "kv_cache": self.buffers.get("kv_cache", 0), "compute": self.buffers.get("compute", 0)}
 
     def info(self, path: Path, is_stand_in: bool) -> ModelInfo:
         llm = self.llm
@@ -62,7 +70,7 @@ def load_llama(path: Path, *, n_ctx: int, n_gpu_layers: int, threads: int, flash
         type_v = KV_TYPES["f16"]
     n_threads = threads or _auto_threads()
     try:
-        with without_extra_buffers(extra_buffers_fail(path)):
+        with without_extra_buffers(extra_buffers_fail(path)), buffer_sizes() as buffers:
             llm = Llama(
                 str(path),
                 n_ctx=n_ctx,
@@ -84,4 +92,4 @@ def load_llama(path: Path, *, n_ctx: int, n_gpu_layers: int, threads: int, flash
             f"could not load {path}: llama.cpp rejected it (corrupt or truncated file, or an "
             f"architecture ({report.architecture}) this llama-cpp-python build does not support)"
         ) from None
-    return LoadedModel(llm, report, type_v, n_threads)
+    return LoadedModel(llm, report, type_v, n_threads, buffers)

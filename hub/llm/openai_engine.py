@@ -81,6 +81,9 @@ class OpenAIEngine:
     def count_tokens(self, text: str) -> int:
         return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
 
+    def memory(self) -> dict[str, int]:
+        return {}  # the model lives in the server's memory
+
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()

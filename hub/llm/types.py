@@ -176,4 +176,9 @@ class Engine(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
+    def memory(self) -> dict[str, int]:
+        """The model's resident memory in this process by part (`hub.memory`): weights,
+        kv_cache, compute, prompt_states (bytes; none for a model served elsewhere)."""
+        ...
+
     async def close(self) -> None: ...

@@ -63,6 +63,9 @@ class ScriptedEngine:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
+    def memory(self) -> dict[str, int]:
+        return {}  # no model in this process
+
     async def close(self) -> None:
         pass
 

@@ -46,6 +46,7 @@ from hub.interfaces.http.errors import ClientError, json_error_body, json_errors
 from hub.interfaces.http.health import set_aside_json, shown_startup
 from hub.interfaces.http.openai_routes import CompletionOptions, OpenAiRoutes
 from hub.llm.types import Engine
+from hub.memory import MemoryReport
 from hub.interfaces.http.metrics import METRICS, Gauge, HubMetrics, model_gauges
 from hub.interfaces.http.names_routes import NamesRoutes
 from hub.interfaces.http.plan_routes import PlanRoutes
@@ -81,6 +82,8 @@ class HubAppLike(AgentHost, Protocol):
 
     @property
     def engine(self) -> Engine: ...
+
+    def memory(self) -> MemoryReport: ...
 
 
 class RestApi:
@@ -239,6 +242,7 @@ class RestApi:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api/openapi.json", self._openapi_json)
         app.router.add_get("/api/status", self._status)
+        app.router.add_get("/api/memory", self._memory)
         app.router.add_post("/api/ask", self._ask)
         app.router.add_get("/api/settings", self._get_settings)
         app.router.add_put("/api/settings", self._put_settings)
@@ -283,6 +287,10 @@ class RestApi:
         ]
         return web.Response(text=self.metrics.render(gauges), content_type="text/plain",
                             charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
+
+    async def _memory(self, request: web.Request) -> web.Response:
+        report = await asyncio.to_thread(self._hub.memory)  # walks the hub's objects: a second or two
+        return web.json_response(report.as_json())
 
     async def _status(self, request: web.Request) -> web.Response:
         info = self._hub.engine.info
