@@ -58,8 +58,10 @@ def _packed(node: Expression) -> Any:
     raise TypeError(f"no packing for {type(node).__name__}")
 
 
-def unpack(packed: bytes) -> Expression:
-    return _built(marshal.loads(packed))
+def unpack(packed: bytes, built: dict[Any, Expression] | None = None) -> Expression:
+    """The tree of `packed`; with `built`, a part equal to one built before is that one (the
+    trees of a language built together share their "[the]" and "<name>": hassil only reads them)."""
+    return _built(marshal.loads(packed), {} if built is None else built)
 
 
 @lru_cache(maxsize=UNPACKED_KEPT)
@@ -68,7 +70,14 @@ def _unpacked(packed: bytes) -> Expression:
     return unpack(packed)
 
 
-def _built(node: Any) -> Expression:
+def _built(node: Any, built: dict[Any, Expression]) -> Expression:
+    found = built.get(node)
+    if found is None:
+        found = built[node] = _node(node, built)
+    return found
+
+
+def _node(node: Any, built: dict[Any, Expression]) -> Expression:
     if isinstance(node, str):
         return TextChunk(node)
     kind = node[0]
@@ -78,7 +87,7 @@ def _built(node: Any) -> Expression:
         return RuleReference(node[1])
     if kind == _LIST:
         return _list_reference(*node[1:])
-    items = [_built(item) for item in node[1:]]
+    items = [_built(item, built) for item in node[1:]]
     if kind == _SEQUENCE:
         return Sequence(items)
     if kind == _PERMUTATION:
@@ -115,9 +124,10 @@ class CompiledOnUse(Sentence):
     def expression(self, tree: Expression) -> None:
         self.pinned = tree
 
-    def pin(self) -> None:
+    def pin(self, built: dict[Any, Expression] | None = None) -> None:
+        """Build the tree and keep it (`built`: as `unpack`)."""
         if self.pinned is None:
-            self.pinned = unpack(self.packed)
+            self.pinned = unpack(self.packed, built)
 
     def unpin(self) -> None:
         self.pinned = None

@@ -46,7 +46,8 @@ from hub.understanding.recognition import (
     TemplateSets,
 )
 from hub.home.resolve import EntityResolver
-from hub.understanding.preparation import forget_number_words, keep_built, language_bytes, number_words
+from hub.understanding.number_words import prepare_number_words
+from hub.understanding.preparation import keep_built, language_bytes
 from hub.understanding.parts import PartReader
 from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
@@ -84,21 +85,18 @@ class FastPath:
     intents_language = staticmethod(intents_language)
 
     async def prepare(self, language: str, full: bool = False) -> bool:
-        """Ready a language's templates and the home's slot lists for its first command (else
-        that command pays for them). `full`: every template built and kept, with its number
-        words (a home's or a heard language: 5-20 MiB); else compact, each template built when
-        a text may match it (1-3 MiB; each command builds the hundred-odd it may match)."""
+        """Ready a language's templates, number words and the home's slot lists for its first
+        command (else that command pays for them). `full`: every template built and kept (a
+        home's or a heard language: 0.5-1.5 MiB more); else compact, each template built when a
+        text may match it (1-3 MiB; a command builds the hundred-odd it may match)."""
         code = intents_language(language)
         loaded = await self._intents(code)
         if code is None or loaded is None:
             return False
         await asyncio.to_thread(keep_built, loaded, full)
+        await asyncio.to_thread(prepare_number_words, loaded, code)
         home = await self._home_data(base_language(language))
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
-        if full:  # else the first command whose template reaches a range slot loads them
-            await asyncio.to_thread(number_words, loaded, code)
-        else:  # (the follow-ups' number words are the base language's: "zh", not "zh-CN")
-            forget_number_words(code, base_language(language))
         await asyncio.to_thread(self._resolver.match, "warm up", language)  # its index of the names
         return True
 

@@ -5,14 +5,14 @@ Loading a language's templates takes about a second on a small CPU, and the slot
 home as long after each change (a rename, an exposure): the first German command after a start
 took 0.67 s, the next 0.02 s. So the configured language and the languages the home's names are
 written in ("Küche", "Stehlampe": German) are prepared in full before the hub says it is ready:
-every template built and kept, with the language's number words. Every other language follows in
-the background, compact (`hub.understanding.compact_templates`: a command builds only the
-templates it may match; 1-3 MiB a language instead of 3-15, and no number words: the 35 in full
-held ~230 MiB). A language commands are understood in (`Preparable.heard`) is prepared in full
-once no turn runs, the `HEARD_KEPT` latest beside the home's; one heard less recently goes back
-to compact, so memory stays flat however many languages are spoken. When the home changes, the
-languages in full are prepared again in the background once it has settled, so the command
-after a change does not pay for it either (the others pay at their next use).
+every template built and kept. Every other language follows in the background, compact
+(`hub.understanding.compact_templates`: a command builds only the templates it may match; the
+35 languages held ~230 MiB in full), each with its number words (`hub.understanding.number_words`).
+A language commands are understood in (`Preparable.heard`) is prepared in full once no turn
+runs, the `HEARD_KEPT` latest beside the home's; one heard less recently goes back to compact, so
+memory stays flat however many languages are spoken. When the home changes, the languages in
+full are prepared again in the background once it has settled, so the command after a change
+does not pay for it either (the others pay at their next use).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from hub.memory import give_back
 from hub.understanding.compound import split_parts
 from hub.understanding.follow_up_templates import NO_NAMES
 from hub.understanding.follow_up_templates import read as read_follow_up
+from hub.understanding.number_words import compact_number_words
 
 _LOGGER = logging.getLogger(__name__)
 SETTLE_S = 1.0  # a home change is prepared for once the store has not changed for this long
@@ -74,6 +75,7 @@ def _settle_heap() -> None:
     language that goes back to compact). The garbage of the preparation goes first, so none of
     it is frozen (hassil's parsed templates refer to themselves: only a full pass frees them),
     and the memory it held back to the system."""
+    compact_number_words()  # the follow-ups' (read by the preparation)
     gc.collect()
     gc.freeze()
     give_back()  # what the preparation freed, to the system
@@ -116,9 +118,9 @@ class FastPathWarmUp:
             await asyncio.sleep(0.05)
 
     async def _prepare(self, language: str, full: bool) -> None:
-        try:  # its words first: reading the follow-ups may load number words a compact one lets go
-            await asyncio.to_thread(_read_words, language)
+        try:
             await self._fast_path.prepare(language, full)
+            await asyncio.to_thread(_read_words, language)
         except Exception:  # a language that cannot load must not stop the others, nor the hub
             _LOGGER.exception("preparing the fast path for %s failed", language)
         if language not in self.prepared:
@@ -160,6 +162,7 @@ class FastPathWarmUp:
                 await self._prepare(language, full=language in self._wanted())
         while True:
             await asyncio.sleep(self._settle_s)
+            compact_number_words()  # any a command made hassil build meanwhile
             await self._follow_heard()
             if self._store.version == version:
                 continue
