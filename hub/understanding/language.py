@@ -56,10 +56,12 @@ import re
 import threading
 import unicodedata
 from array import array
+from importlib.metadata import version
 from typing import Any, Callable
 
 import numpy as np
 
+from hub.understanding import template_cache
 from hub.understanding.recognition import intents_language
 from hub.understanding.template_words import template_words
 from hub.home.vocabulary import all_words
@@ -123,13 +125,16 @@ def _load_py3langid() -> Callable[[str], dict[str, float]]:
 
 
 def _slimmed(identifier: Any) -> None:
-    """py3langid keeps the weights of all its 97 languages beside the 35 chosen (27 MiB) and
-    its automaton's row offsets and outputs as lists of Python ints (8 MiB): the chosen
-    weights alone, and the rest as arrays (3 MiB), read the same."""
+    """py3langid keeps the weights of all its 97 languages beside the 35 chosen (27 MiB), its
+    automaton's row offsets and outputs as lists of Python ints (8 MiB), and its transitions in
+    memory (37 MiB, of which a request reads a few rows): the chosen weights alone, the lists
+    as arrays (3 MiB), the transitions mapped from disk (`template_cache.mapped`), read the same."""
     identifier.nb_ptc = np.ascontiguousarray(identifier.nb_ptc)
     identifier._full_model = (identifier.nb_ptc, identifier.nb_pc, identifier.nb_classes)
     identifier._rowbase = array("q", identifier._rowbase)
     identifier.tk_output = array("l", identifier.tk_output)
+    identifier.tk_nextmove = template_cache.mapped(f"py3langid-{version('py3langid')}-transitions",
+                                                   identifier.tk_nextmove)
 
 
 # py3langid names Norwegian Bokmål by the macrolanguage

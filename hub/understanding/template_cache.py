@@ -1,4 +1,5 @@
-"""Each language's compiled templates kept on disk, so a start reads them instead of parsing.
+"""Each language's compiled templates kept on disk, so a start reads them instead of parsing;
+and the language identifier's big table, mapped from disk.
 
 Parsing a language's templates takes 0.5-4 s of CPU (all 35: about a minute); reading its
 compiled copy back takes tens of milliseconds. A copy is used only when it was made from the
@@ -6,19 +7,25 @@ same inputs: the installed hassil and home-assistant-intents, the Python that pa
 the files the caller names (the hub's own templates, the older release, the code that compiles
 them); any other copy is made again. Writes are atomic (a temporary file, then a rename); a
 copy that cannot be read or written costs only the parse.
+
+A table read by a few entries at a time (py3langid's automaton: 37 MiB, of which a request reads
+a few rows) is written once and mapped (`mapped`): only the pages read are resident, and the
+system may drop them again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import os
 import pickle
 import sys
 import tempfile
+from array import array
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import IO, Any, Callable, Iterable, Sequence, TypeVar, cast
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,7 +50,7 @@ def compiled(code: str, build: Callable[[str], Compiled | None], inputs: Iterabl
     found: Compiled | None = _read(path, fingerprint)
     if found is None:
         found = build(code)
-        _write(path, fingerprint, found)
+        _write_compiled(path, fingerprint, found)
     return found
 
 
@@ -68,16 +75,41 @@ def _read(path: Path, fingerprint: str) -> Any:
         return None
 
 
-def _write(path: Path, fingerprint: str, made: object) -> None:
+def mapped(name: str, table: array[int]) -> Sequence[int]:
+    """`table` (of unsigned 32-bit ints) read from a mapping of its copy on disk (`name` says
+    what made it), or `table` itself where there is no folder or the copy cannot be made."""
+    folder = _folder
+    if folder is None or table.typecode != "I":
+        return table
+    path = folder / f"{name}-{table.typecode}{len(table)}.bin"
+    try:
+        if not path.is_file() or path.stat().st_size != table.itemsize * len(table):
+            _write(path, lambda handle: table.tofile(handle))
+        with path.open("rb") as handle:
+            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        return cast(Sequence[int], memoryview(mapping).cast("I"))  # read as the array reads
+    except (OSError, ValueError) as err:
+        _LOGGER.warning("could not map %s from %s: %s", name, folder, err)
+        return table
+
+
+def _write_compiled(path: Path, fingerprint: str, made: object) -> None:
+    def dump(handle: IO[bytes]) -> None:
+        pickle.dump(fingerprint, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    _write(path, dump)
+
+
+def _write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """`write` into `path` atomically (a temporary file, then a rename)."""
     temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
             temporary = Path(handle.name)
-            pickle.dump(fingerprint, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            write(handle)
         os.replace(temporary, path)
     except OSError as err:
-        _LOGGER.warning("could not keep the compiled templates in %s: %s", path.parent, err)
+        _LOGGER.warning("could not keep %s in %s: %s", path.name, path.parent, err)
         if temporary is not None:
             temporary.unlink(missing_ok=True)
