@@ -15,7 +15,6 @@ several languages): one bytes object and one tuple of clauses serve them all (`S
 from __future__ import annotations
 
 import marshal
-from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
 from hassil.expression import (
@@ -34,7 +33,6 @@ from hassil.intents import Intents
 # the packed tree: a str is a TextChunk whose text is its original text; a tuple starts with its kind
 _CHUNK, _SEQUENCE, _ALTERNATIVE, _OPTIONAL, _PERMUTATION, _RULE, _LIST = range(7)
 
-UNPACKED_KEPT = 2048  # trees of templates not pinned kept built (a few MiB): the rules and templates in use
 Clauses = tuple[tuple[str, ...], ...]  # every clause's fragments: a text holds one of each clause
 
 
@@ -61,13 +59,8 @@ def _packed(node: Expression) -> Any:
 def unpack(packed: bytes, built: dict[Any, Expression] | None = None) -> Expression:
     """The tree of `packed`; with `built`, a part equal to one built before is that one (the
     trees of a language built together share their "[the]" and "<name>": hassil only reads them)."""
-    return _built(marshal.loads(packed), {} if built is None else built)
-
-
-@lru_cache(maxsize=UNPACKED_KEPT)
-def _unpacked(packed: bytes) -> Expression:
-    """The trees of the templates matching reached last, shared by equal ones."""
-    return unpack(packed)
+    node = marshal.loads(packed)
+    return _node(node, None) if built is None else _built(node, built)
 
 
 def _built(node: Any, built: dict[Any, Expression]) -> Expression:
@@ -77,7 +70,7 @@ def _built(node: Any, built: dict[Any, Expression]) -> Expression:
     return found
 
 
-def _node(node: Any, built: dict[Any, Expression]) -> Expression:
+def _node(node: Any, built: dict[Any, Expression] | None) -> Expression:
     if isinstance(node, str):
         return TextChunk(node)
     kind = node[0]
@@ -87,7 +80,7 @@ def _node(node: Any, built: dict[Any, Expression]) -> Expression:
         return RuleReference(node[1])
     if kind == _LIST:
         return _list_reference(*node[1:])
-    items = [_built(item, built) for item in node[1:]]
+    items = [_node(item, None) if built is None else _built(item, built) for item in node[1:]]
     if kind == _SEQUENCE:
         return Sequence(items)
     if kind == _PERMUTATION:
@@ -106,8 +99,8 @@ def _list_reference(name: str, slot: str, prefix: str | None, suffix: str | None
 
 
 class CompiledOnUse(Sentence):
-    """A hassil `Sentence` whose tree is built from its packed bytes when matching reaches it
-    (its required clauses let hassil pass it by unbuilt), and kept only once pinned."""
+    """A hassil `Sentence` whose tree is built from its packed bytes each time matching reaches
+    it (its required clauses let hassil pass it by unbuilt), or kept once pinned."""
 
     def __init__(self, text: str | None, clauses: Clauses, packed: bytes) -> None:  # noqa: super().__init__ not called: the tree is the point
         self.text = text
@@ -118,7 +111,7 @@ class CompiledOnUse(Sentence):
 
     @property
     def expression(self) -> Expression:
-        return self.pinned if self.pinned is not None else _unpacked(self.packed)
+        return self.pinned if self.pinned is not None else unpack(self.packed)
 
     @expression.setter
     def expression(self, tree: Expression) -> None:
@@ -160,24 +153,29 @@ class Shared:
 def compact(intents: Intents, shared: Shared) -> Intents:
     """`intents` (parsed, changed in place) with every sentence and rule compiled on use."""
     rules = intents.expansion_rules
-    for block in _blocks(intents):
+    for block in blocks(intents):
         block_rules = {**rules, **block.expansion_rules}
         # hassil's IntentData.sentences is a cached property: the compiled ones take its place
         block.__dict__["sentences"] = [shared.sentence(s, block_rules) for s in block.sentences]
-    for table in (rules, *(block.expansion_rules for block in _blocks(intents))):
+    for table in (rules, *(block.expansion_rules for block in blocks(intents))):
         for name, rule in table.items():
             table[name] = shared.sentence(rule, rules, clauses=False)
     return intents
 
 
-def sentences(intents: Intents) -> Iterator[CompiledOnUse]:
-    """Every compiled template and rule of `intents`."""
-    for table in (intents.expansion_rules, *(block.expansion_rules for block in _blocks(intents))):
+def rules(intents: Intents) -> Iterator[CompiledOnUse]:
+    """Every compiled rule of `intents` (its own and its blocks')."""
+    for table in (intents.expansion_rules, *(block.expansion_rules for block in blocks(intents))):
         yield from (rule for rule in table.values() if isinstance(rule, CompiledOnUse))
-    for block in _blocks(intents):
+
+
+def templates(intents: Intents) -> Iterator[CompiledOnUse]:
+    """Every compiled sentence template of `intents`."""
+    for block in blocks(intents):
         yield from (s for s in block.sentences if isinstance(s, CompiledOnUse))
 
 
-def _blocks(intents: Intents) -> Iterator[Any]:
+def blocks(intents: Intents) -> Iterator[Any]:
+    """Every block of sentences (hassil's IntentData) of `intents`."""
     for intent in intents.intents.values():
         yield from intent.data

@@ -16,6 +16,7 @@ from llama_cpp import Llama
 from llama_cpp._internals import LlamaBatch, LlamaContext, LlamaModel, LlamaSampler
 
 from hub.llm import llama_internals as raw
+from hub.llm.inspect import inspect_gguf
 from hub.llm.llama_loading import load_llama
 
 HUB = Path(__file__).resolve().parents[2] / "hub"
@@ -113,8 +114,15 @@ def test_the_llama_behaves_as_the_hub_relies_on() -> None:
 
 @pytest.mark.slow
 def test_each_internal_does_its_job_on_a_real_model(gemma_path: Path) -> None:
-    llm = load_llama(gemma_path, n_ctx=256, n_gpu_layers=0, threads=1, flash_attn=True, kv_cache_type="f16").llm
+    loaded = load_llama(gemma_path, n_ctx=256, n_gpu_layers=0, threads=1, flash_attn=True, kv_cache_type="f16")
+    llm = loaded.llm
     try:
+        # llama.cpp's log said what it allocated: the KV cache of 256 tokens (every layer: the
+        # SWA cache is full-size), a compute buffer, the file's mapping (and its repacked copy)
+        assert loaded.buffers["kv_cache"] == inspect_gguf(gemma_path, n_ctx=256).kv_cache_bytes()
+        assert loaded.buffers["compute"] > 0
+        assert 0.9 < loaded.buffers["weights_mapped"] / gemma_path.stat().st_size < 1.0
+        assert loaded.memory(gemma_path)["weights"] >= loaded.buffers.get("weights", 0)
         assert 100_000_000 < raw.parameter_count(llm) < 400_000_000 and raw.trained_context(llm) >= 256
         assert raw.adds_bos(llm) and raw.token_text(llm, llm.token_bos()) == "<bos>"
         assert raw.control_token_test(llm)(llm.token_bos()) and not raw.control_token_test(llm)(
