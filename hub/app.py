@@ -172,18 +172,24 @@ class HubApp:
         if self.upgrade is not None:
             self._upgrading = asyncio.create_task(self._upgraded(self.upgrade), name="model-download")
 
-    def memory(self) -> MemoryReport:
-        """What the hub's resident memory is made of (`hub.memory`): the model's parts, the home,
-        the fast path's languages, the rest. Walks the hub's objects: call it in a thread."""
+    def memory(self, objects: bool = True) -> MemoryReport:
+        """What the hub's resident memory is made of (`hub.memory`): the model's parts, and with
+        `objects` the home and the fast path's languages (a walk of the hub's objects: a second
+        or two; call it in a thread); the rest."""
         resident, model, counted = resident_bytes(), self.engine.memory(), set[int]()  # before the walk's own
-        home = object_bytes([self.store, self.resolver, self.names, self.places], counted)
-        languages = self.fast_path.memory(counted) if self.fast_path is not None else {}
-        home += languages.pop("home", 0)
-        del counted
-        give_back()  # the walk's bookkeeping (tens of MiB)
         parts = {part: model.get(part, 0) for part in MODEL_PARTS}
-        return MemoryReport(resident, {**parts, "fast_path": sum(languages.values()), "home": home},
-                            {"fast_path": languages, "rest": {"compute_buffers_allocated": model.get("compute", 0)}})
+        languages: dict[str, int] = {}
+        if objects:
+            parts["home"] = object_bytes([self.store, self.resolver, self.names, self.places], counted)
+            languages = self.fast_path.memory(counted) if self.fast_path is not None else {}
+            parts["home"] += languages.pop("home", 0)
+            parts["fast_path"] = sum(languages.values())
+            del counted
+            give_back()  # the walk's bookkeeping (tens of MiB)
+        prepared = {code: "full" if code in self.warm_up.full else "compact"
+                    for code in self.warm_up.prepared} if self.warm_up is not None else {}
+        return MemoryReport(resident, parts, {"fast_path": languages,
+                                              "rest": {"compute_buffers_allocated": model.get("compute", 0)}}, prepared)
 
     async def _delayed_command(self, text: str, ctx: ToolContext) -> str:
         """A delayed command when its timer ends ("turn off the lights in 10 minutes"): as HA

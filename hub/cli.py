@@ -322,6 +322,7 @@ def _model_problems(options: CliOptions, config: HubConfig) -> list[str]:
     from hub.llm.model_source import load_failure, verified_file
     from hub.llm.models import STAND_IN_WARNING, resolve_model_path
     from hub.llm.types import EngineError, stands_in
+    from hub.memory_budget import estimate
     from hub.options import hub_options
 
     try:
@@ -339,7 +340,7 @@ def _model_problems(options: CliOptions, config: HubConfig) -> list[str]:
     if stand_in and source is None:
         print(f"  note: {STAND_IN_WARNING}")
     report = inspect_gguf(path, n_ctx=options.n_ctx, kv_cache_type=options.kv_cache_type)
-    for line in report.describe():
+    for line in [*report.describe(), *estimate(config, report).describe()]:
         print(f"  {line}")
     if stands_in(stand_in, report.n_params):
         print("Device control by the model: " + ("allowed (model_home_control)" if options.model_home_control

@@ -86,6 +86,7 @@ class MemoryReport:
     resident: int
     parts: dict[str, int]
     detail: dict[str, dict[str, int]] = field(default_factory=dict)
+    languages: dict[str, str] = field(default_factory=dict)  # each prepared language: "full" | "compact"
 
     @property
     def rest(self) -> int:
@@ -98,4 +99,4 @@ class MemoryReport:
 
     def as_json(self) -> dict[str, object]:
         return {"rss": self.resident, "own": self.own, "parts": {**self.parts, "rest": self.rest},
-                "detail": self.detail}
+                "detail": self.detail, "languages": self.languages}

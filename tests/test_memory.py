@@ -42,6 +42,6 @@ def test_the_report_says_the_rest_and_the_hubs_own_share() -> None:
     report = MemoryReport(1000, {"weights": 300, "kv_cache": 100, "prompt_states": 50, "fast_path": 200, "home": 20},
                           {"fast_path": {"en": 150, "de": 50}})
     assert report.rest == 330 and report.own == 550
-    assert report.as_json() == {"rss": 1000, "own": 550, "detail": {"fast_path": {"en": 150, "de": 50}},
+    assert report.as_json() == {"rss": 1000, "own": 550, "detail": {"fast_path": {"en": 150, "de": 50}}, "languages": {},
                                 "parts": {"weights": 300, "kv_cache": 100, "prompt_states": 50, "fast_path": 200,
                                           "home": 20, "rest": 330}}

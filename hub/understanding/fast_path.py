@@ -47,7 +47,7 @@ from hub.understanding.recognition import (
 )
 from hub.home.resolve import EntityResolver
 from hub.understanding.number_words import prepare_number_words
-from hub.understanding.preparation import keep_built, language_bytes
+from hub.understanding.preparation import index_slot_lists, keep_built, language_bytes
 from hub.understanding.parts import PartReader
 from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
@@ -96,6 +96,7 @@ class FastPath:
         await asyncio.to_thread(keep_built, loaded, full)
         await asyncio.to_thread(prepare_number_words, loaded, code)
         home = await self._home_data(base_language(language))
+        await asyncio.to_thread(index_slot_lists, home)
         await asyncio.to_thread(recognize, "warm up", self._narrow(code, loaded, home), loaded, home, code)
         await asyncio.to_thread(self._resolver.match, "warm up", language)  # its index of the names
         return True

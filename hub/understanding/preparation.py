@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from hassil.expression import Expression
+from hassil.intents import TextSlotList
 from hassil.string_matcher import _RANGE_TRIE_CACHE
 
 from hub.memory import object_bytes
 from hub.understanding.compact_templates import rules, templates
-from hub.understanding.recognition import LanguageIntents
+from hub.understanding.recognition import HomeData, LanguageIntents
 
 
 def keep_built(loaded: LanguageIntents, keep: bool) -> None:
@@ -34,3 +35,11 @@ def language_bytes(loaded: LanguageIntents, counted: set[int], *codes: str) -> i
     (`hub.understanding.number_words`, under each of its `codes`), but for objects `counted`
     already (`hub.memory.object_bytes`)."""
     return object_bytes([loaded, *(_RANGE_TRIE_CACHE.get(code) for code in codes)], counted)
+
+
+def index_slot_lists(home: HomeData) -> None:
+    """Have hassil index the home's area and floor lists now (it does so the first time a text
+    reaches one: a few ms of a language's first command)."""
+    for slots in home.slot_lists.values():
+        if isinstance(slots, TextSlotList):
+            slots.get_candidates("")

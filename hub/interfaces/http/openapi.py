@@ -105,6 +105,19 @@ def _service_paths() -> dict[str, Any]:
         "/api/status": {"get": {
             "summary": "The hub's state: version, model, entity count, settings, speech.",
             "responses": {"200": {"description": "Status.", "content": _json(STATUS)}, **_errors(401)}}},
+        "/api/memory": {"get": {
+            "summary": "What the hub's resident memory is made of, in bytes: the model's weights, KV cache and "
+                       "prompt states, the home, the fast path (each language's templates), the rest; 'own' is "
+                       "the RSS less the model's parts. ?objects=false leaves out the walk of the hub's objects "
+                       "(the home and the languages then count in the rest).",
+            "parameters": [{"name": "objects", "in": "query", "schema": {"enum": ["true", "false"]}}],
+            "responses": {"200": {"description": "The parts.", "content": _json(
+                {"type": "object", "required": ["rss", "own", "parts"], "properties": {
+                    "rss": {"type": "integer"}, "own": {"type": "integer"},
+                    "parts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                    "detail": {"type": "object"},
+                    "languages": {"type": "object", "additionalProperties": {"enum": ["full", "compact"]}}}})},
+                **_errors(401)}}},
     }
 
 

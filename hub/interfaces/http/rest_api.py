@@ -83,7 +83,7 @@ class HubAppLike(AgentHost, Protocol):
     @property
     def engine(self) -> Engine: ...
 
-    def memory(self) -> MemoryReport: ...
+    def memory(self, objects: bool = True) -> MemoryReport: ...
 
 
 class RestApi:
@@ -289,7 +289,9 @@ class RestApi:
                             charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
 
     async def _memory(self, request: web.Request) -> web.Response:
-        report = await asyncio.to_thread(self._hub.memory)  # walks the hub's objects: a second or two
+        """?objects=false: the model's parts alone, without the walk of the hub's objects."""
+        objects = request.query.get("objects", "true") != "false"
+        report = await asyncio.to_thread(self._hub.memory, objects)  # the walk: a second or two
         return web.json_response(report.as_json())
 
     async def _status(self, request: web.Request) -> web.Response:

@@ -13,6 +13,7 @@ import requests
 from openapi_spec_validator import validate as validate_openapi
 
 from hub.interfaces.http import rest_schema
+from hub.llm.inspect import inspect_gguf
 
 TIMEOUT = 240  # a model turn on two busy cores
 
@@ -77,7 +78,7 @@ def test_health_needs_no_token(live_hub):
     ("GET", "/api/status"), ("GET", "/api/entities"), ("GET", "/api/tools"), ("GET", "/api/settings"),
     ("PUT", "/api/settings"), ("POST", "/api/ask"), ("POST", "/api/tools/turn_on"), ("GET", "/metrics"),
     ("GET", "/api/openapi.json"), ("GET", "/v1/models"), ("POST", "/v1/chat/completions"),
-    ("GET", "/api/conversations/abc"),
+    ("GET", "/api/conversations/abc"), ("GET", "/api/memory"),
 ])
 @pytest.mark.parametrize("header", [None, "Bearer wrong-token", "Basic dGVzdA==", "Bearer "])
 def test_every_api_route_needs_the_token(live_hub, method, path, header):
@@ -454,6 +455,23 @@ def test_chat_rejects_bad_requests(live_hub, auth, body):
 
 
 # --- the document --------------------------------------------------------------------------------
+
+
+def test_memory_is_reported_part_by_part(live_hub, auth, smollm_path):
+    """GET /api/memory (issue #43): the model's weights as far as resident, its KV cache as
+    llama.cpp allocated it, the home and each prepared language by the objects they hold, the
+    rest; the hub's own share is the RSS less the model's parts."""
+    report = requests.get(f"{live_hub.url}/api/memory", headers=auth, timeout=120).json()
+    parts = report["parts"]
+    assert sum(parts.values()) == report["rss"]
+    assert report["own"] == report["rss"] - parts["weights"] - parts["kv_cache"] - parts["prompt_states"]
+    assert parts["kv_cache"] == inspect_gguf(smollm_path, n_ctx=4096).kv_cache_bytes()
+    assert 0 < parts["weights"] <= smollm_path.stat().st_size
+    assert parts["home"] > 0 and parts["fast_path"] == sum(report["detail"]["fast_path"].values()) > 0
+    assert report["languages"]["en"] == "full"
+    model_only = requests.get(f"{live_hub.url}/api/memory", params={"objects": "false"}, headers=auth,
+                              timeout=30).json()
+    assert "fast_path" not in model_only["parts"] and model_only["parts"]["kv_cache"] == parts["kv_cache"]
 
 
 def test_openapi_document_is_valid_and_complete(live_hub, auth):
