@@ -8,7 +8,8 @@ by part, before it runs (the parts `hub.memory` measures: GET /api/memory, bench
 - the fast path: each language's templates and number words, from the size of their text: in
   full for the home's languages (the configured one and those its names are written in), compact
   for the others (`hub.understanding.warm_up`);
-- the home: per entity (the demo home when neither Home Assistant nor a broker is configured);
+- the home: per language and per entity (the demo home when neither Home Assistant nor a broker
+  is configured; else its entities are not known before it is reached, and count as none);
 - the rest: the interpreter, the libraries, language identification, the hub's code, and
   llama.cpp's vocabulary and compute buffers as far as they are used (per vocabulary entry).
 
@@ -34,12 +35,15 @@ from hub.understanding.recognition import compiled_inputs, intents_language
 from hub.understanding.warm_up import home_languages
 
 MIB = 2**20
-PRIMED_TOKENS = 900  # the demo home's stable prefix: instructions, tools, the home's overview
-COMPACT_PER_TEXT_BYTE = 7.7  # a compact language's templates and number words, per byte of their text
-FULL_PER_TEXT_BYTE = 1.6  # what building every template of a language in full adds, per byte
-HOME_PER_ENTITY = 150_000  # an entity's names, in every language's index and slot lists
-REST = 150 * MIB  # the interpreter, libraries, language identification, the hub's code
-REST_PER_VOCABULARY_ENTRY = 100  # llama.cpp's vocabulary and its compute buffers as used
+PRIMED_TOKENS = 750  # the demo home's stable prefix (instructions, tools, the home's overview):
+# 910 tokens of SmolLM2's vocabulary, 570 of Gemma's
+COMPACT_PER_TEXT_BYTE = 8.7  # a compact language's templates and number words, per byte of their text
+FULL_PER_TEXT_BYTE = 1.8  # what building every template of a language in full adds, per byte
+HOME_PER_LANGUAGE = 200_000  # a language's index of the home's names and its area and floor lists
+HOME_PER_ENTITY_LANGUAGE = 1_050  # an entity in each language's index
+HOME_PER_ENTITY = 3_600  # an entity's names and their spoken forms
+REST = 165 * MIB  # the interpreter, libraries, language identification, the hub's code
+REST_PER_VOCABULARY_ENTRY = 190  # llama.cpp's vocabulary and its compute buffers as used
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class Budget:
     def describe(self) -> list[str]:
         full = [code for code, kind in self.languages.items() if kind == "full"]
         lines = [f"{part.replace('_', ' ')}: {size / MIB:.0f} MiB" for part, size in self.parts.items()]
+        lines[-1] += f" (and about {(HOME_PER_ENTITY + len(self.languages) * HOME_PER_ENTITY_LANGUAGE) / 1024:.0f} KiB " \
+                     "more for each entity Home Assistant or MQTT adds)"
         return [f"memory once every language answers: {self.total / MIB:.0f} MiB, of which the hub's own "
                 f"{self.own / MIB:.0f} MiB", *(f"  {line}" for line in lines),
                 f"  the rest (interpreter, libraries, language identification): {self.rest / MIB:.0f} MiB",
@@ -86,9 +92,13 @@ def estimate(config: HubConfig, report: GGUFReport | None = None) -> Budget:
     entries = vocabulary.length if isinstance(vocabulary, SkippedArray) else len(vocabulary or ())
     parts = {"weights": report.file_size, "kv_cache": kv_cache,
              "prompt_states": kv_cache * min(PRIMED_TOKENS, n_ctx) // n_ctx,
-             "fast_path": fast_path, "home": HOME_PER_ENTITY * entities}
+             "fast_path": fast_path, "home": _home_bytes(entities, len(languages))}
     return Budget(parts, REST + REST_PER_VOCABULARY_ENTRY * entries, languages,
                   int(values["prompt_cache_mib"]) * MIB)
+
+
+def _home_bytes(entities: int, languages: int) -> int:
+    return languages * (HOME_PER_LANGUAGE + HOME_PER_ENTITY_LANGUAGE * entities) + HOME_PER_ENTITY * entities
 
 
 def _home(config: HubConfig) -> tuple[int, list[str]]:

@@ -72,6 +72,9 @@ def test_check_reports_the_model_and_memory(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "llama" in done.stdout.lower()  # SmolLM2's architecture
     assert "memory" in done.stdout.lower()
+    # the budget, part by part (hub.memory_budget; bench_memory compares it with what serve holds)
+    assert "memory once every language answers:" in done.stdout and "of which the hub's own" in done.stdout
+    assert all(f"    {part}:" in done.stdout for part in ("weights", "kv cache", "prompt states", "fast path", "home"))
     # the stand-in may not run the home unless the user allows it (issue 16), and check says so
     assert "Device control by the model: off" in done.stdout
     allowed = run_cli("check", tmp_path=tmp_path, model_home_control="true")
