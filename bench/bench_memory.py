@@ -80,8 +80,9 @@ class Served:
         async with self.session.get(f"{self.url}/api/memory", params={"objects": str(objects).lower()}) as response:
             return dict(await response.json())
 
-    async def ready(self, timeout: float = 900) -> dict[str, Any]:
-        """The memory report once the warm-up is done and every language prepared."""
+    async def ready(self, timeout: float = 900, objects: bool = True) -> dict[str, Any]:
+        """The memory report once the warm-up is done and every language prepared (`objects`: with
+        the walk of the hub's objects, whose bookkeeping leaves some MiB with the allocator)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             async with self.session.get(f"{self.url}/health") as response:
@@ -89,7 +90,7 @@ class Served:
             report = await self.memory(objects=False)
             if ready and len(report["languages"]) >= len(SUPPORTED_LANGUAGES):
                 await asyncio.sleep(10)  # the last language's settling
-                return await self.memory()
+                return await self.memory(objects)
             await asyncio.sleep(5)
         raise TimeoutError("the languages were not all prepared")
 
@@ -163,9 +164,12 @@ async def flat(model: Path, turns: int, home_changes: int, every: int) -> bool:
         hub, session = await serving(Path(workdir), model, {"max_tokens": 16})
         served = Served(hub, session)
         try:
-            await served.ready()
+            ready = (await served.ready(objects=False))["own"]
             unanswered = sum([await turn_pair(served, *pair) for pair in pairs], 0)  # each language once
+            await asyncio.sleep(10)  # the languages heard prepared in full meanwhile
             start = (await served.memory(objects=False))["own"]
+            print(f"own share {ready / MIB:.1f} MiB once every language can answer, {start / MIB:.1f} MiB once "
+                  f"each has answered", flush=True)
             curve, started = [(0, start)], time.monotonic()
             change_every = max(1, turns // (home_changes + 1)) if home_changes else turns + 1
             for number in range(1, turns + 1):
