@@ -111,8 +111,7 @@ class LlamaEngine:
         self._generation = Generation(self._llm, self.chat_format, self._llm.n_ctx(), seed, self._drafter,
                                       lambda: self._eval_count)
         self.info = loaded.info(path, is_stand_in)
-        self._queue_size = queue_size
-        self._waiting = 0
+        self._queue_size, self._waiting = queue_size, 0
         self.queue = QueueEstimate()  # admission by deadline (`GenerationRequest.deadline`)
         self._admission = FairAdmission()  # and fairly across the interfaces asking
         self._running: RunningGeneration | None = None  # the generation holding the model
@@ -120,11 +119,10 @@ class LlamaEngine:
         self._gate_loop: asyncio.AbstractEventLoop | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._closed = False
-        template = hashlib.sha256(getattr(self.chat_format, "template", "").encode()).hexdigest()[:16]
         store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
             state_dir, model_identity(path, llama_cpp=llama_cpp.__version__, type_k=kv_cache_type,
                                       type_v=loaded.type_v, flash_attn=flash_attn),
-            f"{self.chat_format.name}:{template}",
+            f"{self.chat_format.name}:{_digest_of(getattr(self.chat_format, 'template', ''))}",
             self._prompt_cache.max_bytes)
         self._kept = KeptPrefixes(self._prompt_cache, store)
         _LOGGER.info(
@@ -400,3 +398,6 @@ class LlamaEngine:
         else:
             self._generation.free(job, tokens, rendered, started)
 
+
+def _digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
