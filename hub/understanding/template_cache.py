@@ -5,7 +5,7 @@ Parsing a language's templates takes 0.5-4 s of CPU (all 35: about a minute); re
 compiled copy back takes tens of milliseconds. A copy is used only when it was made from the
 same inputs: the installed hassil and home-assistant-intents, the Python that packed it, and
 the files the caller names (the hub's own templates, the older release, the code that compiles
-them); any other copy is made again. Writes are atomic (a temporary file, then a rename); a
+them); any other copy is made again. Writes are atomic (`hub.state_files.write_atomic`); a
 copy that cannot be read or written costs only the parse.
 
 A table read by a few entries at a time (py3langid's automaton: 37 MiB, of which a request reads
@@ -18,14 +18,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import mmap
-import os
 import pickle
 import sys
-import tempfile
 from array import array
 from importlib.metadata import version
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Sequence, TypeVar, cast
+from typing import Any, Callable, Iterable, Sequence, TypeVar, cast
+
+from hub.state_files import write_atomic
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def mapped(name: str, table: array[int]) -> Sequence[int]:
     path = folder / f"{name}-{table.typecode}{len(table)}.bin"
     try:
         if not path.is_file() or path.stat().st_size != table.itemsize * len(table):
-            _write(path, lambda handle: table.tofile(handle))
+            write_atomic(path, [memoryview(table)])
         with path.open("rb") as handle:
             mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         return cast(Sequence[int], memoryview(mapping).cast("I"))  # read as the array reads
@@ -94,22 +94,8 @@ def mapped(name: str, table: array[int]) -> Sequence[int]:
 
 
 def _write_compiled(path: Path, fingerprint: str, made: object) -> None:
-    def dump(handle: IO[bytes]) -> None:
-        pickle.dump(fingerprint, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    _write(path, dump)
-
-
-def _write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """`write` into `path` atomically (a temporary file, then a rename)."""
-    temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
-            temporary = Path(handle.name)
-            write(handle)
-        os.replace(temporary, path)
+        write_atomic(path, [pickle.dumps(fingerprint, protocol=pickle.HIGHEST_PROTOCOL),
+                            pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL)])
     except OSError as err:
         _LOGGER.warning("could not keep %s in %s: %s", path.name, path.parent, err)
-        if temporary is not None:
-            temporary.unlink(missing_ok=True)
