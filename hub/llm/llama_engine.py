@@ -94,7 +94,7 @@ class LlamaEngine:
         loaded = load_llama(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, threads=threads,
                             flash_attn=flash_attn, kv_cache_type=kv_cache_type)
         self._llm = loaded.llm
-        self._memory: Callable[[], dict[str, int]] = lambda: loaded.memory(path)
+        self._memory: Callable[[], dict[str, int]] = lambda: loaded.memory(path)  # its parts (hub.memory)
         self._original_eval = count_evaluations(self._llm, self._counting_eval)
         self._eval_count = 0
         self._cancel_current: threading.Event | None = None
@@ -105,8 +105,7 @@ class LlamaEngine:
         # prompt-lookup speculative decoding (0: off); see prompt_lookup.py for when it pays
         self._drafter = (PromptLookupDecoder(self._llm, self._counting_eval, max_draft=draft_tokens)
                          if draft_tokens > 0 else None)
-        self.constrained_tools = constrained_tools
-        self._prompt = LlamaPrompt(self._llm)
+        self.constrained_tools, self._prompt = constrained_tools, LlamaPrompt(self._llm)
         self.chat_format: ChatFormat = self._prompt.chat_format
         self._generation = Generation(self._llm, self.chat_format, self._llm.n_ctx(), seed, self._drafter,
                                       lambda: self._eval_count)
@@ -117,8 +116,7 @@ class LlamaEngine:
         self._running: RunningGeneration | None = None  # the generation holding the model
         self._gate: asyncio.Lock | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
-        self._closed = False
+        self._executor, self._closed = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama"), False
         store = None if state_dir is None or not self._prompt_cache.enabled else StateStore(
             state_dir, model_identity(path, llama_cpp=llama_cpp.__version__, type_k=kv_cache_type,
                                       type_v=loaded.type_v, flash_attn=flash_attn),
@@ -160,8 +158,7 @@ class LlamaEngine:
         return {"states": len(cache.states), "bytes": cache.total_bytes, "saves": cache.saves,
                 "restores": cache.restores}
 
-    def memory(self) -> dict[str, int]:
-        """The model's resident memory by part (`hub.memory`), with the saved prompt states."""
+    def memory(self) -> dict[str, int]:  # the model's resident memory by part, and the prompt states
         return {**self._memory(), "prompt_states": self._prompt_cache.total_bytes}
 
     async def close(self) -> None:
