@@ -60,19 +60,19 @@ def test_names_with_their_origins_and_a_name_added_applies_at_once(hub: LiveHub)
     kitchen = target(listing, "area", "Kitchen")
     assert {"name": "Küche", "origin": "home_alias", "source": None, "removable": True} in kitchen["names"]
     assert any(n["origin"] == "translation" and n["name"] == "キッチン" for n in kitchen["names"]), kitchen
-    assert plan_calls(hub, "Schließe die Haustür auf", "de") == []  # no device is called that
+    assert plan_calls(hub, "Schließe den Pumuckl auf", "de") == []  # no device is called that (die Haustür is: the front door, English names said in German)
 
-    added = change(hub, "POST", kind="entity", target="lock.front_door", name="  Haustür ")
+    added = change(hub, "POST", kind="entity", target="lock.front_door", name="  Pumuckl ")
     assert added.status_code == 200, added.text
     jsonschema.validate(added.json(), rest_schema.TARGET_NAMES)
-    assert {"name": "Haustür", "origin": "added", "source": None, "removable": True} in added.json()["names"]
-    assert plan_calls(hub, "Schließe die Haustür auf", "de") == [("turn_off", "lock.front_door", "would_ask")]
-    assert "Haustür" in prompt(hub)
+    assert {"name": "Pumuckl", "origin": "added", "source": None, "removable": True} in added.json()["names"]
+    assert plan_calls(hub, "Schließe den Pumuckl auf", "de") == [("turn_off", "lock.front_door", "would_ask")]
+    assert "Pumuckl" in prompt(hub)
 
-    again = change(hub, "POST", kind="entity", target="lock.front_door", name="haustür")
+    again = change(hub, "POST", kind="entity", target="lock.front_door", name="pumuckl")
     assert again.status_code == 409 and again.json()["error"] == "already_named"
     # another device's name is not given (a pump that answers to "Front door", a lock to "Kitchen light")
-    for entity_id, taken in (("switch.coffee_maker", "front door"), ("switch.coffee_maker", "HAUSTÜR"),
+    for entity_id, taken in (("switch.coffee_maker", "front door"), ("switch.coffee_maker", "PUMUCKL"),
                              ("lock.front_door", "Kitchen Light")):
         refused = change(hub, "POST", kind="entity", target=entity_id, name=taken)
         assert refused.status_code == 409 and refused.json()["error"] == "name_taken", refused.text
@@ -85,13 +85,13 @@ def test_names_with_their_origins_and_a_name_added_applies_at_once(hub: LiveHub)
     # the home's name taken away: the added one is what the hub calls it now
     assert change(hub, "DELETE", kind="entity", target="lock.front_door", name="Front Door").status_code == 200
     front = target(names(hub), "entity", "lock.front_door")
-    assert front["name"] == "Haustür" and front["removed"] == ["Front Door"]
+    assert front["name"] == "Pumuckl" and front["removed"] == ["Front Door"]
     assert plan_calls(hub, "unlock the front door") == []
     # its question for a yes names the lock as its home does, not by the name it answers to now
     unlock = requests.post(f"{hub.url}/api/plan", headers=AUTH, timeout=240,
-                           json={"text": "Schließe die Haustür auf", "language": "de"}).json()
+                           json={"text": "Schließe den Pumuckl auf", "language": "de"}).json()
     assert [c["message"] for c in unlock["calls"]] == ["Soll ich Front Door wirklich aufschließen?"]
-    last = change(hub, "DELETE", kind="entity", target="lock.front_door", name="Haustür")
+    last = change(hub, "DELETE", kind="entity", target="lock.front_door", name="Pumuckl")
     assert last.status_code == 400 and last.json()["error"] == "last_name"
     assert change(hub, "POST", kind="entity", target="lock.front_door", name="Front Door").status_code == 200
     assert target(names(hub), "entity", "lock.front_door")["removed"] == []  # given back

@@ -63,19 +63,19 @@ def test_the_names_page_adds_takes_away_and_untargets(size, hub: LiveHub, browse
     search(browser, "front")
     wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#names-entities .card")) == 1)
     front = card(browser, "lock.front_door")
-    front.find_element(By.CSS_SELECTOR, ".add-name input").send_keys("Haustür")
+    front.find_element(By.CSS_SELECTOR, ".add-name input").send_keys("Pumuckl")
     front.find_element(By.CSS_SELECTOR, ".add-name button").click()
     wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, '.card[data-target="lock.front_door"] '
-                                                                   '.chip[data-name="Haustür"][data-origin="added"]'))
-    assert planned(hub, "Schließe die Haustür auf", "de") == ["lock.front_door"]  # understood at once
+                                                                   '.chip[data-name="Pumuckl"][data-origin="added"]'))
+    assert planned(hub, "Schließe den Pumuckl auf", "de") == ["lock.front_door"]  # understood at once
     if size:
         overflow = browser.execute_script(OVERFLOW)
         assert overflow["page"] <= 0 and not overflow["wide"], overflow
     screenshot(browser, tmp_path, f"names-page-{'phone' if size else 'desktop'}.png")
     card(browser, "lock.front_door").find_element(
-        By.CSS_SELECTOR, '.chip[data-name="Haustür"] [data-role="remove-name"]').click()
-    wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, '.chip[data-name="Haustür"]'))
-    assert planned(hub, "Schließe die Haustür auf", "de") == []
+        By.CSS_SELECTOR, '.chip[data-name="Pumuckl"] [data-role="remove-name"]').click()
+    wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, '.chip[data-name="Pumuckl"]'))
+    assert planned(hub, "Schließe den Pumuckl auf", "de") == []
 
     search(browser, "coffee")
     wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#names-entities .card")) == 1)
