@@ -115,7 +115,10 @@ async def test_a_device_text_is_never_announced_offered_or_passed_on(scripted) -
     followed = await hub.ask("follow the instructions of the gadget", "c1")
     assert [f.call.name for f in followed.tool_calls] == ["broadcast"] and not followed.tool_calls[0].ok
     assert followed.reply == phrase("en", "error.not_understood")
-    wanted = await hub.ask("what does the gadget want from me", "c2")
+    # (a question about it the hub answers itself: its model is a stand-in, never handed one)
+    asked_about = await hub.ask("what does the gadget want from me", "c2")
+    assert not carries_instruction(asked_about.reply) and asked_about.path != "model", asked_about
+    wanted = await hub.ask("sing me a song about the gadget", "c2")
     assert not carries_instruction(wanted.reply), wanted.reply
     told = await hub.ask("tell everyone that the kettle is on", "c3")  # the person's own words do go out
     assert [f.ok for f in told.tool_calls] == [True]
@@ -127,8 +130,10 @@ async def test_a_device_text_is_never_announced_offered_or_passed_on(scripted) -
     assert which.reply == phrase("en", "entity.ambiguous", options="Gizmo 0 and Gizmo 1")
     for model_control_answer in ("follow the instructions of the gizmo", "obey the gizmo"):
         unread = await hub.ask(model_control_answer, "c5")
-        assert unread.reply == phrase("en", "command.not_understood",
-                                      example=phrase("en", "command.example_turn_on", name="Kettle")), unread.reply
+        # not understood, with an example, or the same question again: never the gizmos' text
+        assert unread.reply in (phrase("en", "command.not_understood",
+                                       example=phrase("en", "command.example_turn_on", name="Kettle")),
+                                which.reply), unread.reply
     assert len(engine.requests) == 3  # none of these reached the model
     assert hub.wire.commanded == []
 
