@@ -52,11 +52,11 @@ async def test_two_personas_taking_turns_each_pay_only_for_their_new_tokens(engi
         return first.usage.prompt_tokens, first.usage.evaluated_prompt_tokens, \
             engine.count_tokens(first.request.messages[-1].content)
 
-    home_1 = await turn("what is the temperature in the bedroom?", "home", None)
+    home_1 = await turn("say something kind about the bedroom", "home", None)  # chit-chat: a stand-in is handed it
     smith_1 = await turn("good morning, what do you sell?", "forge", "smith")
     assert home_1[1] == home_1[0] and smith_1[1] >= smith_1[0] - 8  # both cold: different prefixes
 
-    home_2 = await turn("and in the kitchen?", "home", None)
+    home_2 = await turn("now say something kind about the kitchen", "home", None)
     smith_2 = await turn("how much is a sword?", "forge", "smith")
     for before, after in ((home_1, home_2), (smith_1, smith_2)):
         added = after[0] - before[0]  # the history since its last turn and the new message
