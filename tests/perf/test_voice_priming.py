@@ -28,7 +28,8 @@ async def test_a_prepared_turn_evaluates_only_its_words(smollm_path: Path, prepa
     agent, _, _ = build_agent(engine, demo_store(), clock_text=lambda: clock[0])
     words = "Tell me a short story about a lighthouse keeper."
     try:
-        await agent.ask(TurnRequest("What is a lighthouse?", conversation_id="a", language="en"))
+        first = await agent.ask(TurnRequest("Tell me a short story about a cat.", conversation_id="a", language="en"))
+        assert first.path == "model", first  # the conversation's prompt is in the cache
         await agent.wait_primed()
         engine.take()
         clock[0] = "Monday 2026-11-30 08:01"
