@@ -117,7 +117,7 @@ def _service_paths() -> dict[str, Any]:
                     "parts": {"type": "object", "additionalProperties": {"type": "integer"}},
                     "detail": {"type": "object"},
                     "languages": {"type": "object", "additionalProperties": {"enum": ["full", "compact"]}}}})},
-                **_errors(401)}}},
+                **_errors(400, 401)}}},
     }
 
 

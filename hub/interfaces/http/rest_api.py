@@ -290,7 +290,10 @@ class RestApi:
 
     async def _memory(self, request: web.Request) -> web.Response:
         """?objects=false: the model's parts alone, without the walk of the hub's objects."""
-        objects = request.query.get("objects", "true") != "false"
+        said = request.query.getall("objects", ["true"])
+        if len(said) != 1 or said[0] not in ("true", "false"):
+            raise ClientError(400, "invalid_parameter", "objects must be true or false, once")
+        objects = said[0] == "true"
         report = await asyncio.to_thread(self._hub.memory, objects)  # the walk: a second or two
         return web.json_response(report.as_json())
 

@@ -472,6 +472,9 @@ def test_memory_is_reported_part_by_part(live_hub, auth, smollm_path):
     model_only = requests.get(f"{live_hub.url}/api/memory", params={"objects": "false"}, headers=auth,
                               timeout=30).json()
     assert "fast_path" not in model_only["parts"] and model_only["parts"]["kv_cache"] == parts["kv_cache"]
+    for unclear in ("null", ["true", "false"]):  # a clear error, never a guess
+        refused = requests.get(f"{live_hub.url}/api/memory", params={"objects": unclear}, headers=auth, timeout=30)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_parameter", refused.text
 
 
 def test_openapi_document_is_valid_and_complete(live_hub, auth):
