@@ -89,6 +89,8 @@ async def test_tool_calls_appear_as_events_and_in_the_reply(hub, wire):
          "data": {"entity_id": "light.lab"}, "seconds": 0.01}
     ]
     assert Recorder.calls == [("light.lab", "turn_on")]
+    # The reply topic and the event topic are delivered independently: wait for the turn's last event.
+    await wire.wait_for(f"{BASE}/event", json_with(id="t1", type="reply"))
     events = [json.loads(p) for p in wire.on(f"{BASE}/event")]
     kinds = [e["type"] for e in events if e.get("id") == "t1"]
     assert kinds == ["turn_started", "tool_started", "tool_finished", "reply"]

@@ -39,6 +39,7 @@ async def test_real_agent_over_mqtt_turns_on_the_desk_lamp_and_answers(mosquitto
         assert reply["tool_calls"][0]["arguments"]["entity_id"] == "light.desk_lamp"
         await eventually(lambda: app.store.get("light.desk_lamp").state == "on", timeout=20)
         assert demo.device("desk_lamp").on
+        await sniffer.wait_for(f"{BASE}/event", json_with(id="lamp", type="reply"))  # its own topic, own pace
         events = [json.loads(p) for p in sniffer.on(f"{BASE}/event")]
         assert [e["type"] for e in events if e.get("id") == "lamp"] == ["turn_started", "tool_started", "tool_finished", "reply"]
 
