@@ -776,6 +776,11 @@ def _same_timers(left: tuple[TimerState, ...], wanted: tuple[TimerState, ...]) -
                and a.start == b.start for a, b in zip(sorted(left, key=key), sorted(wanted, key=key)))
 
 
+def _first(values: list[Any], count: int) -> Any:
+    """The values of the first `count` sentences; one sentence's is its value, as a test states one."""
+    return values[0] if count == 1 else values[:count]
+
+
 def with_sentences(f: SuiteFile, count: int) -> SuiteFile:
     """The file with only its first `count` sentences (a bounded sample)."""
     kept, left = [], count
@@ -785,7 +790,7 @@ def with_sentences(f: SuiteFile, count: int) -> SuiteFile:
         every = test.get("sentences") or []
         sentences = every[:left]
         left -= len(sentences)
-        slots = {key: value[:len(sentences)] if isinstance(value, list) and len(value) == len(every) > 1 else value
-                 for key, value in (test.get("slots") or {}).items()}  # one value per sentence (fr, sk)
+        slots = {key: _first(value, len(sentences)) if isinstance(value, list) and len(value) == len(every) > 1
+                 else value for key, value in (test.get("slots") or {}).items()}  # one value per sentence (fr, sk)
         kept.append({**test, "sentences": sentences, "slots": slots})
     return replace(f, data={**f.data, "tests": kept})

@@ -96,3 +96,13 @@ def test_the_copy_follows_the_installed_templates() -> None:
     pins = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     pinned = next(p.split("==", 1)[1] for p in pins if p.startswith("home-assistant-intents=="))
     assert copied and copied.group(1) == pinned == version("home-assistant-intents")
+
+
+def test_a_sample_of_one_sentence_keeps_that_sentences_own_slot_value() -> None:
+    """A slot listing one value per sentence ("80" and "40" for two fr sentences): the first
+    sentence alone gets its own value, not a one-item list (bench_ohf_intents --per-file 1)."""
+    f = with_sentences(_file("fr", "HassSetPosition/floor_device_class"), 1)
+    home = file_home(f)
+    (case,) = load_cases(f, home)
+    assert case.slots["position"] == 80
+    assert case.want.calls and all(data == (("position", 80),) for _, _, data in case.want.calls)
