@@ -205,6 +205,18 @@ class FastPath:
             return replace(plan, targets=options) if options else plan
         return plan
 
+    def _named_first(self, plan: Plan, text: str, language: str) -> Plan:
+        """Of the devices a command read by its place and kind ("donc la Hallway Light": every
+        light in the Hallway), the one whose whole name was said — as HA's matcher takes a name
+        first; several of that name ask which one (the speaker's room may decide: `prefer_room`)."""
+        if not isinstance(plan, Action) or len(plan.targets) < 2:
+            return plan
+        kinds = {e.domain for e in plan.targets}
+        named = self._resolver.named_among(text, [e for e in self._store.all() if e.domain in kinds], language)
+        if len(named) > 1:
+            return Ambiguous(plan.intent, named, replace(plan, targets=named, named=True), plan.slots)
+        return replace(plan, targets=named, named=True) if named else plan
+
     # --- understanding (in a thread) -------------------------------------------------------
 
     def _understand(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData,
@@ -233,7 +245,8 @@ class FastPath:
             or recognize_masked(text, self._resolver.said_names(text, language), intents, home, code)
         plan = self._planner.plan_unmatched(unmatched, home, language, text) \
             or self._questions.named_question(text, home, language, unmatched)
-        plan = prefer_room(self._fitting(plan, text, language, read_name=True), room) if plan is not None else None
+        plan = prefer_room(self._named_first(self._fitting(plan, text, language, read_name=True), text, language),
+                           room) if plan is not None else None
         # understood, but nothing in the home fits: a device the words name ("la porte du garage" of
         # a garage door the template took for a door), else the model may know better
         return [plan] if plan is not None and (not whole or isinstance(plan, Action)) else last
