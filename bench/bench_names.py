@@ -11,7 +11,7 @@ device words in ten inflecting languages, found or not, and false matches with a
 
 `--real`: the home built like a real one of issue #40 (bench/data/real_home.yaml: devices with
 their battery, signal, power and meter entities, vacuums, a mower, valves and media players on
-three floors) and its requests per point and language (bench/data/real_home_requests.yaml): the
+three floors, two to-do lists) and its requests per point and language (bench/data/real_home_requests.yaml): the
 share carried out as Home Assistant's handler would (or asked about exactly the candidates), and
 the questions that named a device and its own sensors.
 

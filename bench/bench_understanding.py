@@ -23,10 +23,11 @@ more; median and p95, side by side with a plain command ("turn on the kitchen li
 same agent and home.
 
 The real home (issue #40, `--only real`): the home built like a real one (devices with their
-battery, signal, power and meter entities, bench/data/real_home.yaml) and its requests per point
-of the issue and language (bench/data/real_home_requests.yaml), carried out (or asked about
-exactly the candidates) alone and beside 1,000 generated devices; language id + fast path turn
-per request at both sizes (median, p95), with the language left out as HA 2025.4 leaves it.
+battery, signal, power and meter entities, two to-do lists, bench/data/real_home.yaml) and its
+requests per point of the issue and language (bench/data/real_home_requests.yaml), carried out
+(or asked about exactly the candidates) alone and beside 1,000 generated devices; language id +
+fast path turn per request at both sizes (median, p95), with the language left out as HA 2025.4
+leaves it.
 
     python bench/bench_understanding.py [--per-intent 6] [--languages en,de] [--failures 5]
     python bench/bench_understanding.py --only latency [--model PATH]

@@ -9,8 +9,8 @@ Besides its own name and aliases, a list answers to:
 - the words of its kind ("shopping", "grocery list", "Einkaufsliste"; "tasks", "to-do list",
   "Aufgaben"; `hub/locales/words/questions/`, in every language: names are not per language),
   when it is of that kind — a shopping list is `todo.shopping_list` or one whose name says a
-  shopping word, a to-do list one whose name says a to-do word, else the lists that are no
-  shopping list;
+  shopping word, else the lists whose names say no kind (a shop's: "Trader Joe's"); a to-do list
+  one whose name says a to-do word, else the lists that are no shopping list;
 - every kind's words, when it is the home's only list.
 A name several lists answer to means them all: the planner asks which one.
 """
@@ -88,6 +88,8 @@ def kinds_answered(todo: Entity, lists: Sequence[Entity]) -> list[str]:
         of_kind = [i for i, k in kinds.items() if k == kind]
         if kind == "todo" and not of_kind:  # no list says it holds tasks: the one that is no shopping list
             of_kind = [i for i, k in kinds.items() if k != "shopping"]
+        if kind == "shopping" and not of_kind:  # no list says it: those of no kind (a shop's)
+            of_kind = [i for i, k in kinds.items() if k is None]
         if todo.entity_id in of_kind:
             answered.append(kind)
     return answered

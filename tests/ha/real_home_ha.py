@@ -1,12 +1,14 @@
 """The home of bench/data/real_home.yaml (issue #40) in a real Home Assistant 2025.4.4: every device
 announced by MQTT device discovery (its entity categories, device classes and units, each device
 in its area on its floor), read by HA's MQTT integration into its registries; the media players
-HA's "universal" platform over input_select helpers (HA's MQTT integration has none).
+HA's "universal" platform over input_select helpers (HA's MQTT integration has none); the to-do
+lists HA's local_todo, made by its config flow and filled by `todo.add_item`.
 
 `Devices` answers the devices' commands as the devices would (a vacuum reports cleaning or
 docked, a lock locked, unlocked or — the Back Door — jammed) and records them; `judged` tells
 whether a turn did what HA's handler would: exactly the commands expected on the devices' topics
-(the players' states), or a question naming the candidates and nothing done.
+(the players' states, the lists' items as HA holds them), or a question naming the candidates and
+nothing done.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from ha.ha_harness import HomeAssistantInstance
 from mqtt.mqtt_helpers import Sniffer
-from tests.home.real_home import Part, Request, floors, jamming, media_players, parts, slug
+from tests.home.real_home import Part, Request, floors, jamming, media_players, parts, slug, todo_lists
 
 BASE = "realhome"
 ORIGIN = {"name": "bolt-hub tests"}
@@ -158,7 +160,8 @@ class Devices(Sniffer):
 
 
 async def set_up(ha: HomeAssistantInstance, devices: Devices) -> None:
-    """Floors and areas, the devices announced and placed, every entity exposed to Assist."""
+    """Floors and areas, the devices announced and placed, the lists made, every entity exposed
+    to Assist."""
     existing = {a["name"]: a["area_id"] for a in await ha.ws("config/area_registry/list")}
     for floor, spec in floors().items():
         created = await ha.ws("config/floor_registry/create", name=floor, aliases=spec.get("aliases") or [])
@@ -168,7 +171,11 @@ async def set_up(ha: HomeAssistantInstance, devices: Devices) -> None:
             else:
                 await ha.ws("config/area_registry/create", name=area, floor_id=created["floor_id"])
     devices.announce()
-    wanted = {p.entity_id for p in parts()} | {e for e, *_ in media_players()}
+    for _, name, _ in todo_lists():
+        flow = await ha.rest("POST", "/api/config/config_entries/flow", {"handler": "local_todo"})
+        made = await ha.rest("POST", f"/api/config/config_entries/flow/{flow['flow_id']}", {"todo_list_name": name})
+        assert made.get("type") == "create_entry", made
+    wanted = {p.entity_id for p in parts()} | {e for e, *_ in media_players()} | {e for e, *_ in todo_lists()}
     deadline = time.monotonic() + 90
     while wanted - {s["entity_id"] for s in await ha.states()}:
         if time.monotonic() > deadline:
@@ -178,6 +185,26 @@ async def set_up(ha: HomeAssistantInstance, devices: Devices) -> None:
     for entity_id, _, area, _ in media_players():
         await ha.ws("config/entity_registry/update", entity_id=entity_id, area_id=areas[area])
     await ha.ws("homeassistant/expose_entity", assistants=["conversation"], entity_ids=sorted(wanted), should_expose=True)
+    await reset_lists(ha)
+
+
+async def list_items(ha: HomeAssistantInstance, entity_id: str) -> dict[str, str]:
+    """The list's items as HA holds them: summary → status."""
+    answer = await ha.rest("POST", "/api/services/todo/get_items?return_response",
+                           {"entity_id": entity_id, "status": ["needs_action", "completed"]})
+    return {i["summary"]: i["status"] for i in answer["service_response"][entity_id]["items"]}
+
+
+async def reset_lists(ha: HomeAssistantInstance) -> None:
+    """Each list back to its items, all still to do."""
+    for entity_id, _, items in todo_lists():
+        held = await list_items(ha, entity_id)
+        if held == dict.fromkeys(items, "needs_action"):
+            continue
+        if held:
+            await ha.call_service("todo", "remove_item", entity_id=entity_id, item=list(held))
+        for item in items:
+            await ha.call_service("todo", "add_item", entity_id=entity_id, item=item)
 
 
 async def reset_players(ha: HomeAssistantInstance) -> None:
@@ -197,8 +224,12 @@ async def judged(request: Request, ha: HomeAssistantInstance, commands: list[tup
         ok = not commands and not missing and reply.rstrip().endswith("?")
         return ok, "" if ok else f"did {commands}, reply {reply!r}"
     wanted, players = [], {}
+    lists = {entity_id: {i.casefold(): "needs_action" for i in items} for entity_id, _, items in todo_lists()}
     for entity_id, service, data in request.calls:
         domain = entity_id.split(".", 1)[0]
+        if domain == "todo":
+            _listed(lists[entity_id], service, dict(data))
+            continue
         if domain == "media_player":
             players[entity_id] = "muted" if service == "volume_mute" else _PLAYER_STATES[service]
             continue
@@ -212,4 +243,15 @@ async def judged(request: Request, ha: HomeAssistantInstance, commands: list[tup
         key = entity_id.split(".", 1)[1]
         helper = f"input_select.{key}_{'mute' if state == 'muted' else 'state'}"
         matched = matched and (await ha.state(helper))["state"] == state
-    return matched, "" if matched else f"did {commands}, reply {reply!r}"
+    held = {e: {i.casefold(): s for i, s in (await list_items(ha, e)).items()} for e in lists}
+    matched = matched and held == lists
+    return matched, "" if matched else f"did {commands}, lists {held}, reply {reply!r}"
+
+
+def _listed(items: dict[str, str], service: str, data: dict[str, Any]) -> None:
+    """`items` (casefolded summary → status) as the call leaves them."""
+    item = str(data["item"]).casefold()
+    if service == "remove_item":
+        del items[item]
+    else:
+        items[item] = str(data.get("status", "needs_action"))

@@ -1,11 +1,13 @@
 """A home built like a real one (issue #40, bench/data/real_home.yaml) and the commands said to it
 (bench/data/real_home_requests.yaml): devices with their battery, signal, power and meter
 entities, two vacuums and a lawn mower on three floors, two irrigation valves named alike, locks,
-media players of which one plays — every name English, as integrations write them.
+media players of which one plays, two to-do lists (a task list and a shop's) — every name
+English, as integrations write them.
 
 `home()` is the home as the hub reads it from Home Assistant's registries (entity category,
 device, area, floor); `RealHomeBackend` carries calls out as HA's integrations would (a lock
-that jams, a vacuum that cannot clean one room: HA 2025.4 has no such action). `score` sends one
+that jams, a vacuum that cannot clean one room: HA 2025.4 has no such action; local_todo's
+items). `score` sends one
 request through the real agent and judges it: carried out (exactly the calls expected, as HA's
 handler would make them), or one honest question naming exactly the candidates expected.
 Used by tests/home/test_real_home.py, bench/bench_names.py and tests/ha/test_e2e_real_home.py.
@@ -30,7 +32,7 @@ from tests.understanding.harness import SOURCE, RecordingBackend, Rig, SampleHom
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
 HOME_FILE, REQUESTS_FILE = DATA / "real_home.yaml", DATA / "real_home_requests.yaml"
 POINTS = {"1": "kinds before names", "2": "verbs where people put them", "3": "names by place and role",
-          "5": "names across languages", "6": "a failed call says why"}
+          "4": "lists by what people call them", "5": "names across languages", "6": "a failed call says why"}
 _MEDIA_ATTRIBUTES = {"volume_level": 0.3, "is_volume_muted": False, "supported_features": 152511}
 
 
@@ -72,6 +74,11 @@ def media_players() -> list[tuple[str, str, str, str]]:
     return [(f"media_player.{key}", name, area, state) for key, name, area, state in _home_data()["media"]]
 
 
+def todo_lists() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(entity id, name, items still to do) of each to-do list."""
+    return [(entity_id, name, tuple(items)) for entity_id, name, items in _home_data()["lists"]]
+
+
 def floors() -> dict[str, dict[str, Any]]:
     return dict(_home_data()["floors"])
 
@@ -94,6 +101,8 @@ def home() -> SampleHome:
     entities += [Entity(entity_id, name, state, dict(_MEDIA_ATTRIBUTES), area=area, source=SOURCE,
                         device_class="tv" if "TV" in name else "speaker")
                  for entity_id, name, area, state in media_players()]
+    entities += [Entity(entity_id, name, str(len(items)), {"supported_features": 15}, source=SOURCE)
+                 for entity_id, name, items in todo_lists()]
     area_floor = {area: floor for floor, spec in floors().items() for area in spec["areas"]}
     return SampleHome("en", tuple(entities), tuple(area_floor), tuple(floors()), area_floor)
 
@@ -108,7 +117,40 @@ def jamming() -> frozenset[str]:
 
 class RealHomeBackend(RecordingBackend):
     """HA's integrations as the hub sees them through HA 2025.4: a lock that jams, a lawn mower,
-    buttons, and no action to clean one room."""
+    buttons, no action to clean one room, and local_todo's lists (`items`: each list's items,
+    summary → status, as `todo.get_items` answers)."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
+        self.items: dict[str, dict[str, str]] = {}
+        self.reset_lists()
+
+    def reset_lists(self) -> None:
+        self.items = {entity_id: dict.fromkeys(items, "needs_action") for entity_id, _, items in todo_lists()}
+
+    async def service_response(self, entity: Entity, service: str, data: dict[str, Any]) -> dict[str, Any]:
+        if service != "get_items":
+            raise BackendError(f"{entity.domain}.{service} answers nothing")
+        wanted = data.get("status")
+        statuses = {wanted} if isinstance(wanted, str) else set(wanted or ("needs_action", "completed"))
+        return {entity.entity_id: {"items": [{"summary": summary, "status": status}
+                                             for summary, status in self.items[entity.entity_id].items()
+                                             if status in statuses]}}
+
+    def _todo(self, entity: Entity, service: str, data: dict, attrs: dict) -> tuple[str, dict]:
+        items, item = self.items[entity.entity_id], str(data.get("item", ""))
+        found = next((s for s in items if s.casefold() == item.casefold()), "")
+        if service not in ("add_item", "update_item", "remove_item"):
+            raise BackendError(f"todo.{service} is not supported by {entity.entity_id}")
+        if service != "add_item" and not found:
+            raise ActionRejected(f"Unable to find to-do list item: {item}")
+        if service == "add_item":
+            items[item] = "needs_action"
+        elif service == "update_item":
+            items[found] = str(data.get("status", items[found]))
+        else:
+            del items[found]
+        return str(sum(status == "needs_action" for status in items.values())), attrs
 
     def _lock(self, entity: Entity, service: str, data: dict[str, Any], attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         state, attrs = super()._lock(entity, service, data, attrs)
@@ -152,8 +194,11 @@ def _expectation(spec: dict[str, Any]) -> tuple[tuple[tuple[str, str, tuple[tupl
     for entity_id, wanted in spec.items():
         if entity_id in ("ask", "says"):
             continue
-        service, *pairs = str(wanted).split()
-        data = tuple(sorted((key, yaml.safe_load(value)) for key, value in (p.split("=", 1) for p in pairs)))
+        if isinstance(wanted, list):  # [service, {key: value}]: values with spaces (a list's item)
+            service, data = str(wanted[0]), tuple(sorted(dict(wanted[1]).items()))
+        else:
+            service, *pairs = str(wanted).split()
+            data = tuple(sorted((key, yaml.safe_load(value)) for key, value in (p.split("=", 1) for p in pairs)))
         calls.append((entity_id, service, data))
     return tuple(sorted(calls)), ask, says
 
@@ -209,6 +254,8 @@ async def score(rig: Rig, request: Request, give_language: bool = True) -> Score
                         for e, s, d in rig.backend.calls))
     asked = frozenset(e.entity_id for e in rig.fast_path.unfinished(conversation))
     ok, why = _judged(request, done, asked, result.reply)
+    if isinstance(rig.backend, RealHomeBackend):
+        rig.backend.reset_lists()
     for entity in rig.home.entities:
         if rig.store.get(entity.entity_id) != entity:
             rig.store.update_state(entity.entity_id, entity.state, dict(entity.attributes))
@@ -228,11 +275,18 @@ def _judged(request: Request, done: tuple, asked: frozenset[str], reply: str) ->
 
     def fits(call: tuple, wanted: tuple) -> bool:
         data = dict(call[2])
-        return call[:2] == wanted[:2] and all(data.get(key) == value for key, value in wanted[2])
+        return call[:2] == wanted[:2] and all(_same(data.get(key), value) for key, value in wanted[2])
 
     if len(done) == len(request.calls) and all(fits(c, w) for c, w in zip(done, request.calls)):
         return True, ""
     return False, f"did {list(done)}" + (f", asked about {sorted(asked)}" if asked else "")
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    """Equal; text in any case (a list's item is written as it was said)."""
+    if isinstance(value, str) and isinstance(wanted, str):
+        return value.casefold() == wanted.casefold()
+    return bool(value == wanted)
 
 
 def sibling_questions(home: SampleHome, scored: Iterable[Scored]) -> list[tuple[str, list[str]]]:
