@@ -314,3 +314,24 @@ def content_words(said: list[str], index: NameIndex, language: str,
             continue  # "lampę", "Küchenlicht": a kind (in a place), inflected or compounded
         content.append(word)
     return content
+
+
+def named_among(said: list[str], pool: set[str], index: NameIndex, language: str) -> set[str]:
+    """Those of `pool` whose whole name the folded words say among words that name nothing else
+    ("donc la hallway light", "the hallway light then": Hallway Light, not every light in the
+    Hallway), as HA's `async_match_targets` takes a name before an area and a kind: the longest
+    name said, when a kind or place said besides is its own."""
+    for length in range(min(index.max_name_words, len(said)), 0, -1):
+        for start in range(len(said) - length + 1):
+            ids = pool.intersection(whole_name(said[start:start + length], index))
+            rest = said[:start] + said[start + length:]
+            if not ids or any(sense(w, index).ids for w in content_words(rest, index, language, drop_places=True)):
+                continue
+            around = read_words(rest, index, language)
+            if around.domains:
+                ids &= members(around.domains, index.by_domain)
+            if around.places:
+                ids &= members(around.places, index.by_area)
+            if ids:
+                return ids
+    return set()

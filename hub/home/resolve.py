@@ -14,8 +14,8 @@ from typing import Iterable
 from hub.home.entities import Entity, EntityStore, Floor
 from hub.home.normalize import base_language, fold
 from hub.home.name_index import (
-    NameIndex, Reading, build_index, content_words, ids_with_word, members, place_words, read_words, sense,
-    whole_name,
+    NameIndex, Reading, build_index, content_words, ids_with_word, members, named_among, place_words, read_words,
+    sense, whole_name,
 )
 from hub.home.vocabulary import area_translations, domain_words, floor_translations, has_stop_words, stop_words
 
@@ -58,15 +58,8 @@ class EntityResolver:
 
     # --- public API ------------------------------------------------------------------------
 
-    def resolve(
-        self,
-        name: str | None = None,
-        area: str | None = None,
-        domain: str | None = None,
-        language: str = "en",
-        *,
-        partial: bool = True,
-    ) -> list[Entity]:
+    def resolve(self, name: str | None = None, area: str | None = None, domain: str | None = None,
+                language: str = "en", *, partial: bool = True) -> list[Entity]:
         """All entities matching every given constraint; exact name matches before partial ones.
 
         `name` is a friendly name, an alias or an entity id; `area` an area name or alias;
@@ -97,28 +90,10 @@ class EntityResolver:
         return self._entities(self._match_name(name, pool, index, language))
 
     def named_among(self, text: str, among: list[Entity], language: str = "en") -> list[Entity]:
-        """Those of `among` whose whole name `text` says among words that name nothing else
-        ("Éteins donc la Hallway Light", "turn off the hallway light then": Hallway Light, not
-        every light in the Hallway): HA's `async_match_targets` takes a name before an area and a
-        kind. The longest name said, when a kind or place said besides is its own; [] if none."""
-        language = base_language(language)
-        index = self._index(language)
-        said = fold(text, language).split()
-        pool = {e.entity_id for e in among}
-        for length in range(min(index.max_name_words, len(said)), 0, -1):
-            for start in range(len(said) - length + 1):
-                ids = pool.intersection(whole_name(said[start:start + length], index))
-                rest = said[:start] + said[start + length:]
-                if not ids or any(sense(w, index).ids for w in content_words(rest, index, language, drop_places=True)):
-                    continue
-                around = read_words(rest, index, language)  # a kind or place said besides must fit it
-                if around.domains:
-                    ids &= members(around.domains, index.by_domain)
-                if around.places:
-                    ids &= members(around.places, index.by_area)
-                if ids:
-                    return [e for e in among if e.entity_id in ids]
-        return []
+        """Those of `among` whose whole name `text` says amid words naming nothing (`named_among`)."""
+        code = base_language(language)
+        ids = named_among(fold(text, code).split(), {e.entity_id for e in among}, self._index(code), code)
+        return [e for e in among if e.entity_id in ids]
 
     def group_phrase(self, name: str, language: str = "en") -> tuple[bool, bool]:
         """Whether `name` only says places and kinds of device ("the kitchen lights"), so it
