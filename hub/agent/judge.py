@@ -8,33 +8,38 @@ fault is not spoken) and every reply in the benches and tests (`tests/helpers/un
 - "prompt", "entity_id", "tool_name", "markup", "device": what the model was given, a device's
   words read as instructions among it (`PromptEcho`);
 - "echo": the request said back (most of its words, in order, most of the sentence; or a
-  sentence that starts with it);
+  sentence that starts with it; or most of them with nothing of its own), its words alike
+  when misspelt ("Baanaan telefoon zeventien." to "banaan telefoon zeventien");
 - "loop": a phrase of 3+ words said 3+ times, or a sentence said twice (nearly: 7 of its 10
   words), or a phrase of 5 said twice;
 - "unfinished": the last sentence cut off (mid-word, on a word no sentence ends with, inside a
   quotation), trailing off, a lead-in ("Here's a joke.") to nothing, or a bare "Sure.";
-- "language": a sentence plainly in another language than the request's;
+- "language": a sentence plainly in another language than the request's, or a short one
+  ("Hello." to a Dutch request) made of another language's short words alone;
 - "invented": a value that the turn did not read: a state ("… is off", "…: paused"), the
-  weather, a time (a clock time, a weekday, a month), a quantity with its unit, an event;
+  weather, a time (a clock time, a weekday, a month), a quantity with its unit, an event, a
+  fact about a device or a maker's product ("The device is a Samsung Galaxy S22");
 - "empty": nothing said.
 
 What the turn read (`read`) is the results of its calls and, for an answer the hub composed
-itself, that answer: neither the request's words ("is it sunny?") nor the states in a model's
+itself, that answer (the hub's own answer is no echo either): neither the request's words ("is it sunny?") nor the states in a model's
 prompt are a reading it answered from.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from difflib import SequenceMatcher
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
 
 from hub.agent.ports import LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.reply import loop_key
 from hub.agent.sentences import SentenceSplitter
 from hub.agent.utterances import in_other_language
-from hub.locales import normalize_language, phrase_keys, template
+from hub.locales import SUPPORTED_LANGUAGES, normalize_language, phrase_keys, template
 from hub.locales.states import state_labels
 from hub.locales.word_tables import first_said, fold, spaced, table_words, tokens
 
@@ -46,6 +51,9 @@ _TERMINALS = ".!?。！？"
 _CLOSERS = "\"'”’»)]」』）"
 _ECHO_OF_REQUEST, _ECHO_OF_SENTENCE, _ECHO_MIN_WORDS = 0.7, 0.6, 3
 _ECHO_AT_START = 0.8  # or a sentence that starts with this share of the request's words, in order
+_ECHO_BARE = 0.6  # or a sentence with this share of them and no word of its own (of 4+ letters)
+_ALIKE, _ALIKE_LETTERS = 0.65, 4  # words of 4+ letters this alike (accents aside) are one misspelt
+_SHORT_WORDS = 3  # a sentence this short is told apart by the languages' short words, not identified
 _PHRASE_WORDS, _PHRASE_TIMES = 3, 3  # a loop: a phrase of 3 words said 3 times,
 _LONG_PHRASE_WORDS = 5  # one of 5 said twice,
 _LIKE_SENTENCE, _LIKE_WORDS = 0.7, 4  # or a sentence of 4+ words said again with 7 of 10 of its words
@@ -96,15 +104,20 @@ class ReplyJudge:
             echoed = self._echo.withheld_for(sentence)
             if echoed is not None:
                 found.append(echoed)
-        if self._echoes_request(tokens(sentence)):
+        if self._echoes_request(tokens(sentence)) and fold(sentence) not in fold(self._read_text):
             found.append("echo")
-        if self._identify is not None and in_other_language(
-                self._unnamed(sentence), self.language, self._identify.confidences,
-                self._identify.character_confidences):
+        if self._identify is not None and self._in_other_language(self._unnamed(sentence)):
             found.append("language")
         if self.unread_value(sentence) is not None:
             found.append("invented")
         return found
+
+    def _in_other_language(self, unnamed: str) -> bool:
+        assert self._identify is not None
+        if len(tokens(unnamed)) <= _SHORT_WORDS:
+            return short_in_other_language(unnamed, self.language)
+        return in_other_language(unnamed, self.language, self._identify.confidences,
+                                 self._identify.character_confidences)
 
     def _unnamed(self, sentence: str) -> str:
         """The sentence without the names of the home it says."""
@@ -126,6 +139,11 @@ class ReplyJudge:
             word = first_said(sentence, table_words(_REPLIES, self.language, key))
             if word is not None and not self._read_any(key):
                 return word
+        unnamed = self._unnamed(sentence)
+        for key in ("device_claim", "brand"):  # "The device is a Samsung Galaxy S22."
+            word = first_said(unnamed, table_words(_REPLIES, self.language, key))
+            if word is not None and first_said(self._read_text, (word,)) is None:
+                return word
         month = first_said(sentence, _months(self.language))
         if month is not None and first_said(self._read_text, _months(self.language)) is None:
             return month
@@ -142,11 +160,14 @@ class ReplyJudge:
         asked = self._request
         if len(asked) < _ECHO_MIN_WORDS or not said:
             return False
-        common = _common_in_order(asked, said)
+        common = _common_in_order(asked, said, _alike)
         if common >= _ECHO_OF_REQUEST * len(asked) and common >= _ECHO_OF_SENTENCE * len(said):
-            return True  # "Erzähl mir einen Witz."
+            return True  # "Erzähl mir einen Witz.", "Baanaan telefoon zeventien."
+        if common >= _ECHO_BARE * len(asked) and all(
+                len(word) < _ALIKE_LETTERS or any(_alike(word, w) for w in asked) for word in said):
+            return True  # "una montagna più alta del mondo." to "qual è la montagna più alta del mondo"
         # "Enviado un mensaje a mi madre: …" to "envía un mensaje a mi madre"
-        return _common_in_order(asked, said[:len(asked) + 1]) >= _ECHO_AT_START * len(asked)
+        return _common_in_order(asked, said[:len(asked) + 1], _alike) >= _ECHO_AT_START * len(asked)
 
 
 def split_sentences(reply: str, language: str) -> list[str]:
@@ -203,14 +224,52 @@ def _said_times(said: list[str], size: int) -> int:
     return max(counts.values(), default=0)
 
 
-def _common_in_order(a: list[str], b: list[str]) -> int:
-    """The length of the longest common subsequence of two word lists."""
+def _common_in_order(a: list[str], b: list[str], same: Callable[[str, str], bool] = str.__eq__) -> int:
+    """The length of the longest common subsequence of two word lists (words `same` as one)."""
     row = [0] * (len(b) + 1)
     for word in a:
         previous = 0
         for j, other in enumerate(b, 1):
-            previous, row[j] = row[j], previous + 1 if word == other else max(row[j], row[j - 1])
+            previous, row[j] = row[j], previous + 1 if same(word, other) else max(row[j], row[j - 1])
     return row[-1]
+
+
+@lru_cache(maxsize=4096)
+def _alike(a: str, b: str) -> bool:
+    """Whether two folded words are one, or one misspelt ("baanaan", "banaan")."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < _ALIKE_LETTERS:
+        return False
+    return SequenceMatcher(None, _unaccented(a), _unaccented(b)).ratio() >= _ALIKE
+
+
+def _unaccented(word: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+
+
+def short_in_other_language(sentence: str, language: str) -> bool:
+    """Whether a short sentence ("Hello.", "Merci beaucoup !") is made of another language's
+    short words alone, not of `language`'s (language identification cannot tell a word or two
+    apart)."""
+    said = spaced(sentence)
+    if said.strip() == "" or _only_of(said, table_words(_REPLIES, language, "short", with_english=False)):
+        return False
+    return any(_only_of(said, words) for words in _short_words())
+
+
+def _only_of(said: str, words: Iterable[str]) -> bool:
+    """Whether the spaced words `said` are all of the phrases `words`."""
+    for word in sorted(words, key=len, reverse=True):
+        said = re.sub(rf"(?<!\S){re.escape(word)}(?!\S)", " ", said)
+    return said.strip() == ""
+
+
+@lru_cache(maxsize=1)
+def _short_words() -> tuple[tuple[str, ...], ...]:
+    """Each language's own short words (those without a table have English's)."""
+    return tuple(dict.fromkeys(table_words(_REPLIES, code, "short", with_english=False)
+                               for code in SUPPORTED_LANGUAGES))
 
 
 def _number(text: str) -> str:

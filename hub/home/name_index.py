@@ -14,7 +14,7 @@ from itertools import islice, product
 from typing import Iterable
 
 from hub.home.entities import EntityStore, Floor
-from hub.home.name_words import name_translations, whole_name_translations
+from hub.home.name_words import compound_pieces, name_translations, whole_name_translations
 from hub.home.normalize import fold
 from hub.home.spoken_names import name_keys
 from hub.home.vocabulary import area_translations, domain_words, stop_words
@@ -99,6 +99,7 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
     index = NameIndex(version=store.version)
     stops = stop_words(language)
     entities = store.all()
+    own_words: set[str] = set()  # the words of the names as written
     for entity in entities:
         index.all_ids.append(entity.entity_id)
         index.by_domain[entity.domain].append(entity.entity_id)
@@ -114,6 +115,7 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
             index.max_name_words = max(index.max_name_words, len(key.split()))
             for word in key.split():
                 if word not in stops and len(word) >= MIN_PARTIAL_WORD:
+                    own_words.add(word)
                     index.name_words[word].add(entity.entity_id)
                     # "Office Lamp" is the "lampe du bureau" too: a room word in any language
                     for other in area_translations((word,), language):
@@ -139,7 +141,10 @@ def build_index(store: EntityStore, language: str, areas: dict[str, tuple[str, .
     index.word_weight = {
         word: math.log(1 + total / len(ids)) for word, ids in index.name_words.items()
     }
-    index.forms = WordForms((*index.name_words, *index.areas, *domain_words(language)), language)
+    # a piece of a translation's compound ("alto" of "alto-falante") is matched as written only
+    pieces = compound_pieces(language) - own_words
+    index.forms = WordForms((*(w for w in index.name_words if w not in pieces), *index.areas,
+                             *domain_words(language)), language)
     return index
 
 

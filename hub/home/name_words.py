@@ -76,3 +76,14 @@ def name_translations(name: str, language: str) -> tuple[str, ...]:
     found = {w for lang in (language, "en") for concept in sorted(concepts)
              for phrase in _concepts(lang).get(concept, ()) for w in fold(phrase, language).split()}
     return tuple(sorted(found - set(said)))
+
+
+@lru_cache(maxsize=64)
+def compound_pieces(language: str) -> frozenset[str]:
+    """The folded pieces of the language's hyphenated name words ("alto", "falante" of
+    "alto-falante"): a piece is no word of a name by itself, so no other word is read as a form
+    of it ("alta" is no speaker)."""
+    return frozenset(w for lang in (language, "en") for key, phrases in _concepts(lang).items()
+                     if key.startswith("name.") for phrase in phrases if "-" in phrase
+                     for w in fold(phrase, language).split())
+

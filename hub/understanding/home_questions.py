@@ -87,6 +87,8 @@ class QuestionReader:
     # --- what a question asks about ----------------------------------------------------------
 
     def _topic(self, said: str, words: QuestionWords, named: list[Entity]) -> Plan | None:
+        if words.says(said, "topic.taste"):  # "¿te gusta la música?" is chit-chat, no player's state
+            return None
         players = [e for e in named if e.domain == "media_player"]
         if players or (words.says(said, "topic.media") and not named):  # "läuft die Waschmaschine?" is no music
             return self._media(players)
