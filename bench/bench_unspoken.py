@@ -57,7 +57,7 @@ async def one_run(model: Path, requests: dict[str, list[str]]) -> list[dict[str,
                             answer = await response.json()
                         reply = answer.get("reply") or ""
                         replies.append({"language": code, "request": text, "reply": reply,
-                                        "path": answer.get("path"),
+                                        "path": answer.get("path"), "timings": answer.get("timings") or {},
                                         "faults": judge.faults(reply, code, text, read_of(answer))})
         finally:
             hub.stop()
@@ -70,6 +70,13 @@ def report(run: int, replies: list[dict[str, Any]], seconds: float, show: int) -
     paths = Counter(r["path"] or "?" for r in replies)
     print(f"run {run}: {len(replies)} requests, {seconds:.0f} s; paths {dict(paths)}")
     print("  " + "  ".join(f"{kind} {faults[kind]}" for kind in (*KINDS, "any")))
+    model = [r["timings"] for r in replies if r["path"] == "model"]
+    if model:  # where a model turn's time goes: the prompt read (of it, what the cache did not hold) or the reply
+        total = {key: sum(t.get(key, 0) for t in model) for key in (
+            "total_s", "prefill_s", "decode_s", "prompt_tokens", "evaluated_prompt_tokens", "completion_tokens")}
+        print(f"  model turns {len(model)}: {total['total_s']:.0f} s in all, prompt read {total['prefill_s']:.0f} s "
+              f"({total['evaluated_prompt_tokens']} of {total['prompt_tokens']} prompt tokens read, the rest cached), "
+              f"reply {total['decode_s']:.0f} s ({total['completion_tokens']} tokens)")
     for kind in KINDS:
         for r in [r for r in replies if kind in r["faults"]][:show]:
             print(f"  {kind}: [{r['language']}] {r['request']!r} → {r['reply'][:240]!r}")
