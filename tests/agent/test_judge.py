@@ -75,6 +75,19 @@ HEARD = [
     ("fr", "à quelle distance se trouve la lune", "Je suis le débat de la lune, je suis le débat de la lune.", "loop"),
     ("en", "tell me a joke", 'A: "What do you do with your shoes?', "unfinished"),
     ("fr", "appelle le plombier", "Bien sûr.", "unfinished"),
+    # SmolLM2 through a served hub (bench_unspoken), passing the judge before the near-echo, the
+    # device's facts and the short reply in another language
+    ("nl", "banaan telefoon zeventien", "Baanaan telefoon zeventien.", "echo"),
+    ("it", "svegliami domani alle sei", "Sveglii domeni alle sei.", "echo"),
+    ("es", "pídeme una pizza", "Pájimé una pizza.", "echo"),
+    ("pt", "pede-me uma pizza", "Preti-me uma pizza.", "echo"),
+    ("it", "avvia il tosaerba", "Il tosaerba.", "echo"),
+    ("it", "qual è la montagna più alta del mondo", "una montagna più alta del mondo.", "echo"),
+    ("de", "füttere die Katze", "Für die Katze.", "echo"),
+    ("en", "purple monkey dishwasher", "The device is a Samsung Galaxy S22, which is a smart home device that can "
+     "control various appliances.", "invented"),
+    ("de", "sag etwas Lustiges", "Das Gerät ist sehr modern und schnell.", "invented"),
+    ("fr", "raconte-moi une blague", "Je préfère mon Xiaomi.", "invented"),
 ]
 
 
@@ -96,6 +109,10 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("pt", "conta-me uma piada", "Porque é que o livro de matemática está triste? Porque tem muitos problemas."),
     ("en", "tell me a joke", "I'll tell you a joke: why did the chicken cross the road? To get to the other side."),
     ("en", "tell me a story about a dragon", "Once upon a time, a dragon lived in a cave. The dragon was kind."),
+    ("en", "what is the capital of Australia", "The capital of Australia is Canberra."),
+    ("en", "why is the sky blue", "The sky is blue because of a process called Rayleigh scattering."),
+    ("nl", "hallo", "Hallo!"), ("de", "danke", "Gern geschehen!"), ("en", "thanks", "You're welcome."),
+    ("es", "gracias", "¡De nada!"), ("fr", "merci", "De rien !"), ("en", "tell me something nice", "You are great."),
 ]
 
 
@@ -109,6 +126,29 @@ async def test_good_replies_and_the_hubs_own_words_pass() -> None:
         example = phrase(language, "command.example_turn_on", name="Kitchen light")
         for said in [phrase(language, key) for key in OWN_WORDS] + [phrase(language, "self.example", example=example)]:
             assert judge(language, "blorp", identify).faults(said) == [], (language, said)
+
+
+@pytest.mark.parametrize("language,request_text,reply", [
+    ("nl", "start de grasmaaier", "Hello."),  # SmolLM2 through a served hub
+    ("nl", "vertel een mop", "Thank you!"), ("de", "erzähl mir was", "Bonjour."), ("en", "say hi", "Hola."),
+    ("pl", "opowiedz dowcip", "Grazie mille."),
+])
+async def test_a_short_reply_in_another_languages_words(language, request_text, reply) -> None:
+    """A word or two language identification cannot tell apart, told by each language's short words."""
+    assert judge(language, request_text, await identified()).faults(reply) == ["language"]
+
+
+def test_the_hubs_own_answer_is_no_echo() -> None:
+    """"Started Robot Vacuum." to "start the robot vacuum" says the request's words back, as a
+    confirmation of what the hub did: the turn read it."""
+    answer = "Started Robot Vacuum."
+    assert judge("en", "start the robot vacuum", read=(answer,)).faults(answer) == []
+    assert judge("en", "start the robot vacuum").faults(answer) == ["echo"]
+
+
+def test_a_device_read_may_be_named() -> None:
+    read = ('{"entity_id": "media_player.tv", "attributes": {"friendly_name": "Samsung TV"}}',)
+    assert judge("en", "what is the tv?", read=read).faults("It is your Samsung TV.") == []
 
 
 def test_a_value_the_turn_read_may_be_said() -> None:

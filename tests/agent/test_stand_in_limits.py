@@ -73,6 +73,17 @@ FACTS = [  # questions of fact about the home or the world (a state, the time, a
 ]
 
 
+@pytest.mark.parametrize("language,question", [("es", "¿te gusta la música?"), ("pt", "gostas de música?"),
+                                               ("en", "do you like music?")])
+async def test_a_question_of_taste_is_chit_chat(tmp_path, language, question) -> None:
+    """Not the paused speaker's state (it was answered so): the stand-in's, judged like any."""
+    engine = stand_in([text("Sí, ¡me encanta!" if language == "es" else "Sim, adoro!" if language == "pt" else
+                            "Yes, I love it!")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(question, language=language)
+    assert len(engine.requests) == 1 and result.path == "model" and "!" in result.reply, result.reply
+
+
 @pytest.mark.parametrize("language,question", FACTS)
 async def test_a_question_of_fact_is_never_handed_to_a_stand_in(tmp_path, language, question) -> None:
     engine = stand_in()
@@ -101,6 +112,10 @@ HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of t
     # SmolLM2 on CI to "qual é a montanha mais alta do mundo" (which the demo home's hub answers
     # itself: "alta" is heard as its speaker, "alto-falante")
     ("pt", "qual é o rio mais longo do mundo", "Bola de 2020-01-28 14:12:53."),
+    # SmolLM2 through a served hub (bench_unspoken), heard by the widened judge
+    ("nl", "banaan telefoon zeventien", "Baanaan telefoon zeventien."),
+    ("en", "purple monkey dishwasher", "The device is a Samsung Galaxy S22, which is a smart home device."),
+    ("nl", "vertel een mop", "Hello."),
 ]
 
 

@@ -224,3 +224,12 @@ def test_match_tells_whether_entities_were_named_outright(demo) -> None:
     nothing = resolver.match("tell me a joke", "en")
     assert nothing.candidates == [] and nothing.best == [] and not nothing.named
     assert resolver.match("turn on the desk lamp", "en", limit=0).candidates == []
+
+
+def test_a_piece_of_a_translated_compound_is_no_name_word(demo) -> None:
+    """The speaker is the "alto-falante" in Portuguese, but "alta" (high) is no form of its
+    piece "alto": "the highest mountain" named the speaker."""
+    _, resolver = demo
+    assert resolver.match("qual é a montanha mais alta do mundo", "pt").best == []
+    assert ids(resolver.match("desliga o alto-falante", "pt").best) == ["media_player.living_room_speaker"]
+    assert ids(resolver.match("pausa a coluna", "pt").best) == ["media_player.living_room_speaker"]

@@ -233,6 +233,17 @@ async def test_how_are_you_today_is_no_calendar_question(home: AnsweringHome) ->
     assert await home.ask("how are you today?") is None
 
 
+@pytest.mark.parametrize("text, language", [
+    ("do you like music?", "en"), ("Magst du Musik?", "de"), ("Est-ce que tu aimes la musique ?", "fr"),
+    ("¿Te gusta la música?", "es"), ("Hou je van muziek?", "nl"), ("Ti piace la musica?", "it"),
+    ("Czy lubisz muzykę?", "pl"), ("Gostas de música?", "pt"), ("what's your favourite song?", "en"),
+])
+async def test_a_question_of_taste_is_no_players_state(home: AnsweringHome, text: str, language: str) -> None:
+    """Chit-chat about music, not what the paused speaker plays (it was answered so)."""
+    assert await home.ask(text, language) is None
+    assert "Miles Davis" in (await asked(home, "what's playing on the speaker?", "en")).reply  # still a player's
+
+
 @pytest.mark.parametrize("language", ["en", "de", "fr"])
 async def test_a_weather_entity_without_a_unit_is_never_said_with_none(language: str) -> None:
     """HA's weather templates read `temperature_unit`; an entity without one says the number alone."""
