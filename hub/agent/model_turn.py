@@ -22,7 +22,7 @@ from hub.agent.call_fit import CallFit
 from hub.agent.choices import Choices
 from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdentifier
-from hub.agent.prompt_echo import PromptEcho
+from hub.agent.prompt_echo import RECITED, PromptEcho
 from hub.agent.model_stream import generate
 from hub.agent.reply import ReplyBuilder
 from hub.agent.speakable import make_speakable
@@ -187,7 +187,9 @@ class ModelTurn:
         reply = ReplyBuilder(state.language, self._options.max_reply_chars,
                              on_chunk=(lambda _: None) if judged else chunk_emitter(state),
                              withhold=functools.partial(withheld, self._registry, state, question, echo,
-                                                        self._reply_languages), early_clause=not self.stand_in)
+                                                        self._reply_languages), early_clause=not self.stand_in,
+                             # a stand-in reciting its prompt is halted: the hub's fallback is spoken
+                             halting=RECITED if judged else frozenset())
         return _Context(text, targets, match, question, system, tools, conversational, reasoning, actions, allowed,
                         reply, messages, echo, judged)
 

@@ -28,6 +28,8 @@ from typing import Collection, Iterable
 from hub.home.device_text import instruction_words
 
 RUN = 6  # shared words in a row that make a sentence a recital
+# what a model that says it is reciting its input, not answering: the rest of its reply is no answer
+RECITED = frozenset({"prompt", "markup"})
 DEVICE_RUN = 4  # words in a row of a device's instruction-like text that pass it on
 _TRIPLE_SHARE = 0.4  # share of a sentence's word triples from the instructions that makes it a paraphrase
 _MIN_TRIPLES = 3

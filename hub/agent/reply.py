@@ -36,10 +36,13 @@ class ReplyBuilder:
     before withheld words ("unfinished").
     Without `early_clause` the first sentence, too, is spoken whole (a stand-in's often ends
     in words that are withheld, and its first clause alone would be all the user hears).
+    A sentence withheld for one of `halting` reasons ends the reply there, `capped` (a stand-in
+    reciting its prompt goes on reciting it: the rest is not worth generating).
     """
 
     def __init__(self, language: str, max_chars: int, on_chunk: Callable[[str], None],
-                 withhold: Callable[[str], str | None] = lambda sentence: None, early_clause: bool = True) -> None:
+                 withhold: Callable[[str], str | None] = lambda sentence: None, early_clause: bool = True,
+                 halting: frozenset[str] = frozenset()) -> None:
         self._stream = SpeakableStream(language, max_chars=max_chars,
                                        first_clause_words=FIRST_CLAUSE_WORDS if early_clause else None)
         self._on_chunk = on_chunk
@@ -49,6 +52,7 @@ class ReplyBuilder:
         self._seen: set[str] = set()
         self._said = " "  # the loop keys of every sentence so far, in order
         self._looped = False
+        self._halting = halting
         self.withheld: list[tuple[str, str]] = []  # (reason, sentence)
 
     @property
@@ -99,6 +103,9 @@ class ReplyBuilder:
             if reason is not None:
                 self.withheld.append((reason, sentence))
                 self._drop_lead_ins()
+                if reason in self._halting:
+                    self._looped = True  # ended as a loop is: nothing more of it is spoken
+                    return
                 continue
             if clause_mark(sentence) in _COLONS:
                 self._lead_ins.append(sentence)

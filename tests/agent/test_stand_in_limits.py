@@ -128,3 +128,16 @@ async def test_chit_chat_that_fails_the_judge_gets_the_fallback(tmp_path, langua
     assert len(engine.requests) == 1 and result.reply == fallback(language, hub.store.all())
     assert "".join(e.text for e in events if isinstance(e, ReplyChunk)) == result.reply, "nothing else was spoken"
     assert hub.agent.conversations.get("c1").messages[-1].content == result.reply
+
+
+async def test_a_stand_in_reciting_its_prompt_is_halted_there(tmp_path) -> None:
+    """Gemma 3 270M recites its instructions to every chit-chat request (105 tokens a turn, all
+    withheld): once a sentence is its prompt recited, the round is halted and the fallback spoken."""
+    recital = ["You are Bolt, the voice assistant of a smart home. ",
+               "You control devices with the tools and answer questions briefly. ", "If a request is unclear, ",
+               "ask back. ", "Why did the chicken cross the road? ", "To get to the other side."]
+    engine = stand_in([text(*recital)])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask("tell me a joke")
+    assert result.reply == fallback("en", hub.store.all()) and result.path == "model"
+    assert engine.requests[0].halt.is_set() and result.timings.model.completion_tokens == 2, "halted at once"
