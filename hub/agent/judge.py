@@ -114,8 +114,8 @@ class ReplyJudge:
 
     def _in_other_language(self, unnamed: str) -> bool:
         assert self._identify is not None
-        if len(tokens(unnamed)) <= _SHORT_WORDS:
-            return short_in_other_language(unnamed, self.language)
+        if len(tokens(unnamed)) <= _SHORT_WORDS and short_in_other_language(unnamed, self.language):
+            return True
         return in_other_language(unnamed, self.language, self._identify.confidences,
                                  self._identify.character_confidences)
 
