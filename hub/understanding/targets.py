@@ -65,7 +65,12 @@ class TargetFinder:
             pool = self._store.all()
         else:
             return None
-        return narrowed(pool, intent, slots, home, named), named
+        targets = narrowed(pool, intent, slots, home, named)
+        if not named and name_text is not None and len(targets) > 1 \
+                and all(e.domain == "media_player" for e in targets):
+            # "the bedroom television": its TV, not its speakers too (a player's kind word names a sort of it)
+            targets = self._resolver.named_by_kind(name_text, targets, language) or targets
+        return targets, named
 
     def one_of_kind(self, said: str, pool: list[Entity], language: str) -> list[Entity] | None:
         """The devices a kind said with no place means (`pool`: every device of that kind): the

@@ -65,3 +65,14 @@ async def test_two_devices_of_one_name_the_speakers_or_a_question(hub: Rig, text
     assert acted == ["light.porch_light_2"]
     acted, reply = await said(hub, text, language)
     assert acted == [] and reply.rstrip().endswith("?") and reply.count("Porch Light") >= 2, reply
+
+
+@pytest.mark.parametrize("text, language", [("turn on the bedroom television", "en"),
+                                            ("allume la télévision de la chambre", "fr"),
+                                            ("schalte den Fernseher im Schlafzimmer ein", "de")])
+async def test_a_players_kind_word_picks_that_sort_of_player(hub: Rig, text: str, language: str) -> None:
+    """A kind word of media players names a sort of them: the Bedroom's TV, not its five speakers too."""
+    speakers = [e for e in hub.store.all() if e.domain == "media_player" and e.area == "Bedroom" and "speaker" in e.name]
+    assert len(speakers) > 1
+    acted, reply = await said(hub, text, language)
+    assert acted == ["media_player.bedroom_tv"], reply
