@@ -18,6 +18,8 @@ from hub.home.name_words import extra_words
 from hub.home.normalize import fold
 from hub.locales import SUPPORTED_LANGUAGES, UNSPACED_LANGUAGES
 
+_NOT_LANGUAGE_MARKS = ("word.filler", "word.courtesy")  # words shared by close languages (or many)
+
 
 @lru_cache(maxsize=None)
 def _words(language: str) -> dict[str, tuple[str, ...]]:
@@ -32,7 +34,7 @@ def _words(language: str) -> dict[str, tuple[str, ...]]:
 def all_words(language: str) -> tuple[str, ...]:
     """Every device, room and other word of the language's word file, its filler words aside
     (shared by close languages — Danish and Bokmål — they blur identification)."""
-    return tuple(word for key, words in _words(language).items() if key != "word.filler" for word in words)
+    return tuple(word for key, words in _words(language).items() if key not in _NOT_LANGUAGE_MARKS for word in words)
 
 
 @lru_cache(maxsize=64)
@@ -109,6 +111,14 @@ def stop_words(language: str) -> frozenset[str]:
              *extra_words(language, "word.filler"), *extra_words("en", "word.filler")}
     return frozenset(fold(word, language) for word in words)
 
+
+
+@lru_cache(maxsize=64)
+def courtesy_words(language: str) -> tuple[str, ...]:
+    """Folded words and phrases said around a command that name nothing ("now", "please"),
+    the language's and English's, longest first (`word.courtesy`)."""
+    words = {fold(word, language) for lang in dict.fromkeys((language, "en")) for word in _words(lang).get("word.courtesy", ())}
+    return tuple(sorted(words, key=len, reverse=True))
 
 
 _STEM = 4  # letters of a device or room word an inflected or compound form must keep

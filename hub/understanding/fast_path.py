@@ -23,6 +23,7 @@ from hub.understanding.answers import answer
 from hub.understanding.assist_responses import ha_error
 from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
 from hub.understanding.compound import split_parts
+from hub.understanding.courtesy import without_courtesy
 from hub.home.device_text import example_name
 from hub.home.entities import Entity, EntityStore
 from hub.home.list_finder import list_names
@@ -131,9 +132,16 @@ class FastPath:
         home = await self._home_data(base_language(language))
         floor = home.floors.get(ctx.floor) if ctx.floor else None
         room = Room(ctx.area, ctx.floor, frozenset(floor.areas) if floor else frozenset())
+        narrowed = self._narrow(code, loaded, home)
         try:
-            plans = await asyncio.to_thread(self._understand, text, self._narrow(code, loaded, home),
-                                            loaded, home, code, language, read_names, room)
+            plans = await asyncio.to_thread(self._understand, text, narrowed, loaded, home, code, language,
+                                            read_names, room)
+            trimmed = text if _understood(plans) else without_courtesy(text, fold(self.unnamed(text)),
+                                                                       base_language(language))
+            if trimmed != text:  # "schalte das Küchenlicht jetzt ein"
+                retried = await asyncio.to_thread(self._understand, trimmed, narrowed, loaded, home, code,
+                                                  language, read_names, room)
+                plans = retried or plans
         except Exception:  # a matcher bug must not end the turn: the model takes it
             _LOGGER.exception("fast path recognition failed for %r", text)
             return None
@@ -348,6 +356,11 @@ class FastPath:
                 r.data.get("error") in FALL_BACK_CODES for r in results):
             return None  # nothing done, nothing refused: let the model try
         return DirectAnswer(reply_for(plan, results, ctx.language), plan.intent, calls, results, slots=[plan.slots])
+
+
+def _understood(plans: list[Plan]) -> bool:
+    """Whether some plan is more than "no device called …"."""
+    return any(not isinstance(plan, NotFound) for plan in plans)
 
 
 def _elsewhere(plan: Plan) -> bool:
