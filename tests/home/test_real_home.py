@@ -60,10 +60,23 @@ async def test_every_request_is_carried_out_or_asks_about_real_candidates(hub: R
     ("pause the music", "en", {"media_player.living_room_speaker": "media_pause"}),
     ("lock the back door lock", "en", {"lock.back_door": "lock"}),
     ("turn off the water in the front yard", "en", {"valve.front_yard_irrigation_valve": "close_valve"}),
+    # the verb after the name, an infinitive ("Deebot saugen"); "now" and "please" around a command
+    ("Deebot saugen", "de", {"vacuum.deebot": "start"}),
+    ("Roborock nach Hause schicken", "de", {"vacuum.roborock": "return_to_base"}),
+    ("Deebot stofzuigen", "nl", {"vacuum.deebot": "start"}),
+    ("grasmaaier starten", "nl", {"lawn_mower.automower": "start_mowing"}),
+    ("schalte die Hallway Light jetzt aus", "de", {"light.hallway_light": "turn_off"}),
+    ("turn off the hallway light right now please", "en", {"light.hallway_light": "turn_off"}),
 ])
 async def test_the_failures_the_issue_reports(hub: Rig, text: str, language: str, expected: dict[str, str]) -> None:
     calls = tuple(sorted((entity_id, service, ()) for entity_id, service in expected.items()))
     scored = await score(hub, Request("regression", language, text, calls, frozenset()))
+    assert scored.ok, (scored.why, scored.reply)
+
+
+@pytest.mark.parametrize("text, language", [("Staubsauger starten", "de"), ("stofzuiger starten", "nl")])
+async def test_a_kind_of_device_before_an_infinitive_asks_which_one(hub: Rig, text: str, language: str) -> None:
+    scored = await score(hub, Request("regression", language, text, (), frozenset({"vacuum.deebot", "vacuum.roborock"})))
     assert scored.ok, (scored.why, scored.reply)
 
 
