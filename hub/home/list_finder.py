@@ -11,7 +11,8 @@ Besides its own name and aliases, a list answers to:
   when it is of that kind — a shopping list is `todo.shopping_list` or one whose name says a
   shopping word, else the lists whose names say no kind (a shop's: "Trader Joe's"); a to-do list
   one whose name says a to-do word, else the lists that are no shopping list;
-- every kind's words, when it is the home's only list.
+- every kind's words, when it is the home's only list;
+- the word "list" itself ("add milk to my list"), as every list does.
 A name several lists answer to means them all: the planner asks which one.
 """
 
@@ -44,7 +45,8 @@ def list_names(todo: Entity, lists: Sequence[Entity]) -> tuple[str, ...]:
     meant = {name for name, lists_meant in called(lists).items() if todo in lists_meant and name not in own}
     written = [n for n in (todo.name, *todo.aliases) if fold(n.replace("'", "").replace("\u2019", "")) in meant]
     written += [n.replace("'", "").replace("\u2019", "") for n in written]
-    written += [w for kind in KINDS for w in every_language(f"list.{kind}", written=True) if fold(w) in meant]
+    written += [w for key in (*(f"list.{kind}" for kind in KINDS), "list.word")
+                for w in every_language(key, written=True) if fold(w) in meant]
     return tuple(n for n in dict.fromkeys(written) if n not in (todo.name, *todo.aliases))
 
 
@@ -75,6 +77,8 @@ def called(lists: Sequence[Entity]) -> dict[str, tuple[Entity, ...]]:
         meant = tuple(t for t in lists if kind in kinds_answered(t, lists))
         for word in every_language(f"list.{kind}") if meant else ():
             table.setdefault(word, meant)
+    for word in every_language("list.word") if lists else ():  # "my list": every list
+        table.setdefault(word, tuple(lists))
     return table
 
 

@@ -56,12 +56,14 @@ def assist_call(intent: str, slots: dict[str, Any], result: RecognizeResult, sto
 
 
 def _read_call(intent: str, slots: dict[str, Any], store: EntityStore) -> tuple[str, dict[str, Any], list[Entity]] | None:
-    """What's on a list (the shopping list when the template says so), the calendar (the one
-    named, else every calendar: no target), the forecast (the station named, else the first)."""
+    """What's on a list (the shopping list when the template says so; every list a name several
+    answer to), the calendar (the one named, else every calendar: no target), the forecast (the
+    station named, else the first)."""
     when = {"when": slots["when"]} if slots.get("when") in ("today", "tomorrow", "week") else {"when": "today"}
     if intent == "HubListItems":
         todos = _lists(slots, store, shopping=slots.get("list") == "shopping")
-        return ("list_items", {}, todos) if todos else None
+        # a name several lists answer to ("meine Liste"): each is read out, none asked about
+        return ("list_items", {}, todos if len(todos) == 1 else []) if todos else None
     if intent == "HubCalendarEvents":
         return "calendar_events", when, [e for e in _named(slots, store) if e.domain == "calendar"][:1]
     station = weather_station(slots, store)

@@ -88,7 +88,10 @@ def test_what_each_list_answers_to() -> None:
     assert [kind_of(e) for e in home] == ["shopping", "todo", None]
     assert {"grocery list", "Einkaufsliste", "liste de courses"} <= set(list_names(shopping, home))
     assert {"tasks", "to-do list", "Aufgaben", "mes tâches"} - {"mes tâches"} <= set(list_names(tasks, home))
-    assert list_names(trader, home) == ("Trader Joes",)  # a shop's list is no shopping list by its name alone
+    # a shop's list is no shopping list by its name alone; every list answers to "list"
+    assert [n for n in list_names(trader, home) if fold(n) not in ("list", "lists", "liste", "listen", "lista")][:1] \
+        == ["Trader Joes"] and "grocery list" not in list_names(trader, home)
+    assert all("list" in list_names(todo, home) for todo in home)
 
 
 def test_the_only_list_answers_to_every_kind() -> None:
@@ -103,6 +106,24 @@ def test_a_kind_two_lists_share_means_both_and_a_name_word_one() -> None:
     assert lists_meant(" add it to my tasks ", home) == [personal, work]  # the lists whose names say it
     assert lists_meant(" add it to the work tasks list ", home) == [work]  # its own name first
     assert lists_meant(" what about the weather ", home) == []
+
+
+@pytest.mark.parametrize("text, language", [("add eggs to my list", "en"), ("setz Eier auf die Liste", "de"),
+                                            ("ajoute des œufs à la liste", "fr")])
+async def test_the_word_list_of_several_lists_asks_which(home: AnsweringHome, text: str, language: str) -> None:
+    outcome = await home.ask(text, language)
+    assert outcome is not None and outcome.intent == "ambiguous" and not outcome.calls, text
+    assert all(name in outcome.reply for name in ("Personal Tasks", "Shopping list", "Trader Joe's"))
+
+
+@pytest.mark.parametrize("text, language", [("was steht auf meiner Liste", "de"), ("qué hay en mi lista", "es"),
+                                            ("qu'y a-t-il sur ma liste", "fr"), ("what's on my list", "en")])
+async def test_what_is_on_the_list_of_several_lists_reads_them_all(home: AnsweringHome, text: str,
+                                                                   language: str) -> None:
+    """Not "which one?", nor "nothing about 'steht'" (a verb read as the item looked for)."""
+    outcome = await home.ask(text, language)
+    assert outcome is not None and [c.name for c in outcome.calls] == ["list_items"], text
+    assert all(item in outcome.reply for item in ("Call Liza", "Milk", "Oat milk")), outcome.reply
 
 
 async def test_a_list_kind_two_lists_share_asks_which(tmp_path: Path) -> None:
