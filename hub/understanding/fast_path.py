@@ -18,6 +18,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable, Sequence
 
+from hassil.recognize import RecognizeResult
+
 from hub.understanding.action_words import known_words
 from hub.understanding.answers import answer
 from hub.understanding.assist_responses import ha_error
@@ -238,8 +240,13 @@ class FastPath:
         parts, when every part is one; else the whole read with a name the resolver finds (when
         `read_names`); else a question naming a device; else, when the whole named a device of
         the home in a place it is not in, HA's "no device called … there"."""
-        whole, plan = plan_in_room(lambda context: recognize(text, intents, loaded, home, code, context),
-                                   lambda results: self._planner.plan(results, home, language, text), room)
+        whole, plan = self._strict(text, intents, loaded, home, code, language, room)
+        if plan is None:  # "how many lights are on right now": not the calendar's "now"
+            trimmed = without_courtesy(text, fold(self.unnamed(text)), base_language(language))
+            if trimmed != text:
+                cut = self._strict(trimmed, intents, loaded, home, code, language, room)
+                if cut[1] is not None and not _elsewhere(cut[1]):
+                    text, (whole, plan) = trimmed, cut
         if plan is not None and not _elsewhere(plan):
             plan = self._questions.outside_first(plan)
             return [prefer_room(self._fitting(plan, text, language, read_name=False), room)]
@@ -263,6 +270,12 @@ class FastPath:
         # understood, but nothing in the home fits: a device the words name ("la porte du garage" of
         # a garage door the template took for a door), else the model may know better
         return [plan] if plan is not None and (not whole or isinstance(plan, Action)) else last
+
+    def _strict(self, text: str, intents: TemplateSets, loaded: LanguageIntents, home: HomeData, code: str,
+                language: str, room: Room) -> tuple[list[RecognizeResult], Plan | None]:
+        """The whole sentence matched strictly by the templates, in the speaker's room."""
+        return plan_in_room(lambda context: recognize(text, intents, loaded, home, code, context),
+                            lambda results: self._planner.plan(results, home, language, text), room)
 
     def _part_reader(self, intents: TemplateSets, loaded: LanguageIntents, home: HomeData, code: str,
                      language: str, read_names: bool, room: Room) -> PartReader:

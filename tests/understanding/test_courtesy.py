@@ -48,6 +48,13 @@ async def test_a_command_with_now_or_please_around_it_is_carried_out(home: Answe
 
 
 @IN_ONE_LOOP
+async def test_a_question_with_now_is_the_question_not_the_calendars(home: AnsweringHome) -> None:
+    outcome = await home.ask("how many lights are on right now", "en")
+    assert outcome is not None and outcome.reply == (await home.ask("how many lights are on", "en")).reply
+    assert [c.name for c in outcome.calls] == []
+
+
+@IN_ONE_LOOP
 async def test_a_missing_device_is_named_without_the_words_around_it(home: AnsweringHome) -> None:
     outcome = await home.ask("turn on the garage light now", "en")
     assert outcome is not None and not outcome.calls
