@@ -4,7 +4,8 @@ fed back) and what the hub says about them; and the history fitted to the model'
 
 Every call goes through `ToolRegistry.call` under the turn's allowed tools. The model's words
 about an action are checked against what its calls did (`agent.tool_round`); a stand-in's reply
-for the home is spoken only when it passes the judge (`agent.judge`), else the hub's fallback.
+for the home is spoken sentence by sentence as far as it passes the judge (`agent.judged_release`),
+else the hub's fallback.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from typing import Callable, Sequence
 from hub.agent import prompt
 from hub.agent.call_fit import CallFit
 from hub.agent.choices import Choices
+from hub.agent.judged_release import JudgedRelease
 from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import RECITED, PromptEcho
 from hub.agent.model_stream import generate
 from hub.agent.reply import ReplyBuilder
 from hub.agent.speakable import make_speakable
-from hub.agent.stand_in_routes import spoken_or_fallback
+from hub.agent.stand_in_routes import fallback, stand_in_judge
 from hub.agent.turn import TurnState, not_found, not_understood
 from hub.agent.tool_round import as_reading, run_tools, said_for_actions, withheld
 from hub.agent.types import ReplyChunk, TurnRequest, TurnResult
@@ -64,7 +66,7 @@ class _Context:
     reply: ReplyBuilder
     messages: list[Message]  # the turn's, after the history
     echo: PromptEcho
-    judged: bool  # a stand-in's words for the home: spoken only when they pass the judge
+    release: JudgedRelease | None  # a stand-in's words for the home: spoken as far as they pass the judge
 
 
 class ModelTurn:
@@ -137,32 +139,47 @@ class ModelTurn:
         spoken_results = await self._rounds(state, context, constraint)
         context.reply.finish()
         said = said_for_actions(state, context.reply, spoken_results, context.actions)
-        model_said = context.reply.text  # the model's own words, before the hub's
-        if said:
+        if context.release is not None:
+            text = self._judged(state, context, context.release, said)
+        else:
             context.reply.say(said)
-        text, withheld = context.reply.text, [reason for reason, _ in context.reply.withheld]
-        if context.judged and not any(f.call.name in context.actions for f in state.finished_calls):
-            text, faults = self._judged(state, context, bool(model_said))
-            withheld += faults
+            text = context.reply.text
+        withheld = [reason for reason, _ in context.reply.withheld]
+        withheld += context.release.faults if context.release is not None else []
         state.conversation.messages += context.messages
         for reason, sentence in context.reply.withheld:
             _LOGGER.debug("not spoken in %s (%s): %s", state.conversation.id, reason, sentence)
         return TurnResult(state.conversation.id, state.language, text, tool_calls=state.finished_calls,
                           timings=state.timings, withheld=withheld)
 
-    def _judged(self, state: TurnState, context: _Context, model_said: bool) -> tuple[str, list[str]]:
-        """The stand-in's reply, or the hub's fallback when the model said nothing that could be
-        spoken or the judge finds a fault in the reply (the history keeps what was said); spoken
-        now, whole."""
-        read = [json.dumps(f.data, ensure_ascii=False, default=str) for f in state.finished_calls]
-        text, faults = spoken_or_fallback(context.reply.text, model_said, state.language, context.text, context.echo,
-                                          read, self._reply_languages, self._home.entities() if self._home else ())
-        if len(text) > self._options.max_reply_chars:  # the fallback, cut like any reply
-            text = make_speakable(text, state.language, self._options.max_reply_chars)
-        if text != context.reply.text and context.messages and context.messages[-1].role == "assistant":
+    def _judged(self, state: TurnState, context: _Context, release: JudgedRelease, said: str) -> str:
+        """What a stand-in's reply spoke (`JudgedRelease`) and what the hub `said` after it; or,
+        when none of the model's words passed the judge and no call acted, the hub's fallback,
+        spoken now. The history keeps what was spoken."""
+        release.finish()
+        acted = any(f.call.name in context.actions for f in state.finished_calls)
+        if acted or release.spoken:
+            context.reply.say(said)  # what the calls did, or what really happened
+        if acted:
+            return release.spoken  # the history keeps the calls and what they did
+        text = release.spoken
+        if not text:
+            text = fallback(state.language, self._home.entities() if self._home else ())
+            if len(text) > self._options.max_reply_chars:  # cut like any reply
+                text = make_speakable(text, state.language, self._options.max_reply_chars)
+            chunk_emitter(state)(text)
+        if context.messages and context.messages[-1].role == "assistant":
             context.messages[-1] = Message("assistant", text)
-        chunk_emitter(state)(text)
-        return text, faults
+        return text
+
+    def _judge(self, state: TurnState, text: str, echo: PromptEcho) -> Callable[[str], list[str]]:
+        """The judge's faults in a stand-in's reply to `text`, by what the turn's calls read so far."""
+        entities = list(self._home.entities()) if self._home is not None else []
+
+        def faults(reply: str) -> list[str]:
+            read = [json.dumps(f.data, ensure_ascii=False, default=str) for f in state.finished_calls]
+            return stand_in_judge(state.language, text, echo, read, self._reply_languages, entities).faults(reply)
+        return faults
 
     def _context(self, state: TurnState, text: str, targets: Sequence[Entity] | None) -> _Context:
         persona = state.persona
@@ -183,15 +200,19 @@ class ModelTurn:
         messages = [Message("user", prompt.user_message(text, state.language, live, self._clock_text(), place,
                                                         state.request.extra_system_prompt))]
         echo = self._echo(persona, system, tools, messages[0].content, text)
-        judged = self.stand_in and persona.home
+        # a stand-in's words for the home are spoken as far as they pass the judge; a fault
+        # ends the reply (below) there
+        release = JudgedRelease(self._judge(state, text, echo), chunk_emitter(state), halt=lambda: reply.stop()) \
+            if self.stand_in and persona.home else None
         reply = ReplyBuilder(state.language, self._options.max_reply_chars,
-                             on_chunk=(lambda _: None) if judged else chunk_emitter(state),
+                             on_chunk=release.chunk if release else chunk_emitter(state),
+                             on_said=release.say if release else None,
                              withhold=functools.partial(withheld, self._registry, state, question, echo,
                                                         self._reply_languages), early_clause=not self.stand_in,
                              # a stand-in reciting its prompt is halted: the hub's fallback is spoken
-                             halting=RECITED if judged else frozenset())
+                             halting=RECITED if release else frozenset())
         return _Context(text, targets, match, question, system, tools, conversational, reasoning, actions, allowed,
-                        reply, messages, echo, judged)
+                        reply, messages, echo, release)
 
     def _echo(self, persona: Persona, system: Message, tools: list[ToolSpec], user_message: str,
               text: str) -> PromptEcho:

@@ -37,15 +37,17 @@ class ReplyBuilder:
     Without `early_clause` the first sentence, too, is spoken whole (a stand-in's often ends
     in words that are withheld, and its first clause alone would be all the user hears).
     A sentence withheld for one of `halting` reasons ends the reply there, `capped` (a stand-in
-    reciting its prompt goes on reciting it: the rest is not worth generating).
+    reciting its prompt goes on reciting it: the rest is not worth generating). The hub's own
+    words (`say`) go to `on_said`, when given, instead of `on_chunk`.
     """
 
     def __init__(self, language: str, max_chars: int, on_chunk: Callable[[str], None],
                  withhold: Callable[[str], str | None] = lambda sentence: None, early_clause: bool = True,
-                 halting: frozenset[str] = frozenset()) -> None:
+                 halting: frozenset[str] = frozenset(), on_said: Callable[[str], None] | None = None) -> None:
         self._stream = SpeakableStream(language, max_chars=max_chars,
                                        first_clause_words=FIRST_CLAUSE_WORDS if early_clause else None)
         self._on_chunk = on_chunk
+        self._on_said = on_said or on_chunk  # the hub's own words (`say`)
         self._withhold = withhold
         self._lead_ins: list[str] = []  # spoken with the next sentence that is
         self._sentences: list[str] = []
@@ -83,7 +85,7 @@ class ReplyBuilder:
         if text:
             before = self.text
             self._sentences.append(text)
-            self._on_chunk(self.text[len(before):])
+            self._on_said(self.text[len(before):])
 
     def stop(self) -> None:
         """End the reply now (the model loops): its unfinished sentence is not spoken."""

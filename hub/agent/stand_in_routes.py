@@ -11,13 +11,12 @@ instead:
   in this home." in a home without one), never made up by a model that would invent it.
 
 Chit-chat (jokes, stories, "how are you?", "do you like music?", general questions) still goes
-to the stand-in, whose reply is spoken only when it passes the judge (`hub.agent.judge`), else
-`fallback`.
+to the stand-in, whose reply is spoken only as far as it passes the judge (`stand_in_judge`,
+`hub.agent.judged_release`), else `fallback`.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Callable, Iterable
 
 from hub.agent.judge import ReplyJudge
@@ -32,7 +31,6 @@ from hub.home.vocabulary import speaks_of_home
 from hub.locales import UNSPACED_LANGUAGES, normalize_language, phrase
 from hub.locales.word_tables import first_said, table_words, tokens
 
-_LOGGER = logging.getLogger(__name__)
 _TOPICS = "topics"
 _OWN_QUESTION_EXTRA_WORDS = 3  # "what can you do for me today": a question to the hub still
 # topics asked about in any form ("weather tomorrow"), each with the domain that would answer it
@@ -139,17 +137,11 @@ def can_do(language: str, example: str | None) -> str:
     return _joined(language, said, phrase(language, "self.example", example=command))
 
 
-def spoken_or_fallback(reply: str, model_said: bool, language: str, request: str, echo: PromptEcho, read: list[str],
-                       identify: LanguageIdentifier | None, entities: Iterable[Entity]) -> tuple[str, list[str]]:
-    """A stand-in's reply when the model said something that could be spoken (`model_said`) and
-    the reply passes the judge, else the hub's fallback (what it can do); and the judge's faults."""
-    entities = list(entities)
+def stand_in_judge(language: str, request: str, echo: PromptEcho, read: list[str],
+                   identify: LanguageIdentifier | None, entities: Iterable[Entity]) -> ReplyJudge:
+    """The judge of a stand-in's reply for the home (the home's names are of no language)."""
     names = [n for e in entities for n in (e.name, e.area or "", *e.aliases)]
-    faults = ReplyJudge(language, request, echo=echo, read=read, identify=identify, names=names).faults(reply)
-    if model_said and not faults:
-        return reply, []
-    _LOGGER.info("a stand-in's reply not spoken (%s): %s", ", ".join(faults) or "nothing left", reply)
-    return fallback(language, entities), faults
+    return ReplyJudge(language, request, echo=echo, read=read, identify=identify, names=names)
 
 
 def fallback(language: str, entities: Iterable[Entity]) -> str:

@@ -26,7 +26,6 @@ from hub.understanding.assist_responses import ha_error
 from hub.understanding.outcome_speech import FALL_BACK_CODES, asking, joined, reply_for
 from hub.understanding.compound import split_parts
 from hub.understanding.courtesy import without_courtesy
-from hub.home.device_text import example_name
 from hub.home.entities import Entity, EntityStore
 from hub.home.list_finder import list_names
 from hub.home.namesakes import option_names
@@ -51,7 +50,7 @@ from hub.understanding.recognition import (
 )
 from hub.home.resolve import EntityResolver
 from hub.understanding.number_words import prepare_number_words
-from hub.understanding.preparation import index_slot_lists, keep_built, language_bytes
+from hub.understanding.preparation import index_slot_lists, keep_built, language_bytes, warm_up_commands
 from hub.understanding.parts import PartReader
 from hub.understanding.speaker_room import Room, plan_in_room, prefer_room
 from hub.core.answer import DirectAnswer
@@ -101,11 +100,8 @@ class FastPath:
         await asyncio.to_thread(prepare_number_words, loaded, code)
         home = await self._home_data(base_language(language))
         await asyncio.to_thread(index_slot_lists, home)
-        # a command in the language ("turn on Desk Lamp") walks the templates as a first command
-        # does: hassil compiles a pattern for each template word it tries (20-100 a language,
-        # 5-15 ms of a 10-30 ms first command) and keeps them
-        example = phrase(language, "command.example_turn_on", name=example_name((), self._store.all()) or "")
-        await asyncio.to_thread(recognize, example, self._narrow(code, loaded, home), loaded, home, code)
+        for example in warm_up_commands(language, self._store):  # hassil's patterns built
+            await asyncio.to_thread(recognize, example, self._narrow(code, loaded, home), loaded, home, code)
         await asyncio.to_thread(self._resolver.match, "warm up", language)  # its index of the names
         return True
 

@@ -6,14 +6,17 @@ hub on its embedded defaults (SmolLM2) is `test_stand_in_served.py`."""
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import pytest
 
 from hub.agent.stand_in_routes import can_do, fallback
-from hub.agent.types import ReplyChunk, TurnDone, TurnRequest
+from hub.agent.types import ReplyChunk, TurnDone, TurnRequest, TurnResult
 from hub.home.device_text import example_name
 from hub.home.entities import Entity
 from hub.locales import SUPPORTED_LANGUAGES, phrase
 from hub.locales.word_tables import table_words
+from hub.llm.types import Delta, GenerationRequest, TextDelta
 
 from async_policy.async_helpers import TestHub
 from helpers.scripted_engine import ScriptedEngine, stand_in, text
@@ -102,10 +105,8 @@ async def test_a_real_model_is_handed_them(tmp_path) -> None:
     assert len(engine.requests) == 2
 
 
-HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of the judge's
+HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of the judge's in its first sentence
     ("de", "Erzähl mir einen Witz", "Erzähl mir einen Witz. Ich habe nichts verändert."),
-    ("es", "Cuéntame un chiste", "El cambio de la cambión de la cronuma. El cambio de la cambión de la cronuma, "
-     "el cambio de la cambión de la cronuma. El cambio de la c"),
     ("en", "say something nice", "The user replied to the function in English."),
     ("en", "say something funny", "You can call this tool."),
     ("en", "how are you today", "I'm fine, and today is sunny."),
@@ -119,15 +120,69 @@ HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of t
 ]
 
 
-@pytest.mark.parametrize("language,said,reply", HEARD)
-async def test_chit_chat_that_fails_the_judge_gets_the_fallback(tmp_path, language, said, reply) -> None:
-    engine = stand_in([text(reply)])
-    hub = TestHub(tmp_path, engine, fast_path=True)
+async def spoken_turn(hub: TestHub, said: str, language: str = "en") -> tuple[TurnResult, str]:
+    """The turn's result, and all its chunks said: what was spoken."""
     events = [e async for e in hub.agent.run(TurnRequest(said, conversation_id="c1", language=language))]
     result = next(e.result for e in events if isinstance(e, TurnDone))
+    spoken = "".join(e.text for e in events if isinstance(e, ReplyChunk))
+    assert hub.agent.conversations.get("c1").messages[-1].content == result.reply == spoken, "spoken, kept, returned"
+    return result, spoken
+
+
+@pytest.mark.parametrize("language,said,reply", HEARD)
+async def test_chit_chat_whose_first_sentence_fails_the_judge_gets_the_fallback(tmp_path, language, said,
+                                                                                reply) -> None:
+    engine = stand_in([text(reply)])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result, _ = await spoken_turn(hub, said, language)
     assert len(engine.requests) == 1 and result.reply == fallback(language, hub.store.all())
-    assert "".join(e.text for e in events if isinstance(e, ReplyChunk)) == result.reply, "nothing else was spoken"
-    assert hub.agent.conversations.get("c1").messages[-1].content == result.reply
+
+
+ENDED = [  # the reply ends after its last sentence that passed the judge with all before it
+    # SmolLM2 (issue 39): its second sentence loops
+    ("es", "Cuéntame un chiste", ["El cambio de la cambión de la cronuma. ", "El cambio de la cambión de la cronuma, ",
+                                  "el cambio de la cambión de la cronuma. ", "El cambio de la c", "ambión."],
+     "El cambio de la cambión de la cronuma."),
+    ("en", "tell me a story", ["Once upon a time, there was a cat named Tom. ", "Tom liked to nap on the sofa. ",
+                               "The user asked for a story. ", "Tom woke up. ", "The end."],
+     "Once upon a time, there was a cat named Tom. Tom liked to nap on the sofa."),
+]
+
+
+@pytest.mark.parametrize("language,said,written,reply", ENDED)
+async def test_a_later_sentence_that_fails_the_judge_ends_the_reply_and_the_model(tmp_path, language, said,
+                                                                                  written, reply) -> None:
+    engine = stand_in([text(*written)])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result, _ = await spoken_turn(hub, said, language)
+    assert result.reply == reply and engine.requests[0].halt.is_set()
+    # a sentence ends where the next one starts: the model is halted on the first part after the fault
+    assert result.timings.model.completion_tokens == len(written) - 1
+
+
+async def test_a_stand_ins_sentences_are_spoken_as_the_model_writes_them(tmp_path) -> None:
+    """The first sentence is spoken before the model writes the next (a lead-in waits for the
+    sentence it leads to); the last, cut off when the model stopped, is not spoken."""
+    order: list[str] = []
+    parts = ["Here's a joke. ", "Why don't scientists trust atoms? ", "Because they make up everything. ",
+             "Ha ha, ", "that one is old. ", "And then the"]
+
+    def written(request: GenerationRequest) -> Iterator[Delta]:
+        for n, part in enumerate(parts):
+            order.append(f"written {n}")
+            yield TextDelta(part)
+    hub = TestHub(tmp_path, stand_in([written], delay=0.01), fast_path=True)
+    async for event in hub.agent.run(TurnRequest("tell me a joke", conversation_id="c1")):
+        if isinstance(event, ReplyChunk):
+            order.append(event.text)
+        elif isinstance(event, TurnDone):
+            result = event.result
+    # a sentence is complete once the next starts (part n is logged as it is handed over, before the hub reads it)
+    first = order.index("Here's a joke. Why don't scientists trust atoms?")
+    assert order.index("written 2") < first < order.index("written 4"), order
+    assert result.reply == ("Here's a joke. Why don't scientists trust atoms? Because they make up everything. "
+                            "Ha ha, that one is old.")
+    assert result.withheld == ["unfinished"]
 
 
 async def test_a_stand_in_reciting_its_prompt_is_halted_there(tmp_path) -> None:

@@ -10,6 +10,8 @@ from typing import Any, Iterator
 
 import aiohttp
 import pytest
+from wyoming.asr import Transcript
+from wyoming.client import AsyncTcpClient
 
 from hub.agent.stand_in_routes import can_do
 from hub.locales import phrase
@@ -67,3 +69,24 @@ async def test_the_requests_heard_wrongly_are_answered_by_the_judges_rules(serve
         elif own is not None:
             assert reply == phrase(language, own), (text, reply)
     assert faults == []
+
+
+async def test_a_story_is_spoken_as_far_as_it_passes_and_that_is_the_reply(served: ServedHub) -> None:
+    """SmolLM2's story over Wyoming, sentence by sentence as each passes the judge: the chunks
+    spoken are the reply `handled` says and what the history keeps (REST)."""
+    chunks, reply, conversation = [], None, "story-1"
+    async with AsyncTcpClient("127.0.0.1", served.ports["wyoming_port"]) as client:
+        await client.write_event(Transcript(text="tell me a story about a cat",
+                                            context={"conversation_id": conversation}).event())
+        while reply is None:
+            event = await client.read_event()
+            assert event is not None and event.type != "not-handled", event
+            if event.type == "handled-chunk":
+                chunks.append(event.data["text"])
+            elif event.type == "handled":
+                reply = event.data["text"]
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session:
+        async with session.get(f"http://127.0.0.1:{served.ports['http_port']}/api/conversations/{conversation}") \
+                as response:
+            history = (await response.json())["messages"]
+    assert chunks and "".join(chunks) == reply == history[-1]["content"], (chunks, reply)

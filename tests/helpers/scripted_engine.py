@@ -106,9 +106,9 @@ class LoopingEngine:
 STAND_IN_PARAMS = 135_000_000
 
 
-def stand_in(rounds: Sequence[Round] = ()) -> ScriptedEngine:
+def stand_in(rounds: Sequence[Round] = (), delay: float = 0.0) -> ScriptedEngine:
     """A scripted model sized like SmolLM2 (a stand-in to the hub): it fails the test if asked
     more than `rounds`."""
-    engine = ScriptedEngine(list(rounds))
+    engine = ScriptedEngine(list(rounds), delay=delay)
     engine.info = dataclasses.replace(engine.info, n_params=STAND_IN_PARAMS)
     return engine

@@ -1,0 +1,64 @@
+"""A stand-in's reply released sentence by sentence as the judge passes the reply so far
+(`hub.agent.judged_release`), with the hub's judge; the turns through the agent are in
+`test_stand_in_limits.py`."""
+
+from __future__ import annotations
+
+from hub.agent.judge import ReplyJudge
+from hub.agent.judged_release import JudgedRelease
+
+
+class Released:
+    """A release judged for "tell me a joke", recording what it emits and whether it halted."""
+
+    def __init__(self) -> None:
+        self.emitted: list[str] = []
+        self.halted = 0
+        self.release = JudgedRelease(ReplyJudge("en", "tell me a joke").faults, self.emitted.append, self._halt)
+
+    def _halt(self) -> None:
+        self.halted += 1
+
+
+def test_each_sentence_that_passes_is_spoken_at_once() -> None:
+    released = Released()
+    released.release.chunk("Why don't scientists trust atoms?")
+    assert released.emitted == ["Why don't scientists trust atoms?"]
+    released.release.chunk(" Because they make up everything.")
+    assert released.emitted == ["Why don't scientists trust atoms?", " Because they make up everything."]
+    assert released.release.spoken == "Why don't scientists trust atoms? Because they make up everything."
+    assert released.halted == 0 and released.release.faults == []
+
+
+def test_a_lead_in_waits_for_the_sentence_it_leads_to() -> None:
+    released = Released()
+    released.release.chunk("Here's a joke.")
+    assert released.emitted == [], "unfinished alone"
+    released.release.chunk(" Why did the chicken cross the road?")
+    assert released.emitted == ["Here's a joke. Why did the chicken cross the road?"]
+
+
+def test_a_fault_ends_the_reply_on_what_was_spoken_and_halts_the_model() -> None:
+    released = Released()
+    for chunk in ("Once upon a time, there was a cat named Tom.", " The user asked for a story.",
+                  " Tom liked to sleep in the sun."):
+        released.release.chunk(chunk)
+    assert released.emitted == ["Once upon a time, there was a cat named Tom."]
+    assert released.release.ended and released.halted == 1 and released.release.faults == ["machinery"]
+
+
+def test_what_waits_at_the_end_is_not_spoken() -> None:
+    """The model stopped mid-sentence, or on a lead-in: nothing of it is said."""
+    released = Released()
+    released.release.chunk("Why don't scientists trust atoms?")
+    released.release.chunk(" Here's another one:")
+    released.release.finish()
+    assert released.release.spoken == "Why don't scientists trust atoms?" and released.release.faults == ["unfinished"]
+
+
+def test_the_hubs_own_words_are_spoken_as_they_are() -> None:
+    """What the calls did, after the model's words (a lead-in of the model's leads to none of them)."""
+    released = Released()
+    released.release.chunk("Sure.")
+    released.release.say(" Turned on the kitchen light.")
+    assert released.emitted == ["Turned on the kitchen light."], "the reply starts with them"
