@@ -66,6 +66,14 @@ _ABBREVIATIONS: dict[str, set[str]] = {
         "tys", "mln", "mld", "św", "pkt", "ds", "jw", "m.in", "tzw", "ok", "im", "woj", "pow",
     },
 }
+# Days and months: abbreviations only when written with a capital ("Sun. 5 May", "So. 3. Mai");
+# in lower case they are words ending a sentence ("in the sun.", "Das ist so.").
+_CAPITALIZED = {
+    "jan", "feb", "mar", "mär", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "okt", "nov", "dec",
+    "dez", "mrt", "ene", "abr", "ago", "dic", "gen", "giu", "lug", "sett", "ott", "janv", "févr", "avr",
+    "juil", "déc", "fev", "mai", "set", "out", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "so",
+    "mo", "di", "mi", "do", "sa",
+}
 # Before a number only: "No. 5", "Art. 3", "p. 12".
 _BEFORE_NUMBER = {"no", "nos", "nr", "núm", "n", "art", "p", "pp", "s", "tel", "fig", "vol", "bd"}
 _ORDINAL_DOT_LANGUAGES = {"de", "pl", "da", "nb", "no", "fi", "cs", "sk", "hu", "sl", "hr", "sr", "et", "lv", "lt", "is", "tr"}
@@ -223,7 +231,8 @@ class SentenceSplitter:
                 return False  # a long token ("https://…/path."): no abbreviation
         token = buffer[start:at].lstrip(_OPENERS)
         word = token.lower()
-        if word in self._abbreviations or (word in _BEFORE_NUMBER and next_char.isdigit()):
+        if word in self._abbreviations and not (word in _CAPITALIZED and token.islower()) \
+                or (word in _BEFORE_NUMBER and next_char.isdigit()):
             return True
         if len(token) == 1 and (token.isupper() or token.islower()) and not (token == "I" and self.language == "en"):
             return True  # an initial: "J. Smith", "z. B.", "M. Dupont"

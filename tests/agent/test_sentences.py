@@ -38,6 +38,11 @@ def split_at(text: str, cuts: list[int]) -> list[str]:
         ("en", "Lights, fans, etc. are on. OK.", ["Lights, fans, etc. are on.", "OK."]),
         ("en", "Is it on? No. It is off.", ["Is it on?", "No.", "It is off."]),
         ("en", "Press No. 5 now. So do I. End", ["Press No. 5 now.", "So do I.", "End"]),
+        # a day or month only with its capital: "in the sun." ends a sentence, "Sun. 5 May" does not
+        ("en", "I lie in the sun. The beach is nice.", ["I lie in the sun.", "The beach is nice."]),
+        ("en", "Open Sun. 5 May. Bye.", ["Open Sun. 5 May.", "Bye."]),
+        ("de", "Das ist so. Gut.", ["Das ist so.", "Gut."]),
+        ("de", "Am So. 3. Mai. Ja.", ["Am So. 3. Mai.", "Ja."]),
         ("en", "J. R. R. Tolkien wrote it. Yes.", ["J. R. R. Tolkien wrote it.", "Yes."]),
         ("en", 'He said "Stop." Then left.', ['He said "Stop."', "Then left."]),
         ("en", "**Done.** Next one… Really? Yes!", ["**Done.**", "Next one…", "Really?", "Yes!"]),
