@@ -18,18 +18,19 @@ weather service in this home"), never made up.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from hassil.recognize import RecognizeResult
 
 from hub.home.device_readings import PARTS, reading
 from hub.home.entities import Entity, EntityStore
 from hub.home.list_finder import lists_meant
-from hub.home.name_words import name_translations
+from hub.home.name_words import name_translations, whole_name_translations
 from hub.home.normalize import base_language, fold
 from hub.home.question_words import QuestionWords, every_language, question_words, said_form
 from hub.understanding.planning import is_question
 from hub.understanding.plans import Action, Plan, Question
-from hub.understanding.recognition import QUESTION_INTENTS, HomeData, bare_template
+from hub.understanding.recognition import QUESTION_INTENTS, HomeData, Names, bare_template
 
 _STATE_QUESTIONS = ("HassGetState", "HassClimateGetTemperature")
 _MAX_WORDS = 8  # words an event or item is looked up by
@@ -39,6 +40,8 @@ _WHEN = ("today", "tomorrow", "week", "next")
 class QuestionReader:
     def __init__(self, store: EntityStore) -> None:
         self._store = store
+        self._translations_of: tuple[Names, str] | None = None  # the names and language translated
+        self._translations: list[tuple[str, frozenset[str]]] = []
 
     def plan(self, text: str, home: HomeData, language: str) -> Plan | None:
         """A reading for a question about a device's part or a topic (None: not one)."""
@@ -48,7 +51,7 @@ class QuestionReader:
         said = said_form(text, language)
         if words.says(said, "topic.outside") and words.says(said, "topic.temperature") and self._of("weather"):
             return self._weather(said, words, outside=True)  # the weather service's, before a sensor's
-        named = self._named(said, home)
+        named = self._named(said, home, language)
         parts = words.keys_said(said, "part.")
         if named and parts and (part := parts[0].removeprefix("part.")) in PARTS:
             return self._reading(named, part)
@@ -71,7 +74,7 @@ class QuestionReader:
         if not is_question(text) or (commands and not asks):
             return None
         said = f" {fold(text, language)} "
-        targets = self._named(said, home)
+        targets = self._named(said, home, language)
         targets = self._part_asked(targets, said, language)
         return Question("HassGetState", "one", targets) if targets else None
 
@@ -163,12 +166,30 @@ class QuestionReader:
 
     # --- helpers -----------------------------------------------------------------------------
 
-    def _named(self, said: str, home: HomeData) -> list[Entity]:
-        """The entities of the longest name of the home said."""
+    def _named(self, said: str, home: HomeData, language: str) -> list[Entity]:
+        """The entities of the longest name of the home said; else of a name that is one concept,
+        said in the question's language ("détecteur de mouvement": "Motion Sensor")."""
         for name, entity_ids in home.names.spoken:
             if f" {fold(name)} " in said:
-                return [e for e in map(self._store.get, sorted(entity_ids)) if e is not None]
+                return self._entities(entity_ids)
+        for translation, entity_ids in self._translated(home, base_language(language)):
+            if f" {translation} " in said:
+                return self._entities(entity_ids)
         return []
+
+    def _translated(self, home: HomeData, language: str) -> list[tuple[str, frozenset[str]]]:
+        """The home's names that are one concept, said in `language`, longest first (built once
+        per home's names and language)."""
+        if self._translations_of is None or self._translations_of[0] is not home.names \
+                or self._translations_of[1] != language:
+            found = [(t, entity_ids) for name, entity_ids in home.names.spoken
+                     for t in whole_name_translations(fold(name), language)]
+            self._translations = sorted(found, key=lambda item: -len(item[0]))
+            self._translations_of = home.names, language
+        return self._translations
+
+    def _entities(self, entity_ids: Iterable[str]) -> list[Entity]:
+        return [e for e in map(self._store.get, sorted(entity_ids)) if e is not None]
 
     def _of(self, domain: str) -> list[Entity]:
         return [e for e in self._store.all() if e.domain == domain]
