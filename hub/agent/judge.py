@@ -19,6 +19,9 @@ fault is not spoken) and every reply in the benches and tests (`tests/helpers/un
 - "invented": a value that the turn did not read: a state ("… is off", "…: paused"), the
   weather, a time (a clock time, a weekday, a month), a quantity with its unit, an event, a
   fact about a device or a maker's product ("The device is a Samsung Galaxy S22");
+- "unrelated", "nonsense", and a number that neither the request nor a reading holds
+  ("invented"): a reply that shows no sign of answering the request, a word of no word list of
+  its language (`hub.agent.relevance`);
 - "empty": nothing said.
 
 What the turn read (`read`) is the results of its calls and, for an answer the hub composed
@@ -36,6 +39,7 @@ from typing import Callable, Iterable
 
 from hub.agent.ports import LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
+from hub.agent.relevance import nonsense, repeated_clause, unrelated, unread_number
 from hub.agent.reply import loop_key
 from hub.agent.sentences import SentenceSplitter
 from hub.agent.utterances import in_other_language
@@ -44,7 +48,7 @@ from hub.locales.states import state_labels
 from hub.locales.word_tables import first_said, fold, spaced, table_words, tokens
 
 KINDS = ("machinery", "prompt", "entity_id", "tool_name", "markup", "device", "echo", "loop", "unfinished",
-         "language", "invented", "empty")
+         "language", "invented", "unrelated", "nonsense", "empty")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w])")
 _CLOCK = re.compile(r"(?<![\w.,:])\d{1,2}[:h]\d{2}(?::\d{2})?(?![\w.,:]?\d)|(?<!\w)\d{4}-\d{2}-\d{2}(?!\w)")
 _TERMINALS = ".!?。！？"
@@ -76,6 +80,7 @@ class ReplyJudge:
         self.language = normalize_language(language)
         self._names = sorted({fold(n) for n in names if n and n.strip()}, key=len, reverse=True)
         self._request = tokens(request)
+        self._request_text = request
         self._echo = echo
         self._identify = identify
         self._read = list(read)
@@ -89,10 +94,12 @@ class ReplyJudge:
         if not sentences:
             return ["empty"]
         found = {kind for sentence in sentences for kind in self.sentence_faults(sentence)}
-        if _loops(reply, sentences):
+        if _loops(reply, sentences) or any(map(repeated_clause, sentences)):
             found.add("loop")
         if unfinished(sentences[-1], self.language):
             found.add("unfinished")
+        if unrelated(self._request_text, sentences, self.language, (*self._read, *self._names)):
+            found.add("unrelated")
         return [kind for kind in KINDS if kind in found]
 
     def sentence_faults(self, sentence: str) -> list[str]:
@@ -108,8 +115,11 @@ class ReplyJudge:
             found.append("echo")
         if self._identify is not None and self._in_other_language(self._unnamed(sentence)):
             found.append("language")
-        if self.unread_value(sentence) is not None:
+        if self.unread_value(sentence) is not None \
+                or unread_number(self._unnamed(sentence), self._request_text, self._read_text) is not None:
             found.append("invented")
+        if nonsense(sentence, self.language, self._request_text, (*self._read, *self._names)) is not None:
+            found.append("nonsense")
         return found
 
     def _in_other_language(self, unnamed: str) -> bool:
@@ -158,6 +168,8 @@ class ReplyJudge:
 
     def _echoes_request(self, said: list[str]) -> bool:
         asked = self._request
+        if said == asked and not _only_of(spaced(" ".join(said)), table_words(_REPLIES, self.language, "short")):
+            return True  # "Włącz zmywarkę." to "włącz zmywarkę" ("Hallo!" to "hallo" answers it)
         if len(asked) < _ECHO_MIN_WORDS or not said:
             return False
         common = _common_in_order(asked, said, _alike)

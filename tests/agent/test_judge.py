@@ -17,7 +17,7 @@ from helpers.unspoken_judge import Judge, read_of
 MAIN = ("en", "de", "fr", "es", "nl", "it", "pl", "pt")
 
 
-OWN_WORDS = ("self.can_do", "self.identity", "self.cannot_read", "missing.weather", "missing.calendar", "missing.list",
+OWN_WORDS = ("self.can_do", "self.identity", "self.cannot_read", "self.cannot_do", "missing.weather", "missing.calendar", "missing.list",
              "reply.withheld", "error.not_understood")
 
 
@@ -91,6 +91,50 @@ HEARD = [
 ]
 
 
+# Hand-marked from SmolLM2's replies through a served hub (bench_unspoken), verbatim: what a user
+# would call wrong and the judge before "unrelated" and "nonsense" let through
+HAND_MARKED = [
+    ("en", "read my emails", "I'm glad to hear that you're enjoying your trip to the UK.", "unrelated"),
+    ("en", "blorp the fnord please", "I'm glad to hear that you're enjoying the latest feature of the Bolt.",
+     "unrelated"),
+    ("fr", "lis mes e-mails", "L'adresse: 1234 Rue de la Mille, 21131.", "invented"),
+    ("de", "welche Sprache spricht man in Brasilien", "Welche Sprake?", "nonsense"),
+    ("de", "welche Sprache spricht man in Brasilien", "Welche Sprake?", "unrelated"),  # a question back
+    ("it", "raccontami una barzelletta", "grazie fori capi.", "nonsense"),  # a fragment
+    ("it", "raccontami una barzelletta", "Grazie fori capi.", "unrelated"),  # no joke in three words
+    ("fr", "réserve un vol pour Paris", "Bonjour.", "unrelated"),
+    ("fr", "raconte-moi une histoire de dragon", "Bonjour, je suis le djinni de la lumière.", "unrelated"),
+    ("pl", "czy lubisz muzykę", "Czy lubisz mamy wyrażenie?", "unrelated"),
+    ("de", "wer hat Romeo und Julia geschrieben", "Ich habe die Frau Romeo und Julia auf der Frauzeleidum.",
+     "nonsense"),
+    ("de", "was ist der höchste Berg der Welt", "Wir würde nach der Welt, die sich auf der Welt wichtig sind. "
+     "Das ist die Welt, die der Welt wichtig sind.", "unrelated"),
+    ("fr", "commande-moi une pizza", "Je suis un boulanger. Cette maneuvre est une pizza.", "nonsense"),
+    ("fr", "paie la facture d'électricité", "Je suis le coiffeur de l'électricité.", "unrelated"),
+    ("fr", "comment poussent les plantes", "Cette question est préférable, comment pouvoir-te faire de cette "
+     "question?", "unrelated"),
+    ("fr", "quelle est la plus haute montagne du monde", "dessoutes de la montagne du monde.", "nonsense"),
+    ("fr", "appelle le plombier", "Je suis le plombier, je suis le plombier.", "loop"),
+    ("fr", "à quelle distance se trouve la lune", "Le début de la nuit est toujours toujours à la lune.",
+     "nonsense"),
+    ("es", "cuál es la capital de Australia", "una ciudad de Australia.", "nonsense"),
+    ("nl", "koop meer koffiebonen", "Bloombracht.", "unrelated"),
+    ("nl", "blorp zibbel wat", "Bloem van de Nederlandse Nederlandse Bossen.", "nonsense"),
+    ("it", "prenota un volo per Parigi", "Prego al cambio.", "unrelated"),
+    ("pl", "włącz zmywarkę", "Włącz zmywarkę.", "echo"),
+    ("pl", "włącz pralkę", "To komunikacja, włącz pralkę. Wybrócie wybrócie.", "nonsense"),
+    ("pl", "jak rosną rośliny", "Błęcznie.", "nonsense"),
+    ("pt", "envia uma mensagem à minha mãe", "Bem-vindo.", "unrelated"),
+    ("pt", "qual é a capital da Austrália", "qualsia esseletores de uma capital da Austrália.", "nonsense"),
+    ("pt", "elefante teclado luar", "Efére.", "unrelated"),
+]
+
+
+@pytest.mark.parametrize("language,request_text,reply,kind", HAND_MARKED)
+def test_each_hand_marked_fault_is_found(language, request_text, reply, kind) -> None:
+    assert kind in judge(language, request_text).faults(reply)
+
+
 @pytest.mark.parametrize("language,request_text,reply,kind", HEARD)
 def test_each_fault_heard_is_found(language, request_text, reply, kind) -> None:
     assert kind in judge(language, request_text).faults(reply)
@@ -112,20 +156,32 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("en", "what is the capital of Australia", "The capital of Australia is Canberra."),
     ("en", "why is the sky blue", "The sky is blue because of a process called Rayleigh scattering."),
     ("nl", "hallo", "Hallo!"), ("de", "danke", "Gern geschehen!"), ("en", "thanks", "You're welcome."),
-    ("es", "gracias", "¡De nada!"), ("fr", "merci", "De rien !"), ("en", "tell me something nice", "You are great."),
+    ("es", "gracias", "¡De nada!"), ("fr", "merci", "De rien !"),
+    ("en", "tell me something nice", "You are great."),
+    ("en", "how are you?", "I'm fine, thanks."), ("en", "thanks", "You're welcome."), ("it", "grazie", "Prego!"),
+    ("pt", "olá", "Olá! Em que posso ajudar?"), ("pl", "dziękuję", "Nie ma za co."), ("nl", "hoe gaat het?", "Goed, dank je!"),
+    ("de", "erzähl mir einen Witz", "Gerne! Was ist grün und klopft an die Tür? Ein Klopfsalat."),
+    ("fr", "est-ce que tu aimes la musique", "Oui, j'adore la musique, surtout le jazz."),
+    ("es", "por qué el cielo es azul", "El cielo es azul porque el aire dispersa la luz azul del sol."),
+    ("it", "qual è il tuo colore preferito", "Il mio colore preferito è il blu."),
+    ("pl", "opowiedz mi historię o smoku", "Dawno temu w górach mieszkał smok, który bardzo lubił czytać książki."),
+    ("pt", "porque é que o céu é azul", "O céu é azul porque o ar espalha mais a luz azul do sol."),
+    ("nl", "wat is de hoofdstad van Australië", "De hoofdstad van Australië is Canberra."),
+    ("de", "was ist die Hauptstadt von Australien", "Die Hauptstadt von Australien ist Canberra."),
 ]
 
 
 async def test_good_replies_and_the_hubs_own_words_pass() -> None:
     """Chit-chat a stand-in may speak, and what the hub says instead of a stand-in (its answers
-    about itself, what it cannot read), in the 8 main languages."""
+    about itself, what it cannot read), in the 8 main languages: the hub's answer is what its turn
+    read, so it is no echo and speaks of what the turn read."""
     identify = await identified()
     for language, request_text, reply in CLEAN:
         assert judge(language, request_text, identify).faults(reply) == [], (language, reply)
     for language in MAIN:
         example = phrase(language, "command.example_turn_on", name="Kitchen light")
         for said in [phrase(language, key) for key in OWN_WORDS] + [phrase(language, "self.example", example=example)]:
-            assert judge(language, "blorp", identify).faults(said) == [], (language, said)
+            assert judge(language, "blorp", identify, read=(said,)).faults(said) == [], (language, said)
 
 
 @pytest.mark.parametrize("language,request_text,reply", [
@@ -136,7 +192,7 @@ async def test_good_replies_and_the_hubs_own_words_pass() -> None:
 ])
 async def test_a_short_reply_in_another_languages_words(language, request_text, reply) -> None:
     """A word or two language identification cannot tell apart, told by each language's short words."""
-    assert judge(language, request_text, await identified()).faults(reply) == ["language"]
+    assert "language" in judge(language, request_text, await identified()).faults(reply)
 
 
 def test_the_hubs_own_answer_is_no_echo() -> None:
@@ -158,7 +214,7 @@ def test_a_value_the_turn_read_may_be_said() -> None:
     assert judge("en", "what is the speaker doing?").faults("Living room speaker: paused.") == ["invented"]
     read = ('{"temperature": 20.5, "unit": "°C"}',)
     assert judge("de", "wie warm ist es?", read=read).faults("Es sind 20,5 Grad Celsius.") == []
-    assert judge("de", "wie warm ist es?", read=read).faults("Es sind 22 Grad Celsius.") == ["invented"]
+    assert "invented" in judge("de", "wie warm ist es?", read=read).faults("Es sind 22 Grad Celsius.")
 
 
 def test_the_request_is_no_reading() -> None:
@@ -187,6 +243,7 @@ def test_the_benches_judge_is_the_hubs() -> None:
     bench = Judge()
     reply = "what's the weather like?: off. I didn't change anything."
     assert bench.faults(reply, "en", "what's the weather like?") == \
-        ReplyJudge("en", "what's the weather like?", identify=TextLanguages()).faults(reply) == ["echo", "invented"]
+        ReplyJudge("en", "what's the weather like?", identify=TextLanguages()).faults(reply) == \
+        ["echo", "invented", "nonsense"]
     answered = {"path": "fast_path", "reply": "Desk lamp is on.", "tool_calls": []}
     assert bench.faults(answered["reply"], "en", "is the desk lamp on?", read_of(answered)) == []

@@ -1,0 +1,130 @@
+"""Whether a stand-in's reply answers what was said, in words of its language (`hub.agent.judge`'s
+"unrelated", "nonsense" and unread numbers), as users heard them fail:
+
+- "unrelated": the reply shows no sign of answering the request. It must share a word of
+  content with it (the same word or its stem: "muzykę", "muzyka"; words said too often to tell
+  anything, "what", "your", "today", aside), or be the reply form of the request's kind of
+  chit-chat (a greeting to a greeting, "you're welcome" to thanks, "I'm fine" to "how are you?",
+  any joke of 6 words or more to "tell me a joke"). A reply that opens with a greeting or a "you're welcome" to
+  anything else ("Bonjour." to a request, "Bem-vindo."), or that answers a question with
+  questions alone ("Czy lubisz mamy wyrażenie?"), is unrelated too.
+- "nonsense": a word in no word list of the request's language ("Welche Sprake?",
+  "Frauzeleidum", `hub.locales.lexicon`), unless the request, the home or the turn's readings
+  say it, or it is a name (capitalised within a sentence) English knows.
+- a number (of any kind: "1234 Rue de la Mille") that neither the request nor a reading holds is
+  invented (`unread_number`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from hub.agent.utterances import is_question
+from hub.locales.lexicon import has_lexicon, is_common, is_word
+from hub.locales.word_tables import first_said, fold, table_words, tokens
+
+_REPLIES = "replies"
+_MIN_CONTENT = 3  # letters of a word of content at least
+_STEM = 5  # two words sharing their first 5 letters (all of a shorter one's, 4 at least) are one
+_SHORTEST_STEM = 4
+_WORD = re.compile(r"\w+(?:['-]\w+)*")
+_CLAUSE = re.compile(r"\s*[,;:]\s*")
+_CLAUSE_WORDS = 3  # a clause of 3+ words said twice in one sentence ("je suis le plombier, je suis le plombier")
+_FREE_WORDS = 6  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
+_DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
+# the request's chit-chat kinds and the words a reply of that kind says (replies/*.yaml)
+_SOCIAL = (("asked_greeting", "greeting"), ("asked_thanks", "welcome"), ("asked_goodbye", "goodbye"),
+           ("asked_how_are_you", "state_of_being"))
+
+
+def unrelated(request: str, sentences: list[str], language: str, known: Iterable[str] = ()) -> bool:
+    """Whether the reply's sentences (so far) show no sign of answering `request` (`known`: the
+    turn's readings and the home's names, which a reply may speak of)."""
+    if not sentences:
+        return False
+    first = tokens(sentences[0])
+    said = [w for s in sentences for w in tokens(s)]
+    for asked, answered in _SOCIAL:
+        if _says(request, asked, language):
+            return not any(_says(s, answered, language) for s in sentences)
+    greeting = first_said(sentences[0], table_words(_REPLIES, language, "greeting"))
+    if greeting is not None and first[:len(tokens(greeting))] == tokens(greeting):
+        return True  # "Bonjour." to a request
+    if " ".join(first) in set(table_words(_REPLIES, language, "welcome")) - set(table_words(_REPLIES, language, "bare")):
+        return True  # "Bem-vindo." to a request ("Gerne!" may lead to a joke)
+    if is_question(request, language) or request.rstrip().endswith("?"):
+        if all(s.rstrip().rstrip("\"'”»").endswith(("?", "？")) for s in sentences):
+            return True  # a question answered with questions alone
+    if _says(request, "asked_nice", language):
+        return False  # "You are great." to "tell me something nice"
+    if _says(request, "asked_free", language):  # "tell me a joke": any joke will do, not three words
+        return len(said) < _FREE_WORDS
+    content = [w for w in tokens(request) if _is_content(w, language)]
+    known_words = {w for text in known for w in tokens(text)}
+    return not any(_same_word(a, b) for a in content for b in said) and not any(
+        w in known_words and (w.isdigit() or _is_content(w, language)) for w in said)  # what the turn read
+
+
+def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = ()) -> str | None:
+    """The first word of `sentence` that is no word of `language`'s, or None."""
+    if not has_lexicon(language):
+        return None
+    allowed = {w for text in (request, *known) for w in tokens(text)}
+    letters = [ch for ch in sentence if ch.isalpha()]
+    if letters and letters[0].islower() and letters[0].upper() != letters[0]:
+        return sentence.split()[0]  # a fragment: "una capitale dell'Australia."
+    previous = ""
+    for position, match in enumerate(_WORD.finditer(sentence)):
+        raw = match.group()
+        word = fold(raw)
+        if word == previous and len(word) >= _STEM:
+            return raw  # "toujours toujours"
+        previous = word
+        if len(word) < 2 or any(ch.isdigit() for ch in word) or word in allowed:
+            continue
+        if is_word(word, language):
+            continue
+        if position > 0 and raw[:1].isupper() and is_word(word, "en"):
+            continue  # a name: "Canberra", "Shakespeare"
+        return raw
+    return None
+
+
+def repeated_clause(sentence: str) -> bool:
+    """Whether a clause of the sentence is said twice in it."""
+    clauses = [" ".join(tokens(c)) for c in _CLAUSE.split(sentence)]
+    clauses = [c for c in clauses if len(c.split()) >= _CLAUSE_WORDS]
+    return len(set(clauses)) < len(clauses)
+
+
+def unread_number(sentence: str, request: str, read: str) -> str | None:
+    """A number the sentence says that neither the request nor the turn's readings hold."""
+    held: set[str] = {*_DIGITS.findall(request), *_DIGITS.findall(read)}
+    held |= {part for number in held for part in re.split(r"[.,:]", number)}
+    said: list[str] = _DIGITS.findall(sentence)
+    for number in said:
+        if number not in held and not set(re.split(r"[.,:]", number)) <= held:
+            return number
+    return None
+
+
+def _says(text: str, key: str, language: str) -> bool:
+    return first_said(text, table_words(_REPLIES, language, key)) is not None
+
+
+def _is_content(word: str, language: str) -> bool:
+    if len(word) < _MIN_CONTENT or word.isdigit():
+        return False
+    return not is_common(word, language)
+
+
+def _same_word(a: str, b: str) -> bool:
+    """The same word, or two forms of it ("dragon", "dragons"; "muzykę", "muzyka")."""
+    if a == b:
+        return True
+    shorter = min(len(a), len(b))
+    if shorter < _SHORTEST_STEM:
+        return False
+    stem = min(_STEM, shorter)
+    return a[:stem] == b[:stem]
