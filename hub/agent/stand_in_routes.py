@@ -8,7 +8,9 @@ instead:
   a list, in any form, and a question of fact about the home or the world — a state, the time,
   a quantity (`hub/locales/topics`, the 8 main languages; English and the phrases' question
   words in the others): what the hub cannot read is said plainly ("There is no weather service
-  in this home." in a home without one), never made up by a model that would invent it.
+  in this home." in a home without one), never made up by a model that would invent it; and a
+  command the hub cannot carry out here ("read my emails", "call Liza", "order a pizza"): "I
+  can't do that here", and what it can do, never a stand-in that would pretend it did.
 
 Chit-chat (jokes, stories, "how are you?", "do you like music?", general questions) still goes
 to the stand-in, whose reply is spoken only as far as it passes the judge (`stand_in_judge`,
@@ -86,6 +88,8 @@ class StandInLimits(_ForStandIns):
                 return phrase(language, missing if domain not in domains else "self.cannot_read")
         if asks_a_fact(text, language, self._names_a_device):
             return phrase(language, "self.cannot_read")
+        if not is_question(text, language) and first_said(text, table_words(_TOPICS, language, "outside"), language):
+            return _joined(language, phrase(language, "self.cannot_do"), can_do(language, None))
         return None
 
     def _names_a_device(self, text: str, language: str) -> bool:
