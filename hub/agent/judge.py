@@ -11,7 +11,7 @@ fault is not spoken) and every reply in the benches and tests (`tests/helpers/un
   sentence that starts with it; or most of them with nothing of its own), its words alike
   when misspelt ("Baanaan telefoon zeventien." to "banaan telefoon zeventien");
 - "loop": a phrase of 3+ words said 3+ times, or a sentence said twice (nearly: 7 of its 10
-  words), or a phrase of 5 said twice;
+  words), or a phrase of 4 said twice, or a clause said twice in a sentence;
 - "unfinished": the last sentence cut off (mid-word, on a word no sentence ends with, inside a
   quotation), trailing off, a lead-in ("Here's a joke.") to nothing, or a bare "Sure.";
 - "language": a sentence plainly in another language than the request's, or a short one
@@ -59,7 +59,7 @@ _ECHO_BARE = 0.6  # or a sentence with this share of them and no word of its own
 _ALIKE, _ALIKE_LETTERS = 0.65, 4  # words of 4+ letters this alike (accents aside) are one misspelt
 _SHORT_WORDS = 3  # a sentence this short is told apart by the languages' short words, not identified
 _PHRASE_WORDS, _PHRASE_TIMES = 3, 3  # a loop: a phrase of 3 words said 3 times,
-_LONG_PHRASE_WORDS = 5  # one of 5 said twice,
+_LONG_PHRASE_WORDS = 4  # one of 4 said twice ("de la misma manera"),
 _LIKE_SENTENCE, _LIKE_WORDS = 0.7, 4  # or a sentence of 4+ words said again with 7 of 10 of its words
 _WORD = re.compile(r"\w+")
 _QUOTES = (('"', '"'), ("“", "”"), ("«", "»"), ("„", "“"))
@@ -168,8 +168,10 @@ class ReplyJudge:
 
     def _echoes_request(self, said: list[str]) -> bool:
         asked = self._request
-        if said == asked and not _only_of(spaced(" ".join(said)), table_words(_REPLIES, self.language, "short")):
-            return True  # "Włącz zmywarkę." to "włącz zmywarkę" ("Hallo!" to "hallo" answers it)
+        if said and f" {' '.join(said)} " in f" {' '.join(asked)} " and \
+                not _only_of(spaced(" ".join(said)), table_words(_REPLIES, self.language, "short")):
+            return True  # a piece of the request: "Włącz zmywarkę." to "włącz zmywarkę", "Boil an egg." to
+            # "how do I boil an egg" ("Hallo!" to "hallo" answers it)
         if len(asked) < _ECHO_MIN_WORDS or not said:
             return False
         common = _common_in_order(asked, said, _alike)
@@ -213,7 +215,7 @@ def unfinished(sentence: str, language: str) -> bool:
 
 def _loops(reply: str, sentences: list[str]) -> bool:
     """A sentence said again (its letters and numbers aside, or 7 of 10 of its words), a phrase
-    of 3 words said 3 times or one of 5 said twice ("I'm sorry" counts as "I m sorry")."""
+    of 3 words said 3 times or one of 4 said twice ("I'm sorry" counts as "I m sorry")."""
     keys = [loop_key(s) for s in sentences]
     if len(set(keys)) < len(keys):
         return True

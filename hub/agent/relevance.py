@@ -29,6 +29,7 @@ _MIN_CONTENT = 3  # letters of a word of content at least
 _STEM = 5  # two words sharing their first 5 letters (all of a shorter one's, 4 at least) are one
 _SHORTEST_STEM = 4
 _WORD = re.compile(r"\w+(?:['-]\w+)*")
+_STAMMER_WORDS = 3  # a phrase of up to 3 words said twice in a row (of 5 letters alone, 4 in two, 3 in three)
 _CLAUSE = re.compile(r"\s*[,;:]\s*")
 _CLAUSE_WORDS = 3  # a clause of 3+ words said twice in one sentence ("je suis le plombier, je suis le plombier")
 _FREE_WORDS = 6  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
@@ -56,6 +57,9 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
     if is_question(request, language) or request.rstrip().endswith("?"):
         if all(s.rstrip().rstrip("\"'”»").endswith(("?", "？")) for s in sentences):
             return True  # a question answered with questions alone
+        answer = first_said(sentences[0], table_words(_REPLIES, language, "yes_no"))
+        if answer is not None and first[:len(tokens(answer))] == tokens(answer):
+            return False  # "Sí, ¡me encanta!" to "¿te gusta la música?"
     if _says(request, "asked_nice", language):
         return False  # "You are great." to "tell me something nice"
     if _says(request, "asked_free", language):  # "tell me a joke": any joke will do, not three words
@@ -74,13 +78,12 @@ def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = 
     letters = [ch for ch in sentence if ch.isalpha()]
     if letters and letters[0].islower() and letters[0].upper() != letters[0]:
         return sentence.split()[0]  # a fragment: "una capitale dell'Australia."
-    previous = ""
+    stammered = said_again(tokens(sentence))
+    if stammered is not None:
+        return stammered
     for position, match in enumerate(_WORD.finditer(sentence)):
         raw = match.group()
         word = fold(raw)
-        if word == previous and len(word) >= _STEM:
-            return raw  # "toujours toujours"
-        previous = word
         if len(word) < 2 or any(ch.isdigit() for ch in word) or word in allowed:
             continue
         if is_word(word, language):
@@ -88,6 +91,16 @@ def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = 
         if position > 0 and raw[:1].isupper() and is_word(word, "en"):
             continue  # a name: "Canberra", "Shakespeare"
         return raw
+    return None
+
+
+def said_again(words: list[str]) -> str | None:
+    """Words said twice in a row ("toujours toujours", "der Himmel, der Himmel"), or None."""
+    for size in range(1, _STAMMER_WORDS + 1):
+        for i in range(len(words) - 2 * size + 1):
+            phrase = words[i:i + size]
+            if phrase == words[i + size:i + 2 * size] and max(map(len, phrase)) >= _STEM - size:
+                return " ".join(phrase)
     return None
 
 

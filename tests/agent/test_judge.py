@@ -127,6 +127,12 @@ HAND_MARKED = [
     ("pt", "envia uma mensagem à minha mãe", "Bem-vindo.", "unrelated"),
     ("pt", "qual é a capital da Austrália", "qualsia esseletores de uma capital da Austrália.", "nonsense"),
     ("pt", "elefante teclado luar", "Efére.", "unrelated"),
+    ("en", "how do I boil an egg", "Boil an egg.", "echo"),
+    ("pl", "fioletowa małpa zmywarka", "Zmywarka.", "echo"),
+    ("de", "warum ist der Himmel blau", "Ich bin der Himmel, der Himmel.", "nonsense"),
+    ("es", "llama al fontanero", "Llama al fácil al fácil.", "nonsense"),
+    ("es", "cuál es la capital de Australia", "Cualquiera de la misma manera, el tipo de la misma manera es la "
+     "capital de Australia.", "loop"),
 ]
 
 
@@ -168,7 +174,7 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("pt", "porque é que o céu é azul", "O céu é azul porque o ar espalha mais a luz azul do sol."),
     ("nl", "wat is de hoofdstad van Australië", "De hoofdstad van Australië is Canberra."),
     ("de", "was ist die Hauptstadt von Australien", "Die Hauptstadt von Australien ist Canberra."),
-]
+    ("es", "¿te gusta la música?", "Sí, ¡me encanta!"), ("en", "do you like music?", "Yes, I love jazz.")]
 
 
 async def test_good_replies_and_the_hubs_own_words_pass() -> None:

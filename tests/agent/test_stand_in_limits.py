@@ -96,6 +96,24 @@ async def test_a_question_of_fact_is_never_handed_to_a_stand_in(tmp_path, langua
     assert result.path != "model"
 
 
+OUTSIDE = [  # commands outside the home the hub cannot carry out, as the bench and users said them
+    ("en", "read my emails"), ("en", "call Liza"), ("en", "send a text message to mum"), ("de", "schick Mama eine Nachricht"),
+    ("fr", "appelle le plombier"), ("es", "reserva un vuelo a París"), ("nl", "bestel een pizza voor me"),
+    ("it", "svegliami domani alle sei"), ("pl", "przeczytaj moje maile"), ("pt", "envia uma mensagem à minha mãe"),
+]
+
+
+async def test_a_command_outside_the_home_is_never_handed_to_a_stand_in(tmp_path) -> None:
+    """"I can't do that here", and what it can do; a question with the same words is chit-chat."""
+    engine = stand_in([text("A kitten.")])
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    for language, said in OUTSIDE:
+        result = await hub.ask(said, conversation_id=said, language=language)
+        assert result.reply == f"{phrase(language, 'self.cannot_do')} {can_do(language, None)}", (said, result.reply)
+    assert engine.requests == []
+    assert (await hub.ask("what do you call a baby cat?", conversation_id="q")).path == "model"
+
+
 async def test_a_real_model_is_handed_them(tmp_path) -> None:
     engine = ScriptedEngine([text("It looks cloudy."), text("I can control your lights.")])
     hub = TestHub(tmp_path, engine, fast_path=True)
@@ -117,6 +135,9 @@ HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of t
     ("nl", "banaan telefoon zeventien", "Baanaan telefoon zeventien."),
     ("en", "purple monkey dishwasher", "The device is a Samsung Galaxy S22, which is a smart home device."),
     ("nl", "vertel een mop", "Hello."),
+    # SmolLM2 through a served hub, heard by the judge of unrelated replies and non-words
+    ("en", "do you like music?", "I'm glad to hear that you're enjoying your trip to the UK."),
+    ("de", "welche Sprache spricht man in Brasilien", "Welche Sprake?"),
 ]
 
 

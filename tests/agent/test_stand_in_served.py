@@ -52,6 +52,7 @@ HEARD = [  # (request, its language, what the hub says itself: a phrase key, or 
     ("blorp the fnord please", "en", None),  # "The user replied to the function "blorp the fnord please" in English."
     ("how many lights are on?", "en", None),  # "You can call this tool."
     ("is it sunny or cloudy today?", "en", "missing.weather"),  # "Today is sunny."
+    ("read my emails", "en", "cannot_do"),  # "I'm glad to hear that you're enjoying your trip to the UK."
 ]
 
 
@@ -66,6 +67,8 @@ async def test_the_requests_heard_wrongly_are_answered_by_the_judges_rules(serve
             faults.append((text, reply, found))
         if own == "can_do":
             assert reply.startswith(can_do(language, None)), reply
+        elif own == "cannot_do":
+            assert reply == f"{phrase(language, 'self.cannot_do')} {can_do(language, None)}", reply
         elif own is not None:
             assert reply == phrase(language, own), (text, reply)
     assert faults == []
