@@ -174,7 +174,7 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("pt", "porque é que o céu é azul", "O céu é azul porque o ar espalha mais a luz azul do sol."),
     ("nl", "wat is de hoofdstad van Australië", "De hoofdstad van Australië is Canberra."),
     ("de", "was ist die Hauptstadt von Australien", "Die Hauptstadt von Australien ist Canberra."),
-    ("es", "¿te gusta la música?", "Sí, ¡me encanta!"), ("en", "do you like music?", "Yes, I love jazz.")]
+    ("es", "¿te gusta la música?", "Sí, ¡me encanta!"), ("en", "do you like music?", "Yes, I really love music.")]
 
 
 async def test_good_replies_and_the_hubs_own_words_pass() -> None:
