@@ -5,10 +5,11 @@ chit-chat) over REST `/api/ask`, each in its own conversation, on the embedded d
 the model. Every reply goes through the hub's own judge of spoken replies (`hub.agent.judge`, over
 the demo home: `tests/helpers/unspoken_judge.py`), and the bench counts each kind of fault:
 machinery words, the prompt recited, entity ids, tool names, markup, the request said back, loops,
-an unfinished last sentence, another language, a value the turn did not read, no reply.
+an unfinished last sentence, another language, a value the turn did not read, a reply unrelated
+to the request, a non-word, no reply; and how many model turns ended in the hub's fallback.
 
 Usage:
-  python bench/bench_unspoken.py [--model PATH|smollm2] [--runs N] [--languages en,de] [--show N] [--dump FILE]
+  python bench/bench_unspoken.py [--model PATH|smollm2] [--runs N] [--languages en,de] [--show N] [--spoken] [--dump FILE]
 (default model: Gemma 3 270M; `--model smollm2` for SmolLM2-135M-Instruct). Each run is a fresh
 served hub; the counts are printed per run.
 """
@@ -30,7 +31,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from helpers.unspoken_judge import KINDS, Judge, read_of  # noqa: E402
+from helpers.unspoken_judge import KINDS, Judge, is_fallback, read_of  # noqa: E402
 from reliability.served_hub import ServedHub  # noqa: E402
 
 from hub.llm.models import gemma3_270m_path, smollm2_path  # noqa: E402
@@ -58,6 +59,7 @@ async def one_run(model: Path, requests: dict[str, list[str]]) -> list[dict[str,
                         reply = answer.get("reply") or ""
                         replies.append({"language": code, "request": text, "reply": reply,
                                         "path": answer.get("path"), "timings": answer.get("timings") or {},
+                                        "fallback": is_fallback(answer),
                                         "faults": judge.faults(reply, code, text, read_of(answer))})
         finally:
             hub.stop()
@@ -68,7 +70,9 @@ def report(run: int, replies: list[dict[str, Any]], seconds: float, show: int) -
     faults = Counter(kind for r in replies for kind in r["faults"])
     faults["any"] = sum(bool(r["faults"]) for r in replies)
     paths = Counter(r["path"] or "?" for r in replies)
-    print(f"run {run}: {len(replies)} requests, {seconds:.0f} s; paths {dict(paths)}")
+    fallbacks = sum(r["fallback"] for r in replies)
+    print(f"run {run}: {len(replies)} requests, {seconds:.0f} s; paths {dict(paths)}; model turns ending in the "
+          f"hub's fallback {fallbacks}")
     print("  " + "  ".join(f"{kind} {faults[kind]}" for kind in (*KINDS, "any")))
     model = [r["timings"] for r in replies if r["path"] == "model"]
     if model:  # where a model turn's time goes: the prompt read (of it, what the cache did not hold) or the reply
@@ -89,6 +93,7 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="fresh served hubs, one after the other")
     parser.add_argument("--languages", default=None, help="comma-separated (default: all 8)")
     parser.add_argument("--show", type=int, default=3, help="examples printed per kind of fault")
+    parser.add_argument("--spoken", action="store_true", help="print every model turn's reply the hub spoke")
     parser.add_argument("--dump", type=Path, default=None, help="write every reply there (JSON lines)")
     args = parser.parse_args()
     model = smollm2_path() if args.model == "smollm2" else Path(args.model) if args.model else gemma3_270m_path()
@@ -102,6 +107,8 @@ async def main() -> None:
         started = time.monotonic()
         replies = await one_run(model, requests)
         total += report(run, replies, time.monotonic() - started, args.show)
+        for r in [r for r in replies if args.spoken and r["path"] == "model" and not r["fallback"]]:
+            print(f"  spoken: [{r['language']}] {r['request']!r} → {r['reply']!r} {r['faults'] or ''}")
         dumped += [{"run": run, **r} for r in replies]
     count = sum(map(len, requests.values()))
     print(f"{model.name}: {args.runs} run(s) of {count} requests in {len(requests)} languages; faults in all: "

@@ -98,7 +98,8 @@ class ReplyJudge:
             found.add("loop")
         if unfinished(sentences[-1], self.language):
             found.add("unfinished")
-        if unrelated(self._request_text, sentences, self.language, (*self._read, *self._names)):
+        own = fold(reply) in fold(self._read_text)  # the hub's own answer, which the turn read
+        if not own and unrelated(self._request_text, sentences, self.language, (*self._read, *self._names)):
             found.add("unrelated")
         return [kind for kind in KINDS if kind in found]
 

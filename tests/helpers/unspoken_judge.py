@@ -18,9 +18,10 @@ from hub.home.entities import EntityStore
 from hub.home.resolve import EntityResolver
 from hub.home.view import StoreHomeView
 from hub.llm.text_tools import text_tool_instructions
+from hub.locales import phrase
 from hub.understanding.language import TextLanguages
 
-__all__ = ["KINDS", "Judge", "read_of"]
+__all__ = ["KINDS", "Judge", "is_fallback", "read_of"]
 
 
 class Judge:
@@ -61,6 +62,14 @@ class Judge:
 
 def read_of(answer: dict[str, Any]) -> list[str]:
     """What a turn answered over REST (`/api/ask`) read: its calls' results and, when the hub
-    answered without the model, its own answer (composed from what it read)."""
+    answered without the model or instead of it (its fallback), its own answer (composed from
+    what it read)."""
     read = [json.dumps(call.get("result") or {}, ensure_ascii=False) for call in answer.get("tool_calls") or []]
-    return read if answer.get("path") == "model" else [*read, answer.get("reply") or ""]
+    return read if answer.get("path") == "model" and not is_fallback(answer) else [*read, answer.get("reply") or ""]
+
+
+def is_fallback(answer: dict[str, Any]) -> bool:
+    """Whether a model turn's reply is the hub's fallback (the model's reply was not spoken)."""
+    language = answer.get("language") or "en"
+    return answer.get("path") == "model" and (answer.get("reply") or "").startswith(
+        (phrase(language, "reply.withheld"), phrase(language, "error.not_understood")))
