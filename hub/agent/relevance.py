@@ -21,6 +21,7 @@ import re
 from typing import Iterable
 
 from hub.agent.utterances import is_question
+from hub.locales import UNSPACED_LANGUAGES, normalize_language
 from hub.locales.lexicon import has_lexicon, is_common, is_word
 from hub.locales.word_tables import first_said, fold, table_words, tokens
 
@@ -42,8 +43,8 @@ _SOCIAL = (("asked_greeting", "greeting"), ("asked_thanks", "welcome"), ("asked_
 def unrelated(request: str, sentences: list[str], language: str, known: Iterable[str] = ()) -> bool:
     """Whether the reply's sentences (so far) show no sign of answering `request` (`known`: the
     turn's readings and the home's names, which a reply may speak of)."""
-    if not sentences:
-        return False
+    if not sentences or normalize_language(language) in UNSPACED_LANGUAGES:
+        return False  # words not told apart by spaces are not compared
     first = tokens(sentences[0])
     said = [w for s in sentences for w in tokens(s)]
     for asked, answered in _SOCIAL:
@@ -72,7 +73,7 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
 
 def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = ()) -> str | None:
     """The first word of `sentence` that is no word of `language`'s, or None."""
-    if not has_lexicon(language):
+    if normalize_language(language) in UNSPACED_LANGUAGES or not has_lexicon(language):
         return None
     allowed = {w for text in (request, *known) for w in tokens(text)}
     letters = [ch for ch in sentence if ch.isalpha()]
