@@ -31,6 +31,8 @@ _STEM = 5  # two words sharing their first 5 letters (all of a shorter one's, 4 
 _SHORTEST_STEM = 4
 _WORD = re.compile(r"\w+(?:['-]\w+)*")
 _STAMMER_WORDS = 3  # a phrase of up to 3 words said twice in a row (of 5 letters alone, 4 in two, 3 in three)
+_THRICE = 3
+_VOWELS = frozenset("aeiouéèêàâîïôûœ")
 _CLAUSE = re.compile(r"\s*[,;:]\s*")
 _CLAUSE_WORDS = 3  # a clause of 3+ words said twice in one sentence ("je suis le plombier, je suis le plombier")
 _FREE_WORDS = 6  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
@@ -79,7 +81,7 @@ def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = 
     letters = [ch for ch in sentence if ch.isalpha()]
     if letters and letters[0].islower() and letters[0].upper() != letters[0]:
         return sentence.split()[0]  # a fragment: "una capitale dell'Australia."
-    stammered = said_again(tokens(sentence))
+    stammered = said_again(tokens(sentence)) or _unelided(sentence, language)
     if stammered is not None:
         return stammered
     for position, match in enumerate(_WORD.finditer(sentence)):
@@ -105,8 +107,25 @@ def said_again(words: list[str]) -> str | None:
     return None
 
 
+def _unelided(sentence: str, language: str) -> str | None:
+    """A word that drops its vowel before another's (French "la histoire" for "l'histoire"), or None."""
+    elided = table_words(_REPLIES, language, "elided", with_english=False)
+    if not elided:
+        return None
+    before = table_words(_REPLIES, language, "elided_before", with_english=False)
+    words = tokens(sentence)
+    for word, following in zip(words, words[1:]):
+        if word in elided and (following[:1] in _VOWELS or any(following.startswith(w) for w in before)):
+            return f"{word} {following}"
+    return None
+
+
 def repeated_clause(sentence: str) -> bool:
-    """Whether a clause of the sentence is said twice in it."""
+    """Whether a clause of the sentence is said twice in it, or a word of 4 letters or more
+    three times ("La bonne bête est une bête de la bonne bête.")."""
+    said = [w for w in tokens(sentence) if len(w) >= _SHORTEST_STEM]
+    if any(said.count(w) >= _THRICE for w in set(said)):
+        return True
     clauses = [" ".join(tokens(c)) for c in _CLAUSE.split(sentence)]
     clauses = [c for c in clauses if len(c.split()) >= _CLAUSE_WORDS]
     return len(set(clauses)) < len(clauses)

@@ -98,13 +98,18 @@ def is_word(word: str, language: str) -> bool:
 
 
 def _compound(word: str, words: _Lexicon) -> bool:
+    """Made of two words of content ("klein|eine" is no compound: "kleineine")."""
     for cut in range(_COMPOUND_PART, len(word) - _COMPOUND_PART + 1):
         head, tail = word[:cut], word[cut:]
-        if tail in words or _compound_tail(tail, words):
-            if any(head.endswith(link) and head[:len(head) - len(link)] in words for link in _LINKS if
+        if (tail in words and tail not in words.common) or _compound_tail(tail, words):
+            if any(head.endswith(link) and _part(head[:len(head) - len(link)], words) for link in _LINKS if
                    len(head) - len(link) >= _COMPOUND_PART):
                 return True
     return False
+
+
+def _part(head: str, words: _Lexicon) -> bool:
+    return head in words and head not in words.common
 
 
 def _compound_tail(tail: str, words: _Lexicon) -> bool:

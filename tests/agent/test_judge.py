@@ -133,6 +133,12 @@ HAND_MARKED = [
     ("es", "llama al fontanero", "Llama al fácil al fácil.", "nonsense"),
     ("es", "cuál es la capital de Australia", "Cualquiera de la misma manera, el tipo de la misma manera es la "
      "capital de Australia.", "loop"),
+    # spoken by the hub with the judge before these three rules (bench_unspoken, SmolLM2)
+    ("de", "was ist die Hauptstadt von Australien", "Ich bin eine kleineine Frau, die in Australien wirklich wie "
+     "Amerika eine kleineine Frau.", "nonsense"),
+    ("fr", "raconte-moi une blague", "La bonne bête est une bête de la bonne bête.", "loop"),
+    ("fr", "raconte-moi une histoire de dragon", "Bien sûr, les événements de la histoire de dragon sont également "
+     "en fait.", "nonsense"),
 ]
 
 
@@ -174,6 +180,7 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("pt", "porque é que o céu é azul", "O céu é azul porque o ar espalha mais a luz azul do sol."),
     ("nl", "wat is de hoofdstad van Australië", "De hoofdstad van Australië is Canberra."),
     ("de", "was ist die Hauptstadt von Australien", "Die Hauptstadt von Australien ist Canberra."),
+    ("fr", "raconte-moi une histoire de dragon", "Il était une fois un dragon qui aimait l'histoire et le chocolat."),
     ("es", "¿te gusta la música?", "Sí, ¡me encanta!"), ("en", "do you like music?", "Yes, I really love music.")]
 
 

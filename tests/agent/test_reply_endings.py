@@ -61,11 +61,12 @@ def test_a_first_clause_whose_rest_is_withheld_is_not_spoken_alone() -> None:
 
 
 async def test_a_stand_ins_first_clause_alone_is_never_the_reply(tmp_path) -> None:
-    """SmolLM2 to "réserve un vol pour Paris": "Bien sûr," was spoken, the rest withheld. A bare
-    "Bien sûr." answers nothing: the hub's fallback says what it can do."""
-    hub = TestHub(tmp_path, stand_in([text("Bien sûr, ", "I can book ", "a flight for you today.")]))
+    """SmolLM2 to "réserve un vol pour Paris" (which the hub now answers itself): "Bien sûr," was
+    spoken, the rest withheld. A bare "Bien sûr." answers nothing: the hub's fallback says what it
+    can do."""
+    hub = TestHub(tmp_path, stand_in([text("Bien sûr, ", "I can show you ", "Paris today.")]))
     assert await language_id.prepare()
-    result = await hub.ask("réserve un vol pour Paris", language="fr")
+    result = await hub.ask("parle-moi de Paris", language="fr")
     assert result.reply == fallback("fr", hub.store.all()), result.reply
 
 
