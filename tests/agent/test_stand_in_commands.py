@@ -72,14 +72,18 @@ async def test_a_home_without_a_light_switch_or_fan_says_it_plainly(tmp_path) ->
     assert result.reply == phrase("de", "error.not_understood")
 
 
-@pytest.mark.parametrize("language,chat", [("en", "tell me a joke"), ("de", "Erzähl mir einen Witz"),
-                                           ("fr", "quelle est la capitale de l'Italie"), ("en", "how are you today"),
-                                           ("fr", "comment vas-tu aujourd'hui"), ("es", "¿te gusta el cine?")])
-async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat) -> None:
-    engine = stand_in([text("Rome.")])
+@pytest.mark.parametrize("language,chat,reply", [
+    ("en", "tell me a joke", "Why did the chicken cross the road? To get to the other side."),
+    ("de", "Erzähl mir einen Witz", "Was ist grün und klopft an die Tür? Ein Klopfsalat."),
+    ("fr", "quelle est la capitale de l'Italie", "La capitale de l'Italie est Rome."),
+    ("en", "how are you today", "I'm fine, thanks."), ("fr", "comment vas-tu aujourd'hui", "Je vais bien, merci."),
+    ("es", "¿te gusta el cine?", "Sí, me encanta el cine.")])
+async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat, reply) -> None:
+    """A reply that answers it (the judge's "unrelated" kind) is spoken."""
+    engine = stand_in([text(reply)])
     hub = TestHub(tmp_path, engine, fast_path=True)
     result = await hub.ask(chat, language=language)
-    assert len(engine.requests) == 1 and result.path == "model" and result.reply == "Rome."
+    assert len(engine.requests) == 1 and result.path == "model" and result.reply == reply
 
 
 @pytest.mark.parametrize("language,said", [("it", "blorp zibble uat"), ("pt", "blorp zibble uat"),
