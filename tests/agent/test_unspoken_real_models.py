@@ -40,7 +40,7 @@ async def test_no_reply_recites_the_prompt_loops_or_leaves_the_language(tmp_path
     for n, (code, texts) in enumerate(requests.items()):
         for i in sample(n):
             result = await hub.ask(texts[i], conversation_id=f"{code}-{i}", language=code)
-            answered = {"path": result.path, "reply": result.reply,
+            answered = {"path": result.path, "reply": result.reply, "language": code,
                         "tool_calls": [{"result": f.data} for f in result.tool_calls]}
             found = judge.faults(result.reply, code, texts[i], read_of(answered))
             if found:
