@@ -20,7 +20,8 @@ import logging
 from typing import Callable
 
 _LOGGER = logging.getLogger(__name__)
-MENDABLE = frozenset({"unfinished", "empty"})  # faults that more words may take away
+# faults that more words may take away ("unrelated": the joke's answer, "I'm fine" after "Thanks!")
+MENDABLE = frozenset({"unfinished", "empty", "unrelated"})
 
 
 class JudgedRelease:
