@@ -5,7 +5,7 @@
   content with it (the same word or its stem: "muzykę", "muzyka"; words said too often to tell
   anything, "what", "your", "today", aside), or be the reply form of the request's kind of
   chit-chat (a greeting to a greeting, "you're welcome" to thanks, "I'm fine" to "how are you?",
-  any joke of 6 words or more to "tell me a joke"). A reply that opens with a greeting or a "you're welcome" to
+  any joke of 4 words or more to "tell me a joke"). A reply that opens with a greeting or a "you're welcome" to
   anything else ("Bonjour." to a request, "Bem-vindo."), or that answers a question with
   questions alone ("Czy lubisz mamy wyrażenie?"), is unrelated too.
 - "nonsense": a word in no word list of the request's language ("Welche Sprake?",
@@ -35,7 +35,7 @@ _THRICE = 3
 _VOWELS = frozenset("aeiouéèêàâîïôûœ")
 _CLAUSE = re.compile(r"\s*[,;:]\s*")
 _CLAUSE_WORDS = 3  # a clause of 3+ words said twice in one sentence ("je suis le plombier, je suis le plombier")
-_FREE_WORDS = 6  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
+_FREE_WORDS = 4  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
 _DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 # the request's chit-chat kinds and the words a reply of that kind says (replies/*.yaml)
 _SOCIAL = (("asked_greeting", "greeting"), ("asked_thanks", "welcome"), ("asked_goodbye", "goodbye"),
@@ -57,16 +57,16 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
         return True  # "Bonjour." to a request
     if " ".join(first) in set(table_words(_REPLIES, language, "welcome")) - set(table_words(_REPLIES, language, "bare")):
         return True  # "Bem-vindo." to a request ("Gerne!" may lead to a joke)
+    if _says(request, "asked_nice", language):
+        return False  # "You are great." to "tell me something nice"
+    if _says(request, "asked_free", language):  # "tell me a joke": any joke will do (a riddle too), not three words
+        return len(said) < _FREE_WORDS
     if is_question(request, language) or request.rstrip().endswith("?"):
         if all(s.rstrip().rstrip("\"'”»").endswith(("?", "？")) for s in sentences):
             return True  # a question answered with questions alone
         answer = first_said(sentences[0], table_words(_REPLIES, language, "yes_no"))
         if answer is not None and first[:len(tokens(answer))] == tokens(answer):
             return False  # "Sí, ¡me encanta!" to "¿te gusta la música?"
-    if _says(request, "asked_nice", language):
-        return False  # "You are great." to "tell me something nice"
-    if _says(request, "asked_free", language):  # "tell me a joke": any joke will do, not three words
-        return len(said) < _FREE_WORDS
     content = [w for w in tokens(request) if _is_content(w, language)]
     known_words = {w for text in known for w in tokens(text)}
     return not any(_same_word(a, b) for a in content for b in said) and not any(

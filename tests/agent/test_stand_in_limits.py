@@ -159,11 +159,9 @@ async def test_chit_chat_whose_first_sentence_fails_the_judge_gets_the_fallback(
     assert len(engine.requests) == 1 and result.reply == fallback(language, hub.store.all())
 
 
-ENDED = [  # the reply ends after its last sentence that passed the judge with all before it
-    # SmolLM2 (issue 39): its second sentence loops
-    ("es", "Cuéntame un chiste", ["El cambio de la cambión de la cronuma. ", "El cambio de la cambión de la cronuma, ",
-                                  "el cambio de la cambión de la cronuma. ", "El cambio de la c", "ambión."],
-     "El cambio de la cambión de la cronuma."),
+ENDED = [  # the reply ends after its last sentence that passed the judge with all before it (SmolLM2's
+    # "El cambio de la cambión de la cronuma. El cambio de la …" to "Cuéntame un chiste" fails from its
+    # first sentence on: "cambión", "cronuma" are no Spanish, test_judge.py)
     ("en", "tell me a story", ["Once upon a time, there was a cat named Tom. ", "Tom liked to nap on the sofa. ",
                                "The user asked for a story. ", "Tom woke up. ", "The end."],
      "Once upon a time, there was a cat named Tom. Tom liked to nap on the sofa."),
