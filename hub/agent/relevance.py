@@ -57,6 +57,9 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
         return True  # "Bonjour." to a request
     if " ".join(first) in set(table_words(_REPLIES, language, "welcome")) - set(table_words(_REPLIES, language, "bare")):
         return True  # "Bem-vindo." to a request ("Gerne!" may lead to a joke)
+    if any(_starts(s, "self_is", language) for s in sentences) and first_said(
+            request.replace("-", " "), table_words("topics", language, "about_you")) is None:
+        return True  # "Ich bin der höchsten Berg der Welt." to a question about the mountain
     if _says(request, "asked_nice", language):
         return False  # "You are great." to "tell me something nice"
     if _says(request, "asked_free", language):  # "tell me a joke": any joke will do (a riddle too), not three words
@@ -140,6 +143,11 @@ def unread_number(sentence: str, request: str, read: str) -> str | None:
         if number not in held and not set(re.split(r"[.,:]", number)) <= held:
             return number
     return None
+
+
+def _starts(sentence: str, key: str, language: str) -> bool:
+    said = first_said(sentence, table_words(_REPLIES, language, key))
+    return said is not None and tokens(sentence)[:len(tokens(said))] == tokens(said)
 
 
 def _says(text: str, key: str, language: str) -> bool:

@@ -137,6 +137,9 @@ HAND_MARKED = [
     ("de", "was ist die Hauptstadt von Australien", "Ich bin eine kleineine Frau, die in Australien wirklich wie "
      "Amerika eine kleineine Frau.", "nonsense"),
     ("fr", "raconte-moi une blague", "La bonne bête est une bête de la bonne bête.", "loop"),
+    ("de", "was ist der höchste Berg der Welt", "Ich bin der höchsten Berg der Welt, der was wir können.", "unrelated"),
+    ("de", "was ist die Hauptstadt von Australien", "Wir sind die Hauptstadt von Australien.", "unrelated"),
+    ("fr", "appelle le plombier", "Je suis le plombier.", "unrelated"),
     ("fr", "raconte-moi une histoire de dragon", "Bien sûr, les événements de la histoire de dragon sont également "
      "en fait.", "nonsense"),
 ]
