@@ -51,11 +51,14 @@ class QuestionReader:
         said = said_form(text, language)
         if words.says(said, "topic.outside") and words.says(said, "topic.temperature") and self._of("weather"):
             return self._weather(said, words, outside=True)  # the weather service's, before a sensor's
-        named = self._named(said, home, language)
+        asked = is_question(text) or any(said.startswith(f" {w} ") for w in words.table.get("word.question", ()))
+        # a name said in another language only in a question: "Stell die Wärmepumpe auf 23 Grad"
+        # is HeatPump's command, not its reading of degrees
+        named = self._named(said, home, language if asked else None)
         parts = words.keys_said(said, "part.")
         if named and parts and (part := parts[0].removeprefix("part.")) in PARTS:
             return self._reading(named, part)
-        if not (is_question(text) or any(said.startswith(f" {w} ") for w in words.table.get("word.question", ()))):
+        if not asked:
             return None
         plan = self._topic(said, words, named)
         if isinstance(plan, Action) and "words" in plan.args:  # said back as said ("zadzwonić", not "zadzwonic")
@@ -166,13 +169,13 @@ class QuestionReader:
 
     # --- helpers -----------------------------------------------------------------------------
 
-    def _named(self, said: str, home: HomeData, language: str) -> list[Entity]:
+    def _named(self, said: str, home: HomeData, language: str | None) -> list[Entity]:
         """The entities of the longest name of the home said; else of a name that is one concept,
-        said in the question's language ("détecteur de mouvement": "Motion Sensor")."""
+        said in `language` ("détecteur de mouvement": "Motion Sensor"; None: not looked for)."""
         for name, entity_ids in home.names.spoken:
             if f" {fold(name)} " in said:
                 return self._entities(entity_ids)
-        for translation, entity_ids in self._translated(home, base_language(language)):
+        for translation, entity_ids in self._translated(home, base_language(language)) if language else ():
             if f" {translation} " in said:
                 return self._entities(entity_ids)
         return []

@@ -55,7 +55,7 @@ async def asked(home: AnsweringHome, text: str, language: str):
     ("Jaki jest poziom baterii Motion Sensor?", "pl"), ("Qual é o nível da bateria do Motion Sensor?", "pt"),
     # the English name said in the question's language
     ("what's the battery of the motion detector?", "en"), ("Wie viel Akku hat der Bewegungsmelder?", "de"),
-    ("niveau de batterie du détecteur de mouvement", "fr"), ("¿Cuál es la batería del sensor de movimiento?", "es"),
+    ("Quel est le niveau de batterie du détecteur de mouvement ?", "fr"), ("¿Cuál es la batería del sensor de movimiento?", "es"),
     ("Qual é a bateria do sensor de movimento?", "pt"),
 ])
 async def test_a_devices_battery_is_its_percentage_sensor(home: AnsweringHome, text: str, language: str) -> None:
