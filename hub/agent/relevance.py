@@ -5,9 +5,10 @@
   content with it (the same word or its stem: "muzykę", "muzyka"; words said too often to tell
   anything, "what", "your", "today", aside), or be the reply form of the request's kind of
   chit-chat (a greeting to a greeting, "you're welcome" to thanks, "I'm fine" to "how are you?",
-  any joke of 4 words or more to "tell me a joke"). A reply that opens with a greeting or a "you're welcome" to
-  anything else ("Bonjour." to a request, "Bem-vindo."), or that answers a question with
-  questions alone ("Czy lubisz mamy wyrażenie?"), is unrelated too.
+  two sentences of a joke to "tell me a joke", of a dragon to "a story about a dragon"). A reply
+  that opens with a greeting or a "you're welcome" to anything else ("Bonjour." to a request,
+  "Bem-vindo."), or that answers a question with questions alone ("Czy lubisz mamy
+  wyrażenie?"), is unrelated too.
 - "nonsense": a word in no word list of the request's language ("Welche Sprake?",
   "Frauzeleidum", `hub.locales.lexicon`), unless the request, the home or the turn's readings
   say it, or it is a name (capitalised within a sentence) English knows.
@@ -62,8 +63,9 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
         return True  # "Ich bin der höchsten Berg der Welt." to a question about the mountain
     if _says(request, "asked_nice", language):
         return False  # "You are great." to "tell me something nice"
-    if _says(request, "asked_free", language):  # "tell me a joke": any joke will do (a riddle too), not three words
-        return len(said) < _FREE_WORDS
+    kind = first_said(request, table_words(_REPLIES, language, "asked_free"))
+    if kind is not None:  # "tell me a joke", "a story about a dragon"
+        return not _free_reply(request, kind, sentences, said, language)
     if is_question(request, language) or request.rstrip().endswith("?"):
         if all(s.rstrip().rstrip("\"'”»").endswith(("?", "？")) for s in sentences):
             return True  # a question answered with questions alone
@@ -74,6 +76,22 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
     known_words = {w for text in known for w in tokens(text)}
     return not any(_same_word(a, b) for a in content for b in said) and not any(
         w in known_words and (w.isdigit() or _is_content(w, language)) for w in said)  # what the turn read
+
+
+def _free_reply(request: str, kind: str, sentences: list[str], said: list[str], language: str) -> bool:
+    """Whether a joke, a story or a song answers the request: of the subject the request names
+    after its kind ("a story about a dragon"); else a riddle's question ("Why …?") or two
+    sentences (one statement alone is a stand-in's fragment: "Bloem je een mop.", "Bien sûr, le
+    débat de la rue est toujours à la rue.")."""
+    if len(said) < _FREE_WORDS:
+        return False
+    asked = tokens(request)
+    kind_words = tokens(kind)
+    after = next((i + len(kind_words) for i in range(len(asked)) if asked[i:i + len(kind_words)] == kind_words), 0)
+    subject = [w for w in asked[after:] if _is_content(w, language)]
+    if subject:
+        return any(_same_word(a, b) for a in subject for b in said)
+    return len(sentences) >= 2 or sentences[0].rstrip().rstrip("\"'”»").endswith(("?", "？"))
 
 
 def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = ()) -> str | None:

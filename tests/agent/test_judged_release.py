@@ -9,12 +9,12 @@ from hub.agent.judged_release import JudgedRelease
 
 
 class Released:
-    """A release judged for "tell me a joke", recording what it emits and whether it halted."""
+    """A release judged for `request`, recording what it emits and whether it halted."""
 
-    def __init__(self) -> None:
+    def __init__(self, request: str = "tell me a joke") -> None:
         self.emitted: list[str] = []
         self.halted = 0
-        self.release = JudgedRelease(ReplyJudge("en", "tell me a joke").faults, self.emitted.append, self._halt)
+        self.release = JudgedRelease(ReplyJudge("en", request).faults, self.emitted.append, self._halt)
 
     def _halt(self) -> None:
         self.halted += 1
@@ -39,12 +39,20 @@ def test_a_lead_in_waits_for_the_sentence_it_leads_to() -> None:
 
 
 def test_a_fault_ends_the_reply_on_what_was_spoken_and_halts_the_model() -> None:
-    released = Released()
+    released = Released("tell me a story about a cat")
     for chunk in ("Once upon a time, there was a cat named Tom.", " The user asked for a story.",
                   " Tom liked to sleep in the sun."):
         released.release.chunk(chunk)
     assert released.emitted == ["Once upon a time, there was a cat named Tom."]
     assert released.release.ended and released.halted == 1 and released.release.faults == ["machinery"]
+
+
+def test_a_joke_of_one_statement_is_none() -> None:
+    """SmolLM2's "Bloem je een mop." to "vertel me een mop": a joke is a riddle or two sentences."""
+    released = Released()
+    released.release.chunk("The joke is on the big table.")
+    released.release.finish()
+    assert released.emitted == [] and "unrelated" in released.release.faults
 
 
 def test_what_waits_at_the_end_is_not_spoken() -> None:

@@ -112,15 +112,16 @@ async def test_forced_thinking_under_a_16_token_budget_is_closed_and_answered(sm
     answer = "".join(d.text for d in deltas if isinstance(d, TextDelta)).strip()
     usage = next(d.usage for d in deltas if isinstance(d, Done))
     assert thinking and answer, deltas
-    # the hub closed it (the answer may hit max_tokens, or be halted when SmolLM2 repeats a sentence)
+    # the hub closed it (the answer may hit max_tokens, or be halted when SmolLM2 repeats a sentence
+    # or says one the judge does not let through)
     assert usage.stop_reason in ("budget", "length", "halted")
     assert 16 <= usage.thinking_tokens <= 18
     assert result.ok and result.reply and result.reply != phrase("en", "action.done")  # the model's answer
     assert chunks == result.reply
     assert thinking not in result.reply and "<think>" not in result.reply and "</think>" not in result.reply
     assert result.timings.model.thinking_tokens == usage.thinking_tokens and result.timings.model.thinking_s > 0
-    if usage.stop_reason == "halted":  # SmolLM2 may answer with one sentence again and again
-        assert answer.count(result.reply.rstrip(".").strip()) >= 2, (answer, result.reply)
+    if usage.stop_reason == "halted":  # a sentence said again, or one the judge stopped: the reply ends before it
+        assert answer.startswith(result.reply.strip()) and result.withheld, (answer, result.reply, result.withheld)
 
 
 async def test_thinking_that_never_closes_under_reasoning_on_still_gets_an_answer(smollm: LlamaEngine) -> None:

@@ -46,6 +46,8 @@ WITHOUT = [  # the home has no weather entity, no calendar, no to-do list
     ("en", "is today sunny or cloudy?", "missing.weather"),
     ("en", "am I leaving the house today, according to my calendar?", "missing.calendar"),
     ("es", "¿qué tengo en el calendario mañana?", "missing.calendar"),
+    ("fr", "avec qui est-ce que je dîne ce soir", "missing.calendar"),  # SmolLM2: "Bien sûr, je dîne ce soir."
+    ("en", "who am I having dinner with tonight?", "missing.calendar"),
     ("en", "who do I need to call? check my tasks", "missing.list"), ("nl", "wat staat er op mijn boodschappenlijst", "missing.list"),
 ]
 
