@@ -24,8 +24,8 @@ def words_file(language: str) -> dict:
 @pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
 def test_every_language_names_every_room_and_kind_of_device(language: str) -> None:
     data = words_file(language)
-    assert set(data) == {f"area.{r}" for r in ROOMS} | {f"device.{d}" for d in DEVICES} | {
-        f"floor.{f}" for f in FLOORS} | {"word.device", "word.filler"}
+    assert set(data) - {"word.courtesy"} == {f"area.{r}" for r in ROOMS} | {f"device.{d}" for d in DEVICES} | {
+        f"floor.{f}" for f in FLOORS} | {"word.device", "word.filler"}  # "now", "please": where a language has them
     for key, text in data.items():
         words = text.split("|")
         assert isinstance(text, str) and all(w and w == w.strip() for w in words), f"{language} {key}"
