@@ -11,7 +11,9 @@ sentence so far is judged, the same judge on that prefix:
 - any other fault: the reply ends on what was spoken before it, and the model is halted.
 
 So what was spoken always passed the judge as a whole, and is the whole reply: the turn's
-text and its history are `spoken`, or the hub's fallback when nothing was.
+text and its history are `spoken`, or the hub's fallback when nothing was. The first words
+released go out as their first clause and the rest (`first_clause`, as a real model's reply
+does: `hub.agent.sentences`): speech synthesizes a short clause sooner than a whole sentence.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ class JudgedRelease:
     hub's own words; what may be spoken goes to `emit`, and `halt` ends the model's reply."""
 
     def __init__(self, faults: Callable[[str], list[str]], emit: Callable[[str], None],
-                 halt: Callable[[], None]) -> None:
+                 halt: Callable[[], None], first_clause: Callable[[str], list[str]] = lambda text: [text]) -> None:
         self._faults = faults  # the judge's, of a reply
         self._emit = emit
         self._halt = halt
+        self._first_clause = first_clause  # the first words released, as the pieces they are spoken in
         self._waiting = ""  # the model's words after `spoken`, not passed yet
         self.spoken = ""  # every chunk emitted, in order
         self.ended = False  # a fault no more words mend: nothing more of the model's is spoken
@@ -72,8 +75,10 @@ class JudgedRelease:
             self._waiting = ""
 
     def _release(self, text: str) -> None:
+        pieces = [text]
         if not self.spoken:
             text = text.lstrip()  # the reply starts here, whatever came before it
-        if text:
-            self.spoken += text
-            self._emit(text)
+            pieces = self._first_clause(text) if text else []
+        for piece in pieces:
+            self.spoken += piece
+            self._emit(piece)

@@ -26,7 +26,8 @@ from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import RECITED, PromptEcho
 from hub.agent.model_stream import generate
-from hub.agent.reply import ReplyBuilder
+from hub.agent.reply import FIRST_CLAUSE_WORDS, ReplyBuilder
+from hub.agent.sentences import first_clause
 from hub.agent.speakable import make_speakable
 from hub.agent.stand_in_routes import fallback, stand_in_judge
 from hub.agent.turn import TurnState, not_found, not_understood
@@ -202,7 +203,9 @@ class ModelTurn:
         echo = self._echo(persona, system, tools, messages[0].content, text)
         # a stand-in's words for the home are spoken as far as they pass the judge; a fault
         # ends the reply (below) there
-        release = JudgedRelease(self._judge(state, text, echo), chunk_emitter(state), halt=lambda: reply.stop()) \
+        release = JudgedRelease(self._judge(state, text, echo), chunk_emitter(state), halt=lambda: reply.stop(),
+                                first_clause=functools.partial(first_clause, language=state.language,
+                                                               words=FIRST_CLAUSE_WORDS)) \
             if self.stand_in and persona.home else None
         reply = ReplyBuilder(state.language, self._options.max_reply_chars,
                              on_chunk=release.chunk if release else chunk_emitter(state),

@@ -36,7 +36,9 @@ _THRICE = 3
 _VOWELS = frozenset("aeiouéèêàâîïôûœ")
 _CLAUSE = re.compile(r"\s*[,;:]\s*")
 _CLAUSE_WORDS = 3  # a clause of 3+ words said twice in one sentence ("je suis le plombier, je suis le plombier")
-_FREE_WORDS = 4  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
+_QUESTION_MARKS = ("?", "？", "؟")
+_FREE_WORDS = 4
+_PARROT_WORDS = 8  # a sentence this short, half of it the request's words, only says them back  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
 _DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 # the request's chit-chat kinds and the words a reply of that kind says (replies/*.yaml)
 _SOCIAL = (("asked_greeting", "greeting"), ("asked_thanks", "welcome"), ("asked_goodbye", "goodbye"),
@@ -52,26 +54,33 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
     said = [w for s in sentences for w in tokens(s)]
     for asked, answered in _SOCIAL:
         if _says(request, asked, language):
+            if asked == "asked_how_are_you" and not (_starts(sentences[0], answered, language)
+                                                     or _says(sentences[0], "first_person", language)):
+                return True  # "Cette question avec le temps à la date est très bien."
             return not any(_says(s, answered, language) for s in sentences)
     greeting = first_said(sentences[0], table_words(_REPLIES, language, "greeting"))
     if greeting is not None and first[:len(tokens(greeting))] == tokens(greeting):
         return True  # "Bonjour." to a request
     if " ".join(first) in set(table_words(_REPLIES, language, "welcome")) - set(table_words(_REPLIES, language, "bare")):
         return True  # "Bem-vindo." to a request ("Gerne!" may lead to a joke)
-    if any(_starts(s, "self_is", language) for s in sentences) and first_said(
-            request.replace("-", " "), table_words("topics", language, "about_you")) is None:
-        return True  # "Ich bin der höchsten Berg der Welt." to a question about the mountain
+    if any(_starts(s, "self_is", language) for s in sentences):
+        return True  # "Ich bin der höchsten Berg der Welt.", "Je suis le monde de la musique."
     if _says(request, "asked_nice", language):
         return False  # "You are great." to "tell me something nice"
     kind = first_said(request, table_words(_REPLIES, language, "asked_free"))
     if kind is not None:  # "tell me a joke", "a story about a dragon"
         return not _free_reply(request, kind, sentences, said, language)
-    if is_question(request, language) or request.rstrip().endswith("?"):
+    if is_asked(request, language):
         if all(s.rstrip().rstrip("\"'”»").endswith(("?", "？")) for s in sentences):
             return True  # a question answered with questions alone
         answer = first_said(sentences[0], table_words(_REPLIES, language, "yes_no"))
         if answer is not None and first[:len(tokens(answer))] == tokens(answer):
             return False  # "Sí, ¡me encanta!" to "¿te gusta la música?"
+        if first_said(request.replace("-", " "), table_words("topics", language, "about_you")) is not None \
+                and (not _says(sentences[0], "first_person", language) or _yours_said_back(request, said, language)):
+            return True  # "Il tuo colore dei sui per favore." to "qual è il tuo colore preferito"
+    elif any(_parrots(request, s) and not any(s.strip() in k for k in known) for s in sentences):
+        return True  # "Bloem zijn onder mijn schoen." to "de wolk zingt onder mijn schoen"
     content = [w for w in tokens(request) if _is_content(w, language)]
     known_words = {w for text in known for w in tokens(text)}
     return not any(_same_word(a, b) for a in content for b in said) and not any(
@@ -80,18 +89,74 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
 
 def _free_reply(request: str, kind: str, sentences: list[str], said: list[str], language: str) -> bool:
     """Whether a joke, a story or a song answers the request: of the subject the request names
-    after its kind ("a story about a dragon"); else a riddle's question ("Why …?") or two
-    sentences (one statement alone is a stand-in's fragment: "Bloem je een mop.", "Bien sûr, le
-    débat de la rue est toujours à la rue.")."""
+    after its kind ("a story about a dragon"); else two sentences (one alone is a stand-in's
+    fragment: "Bloem je een mop.", "Bien sûr, le débat de la rue est toujours à la rue.", or a
+    riddle without its answer). One that speaks of its kind is about the request, not one
+    ("What's a joke about a joke?", "The story of a dragon is a classic example of …"), but
+    for a lead-in ("Here's a joke:")."""
     if len(said) < _FREE_WORDS:
         return False
-    asked = tokens(request)
     kind_words = tokens(kind)
+    if any(_same_word(k, w) for s in sentences if not _leads_in(s, language) for w in tokens(s) for k in kind_words):
+        return False
+    asked = tokens(request)
     after = next((i + len(kind_words) for i in range(len(asked)) if asked[i:i + len(kind_words)] == kind_words), 0)
     subject = [w for w in asked[after:] if _is_content(w, language)]
     if subject:
         return any(_same_word(a, b) for a in subject for b in said)
-    return len(sentences) >= 2 or sentences[0].rstrip().rstrip("\"'”»").endswith(("?", "？"))
+    return len(sentences) >= 2
+
+
+def _parrots(request: str, sentence: str) -> bool:
+    """Whether a short sentence is half made of the request's words (a stand-in's reply to a
+    remark it did not understand: "Cette soupe est une soupe alors." to "si hier était une soupe
+    alors")."""
+    asked, said = set(tokens(request)), tokens(sentence)
+    return 0 < len(said) <= _PARROT_WORDS and 2 * sum(w in asked for w in said) >= len(said)
+
+
+def _yours_said_back(request: str, said: list[str], language: str) -> bool:
+    """Whether a reply says the request's words to the assistant back ("I'm not sure what your
+    favourite colour is" to "what is your favourite colour"): of the person, not of itself."""
+    asked = tokens(request.replace("-", " "))
+    yours = set(tokens(" ".join(table_words("topics", language, "about_you"))))
+    pairs = {(a, b) for a, b in zip(asked, asked[1:]) if a in yours and _is_content(b, language)}
+    return any(pair in pairs for pair in zip(said, said[1:]))
+
+
+def is_asked(text: str, language: str) -> bool:
+    """Whether `text` asks something: a question mark, or a question's words ("qual è …")."""
+    return text.rstrip(" .!")[-1:] in _QUESTION_MARKS or is_question(text, language) \
+        or any(tokens(text)[:len(tokens(w))] == tokens(w) for w in table_words("topics", language, "question"))
+
+
+def _leads_in(sentence: str, language: str) -> bool:
+    """Whether a sentence announces what comes ("Sure, here's a joke about cats:")."""
+    return first_said(sentence, table_words(_REPLIES, language, "lead_in")) is not None
+
+
+def asks_chit_chat(request: str, language: str) -> bool:
+    """Whether a request asks for chit-chat of a kind a reply is judged by: a greeting, thanks,
+    goodbye, "how are you?", a joke, a story, a song, "something nice"."""
+    keys = [asked for asked, _ in _SOCIAL] + ["asked_free", "asked_nice"]
+    return any(_says(request.replace("-", " "), key, language) for key in keys)
+
+
+def unknown_word(text: str, language: str, allowed: Iterable[str] = ()) -> str | None:
+    """The first word of `text` in no word list of `language`'s (nor `allowed`, folded words),
+    or None (also where the language has no list, or no spaces between words)."""
+    if normalize_language(language) in UNSPACED_LANGUAGES or not has_lexicon(language):
+        return None
+    allowed = set(allowed)
+    for position, match in enumerate(_WORD.finditer(text)):
+        raw = match.group()
+        word = fold(raw)
+        if len(word) < 2 or any(ch.isdigit() for ch in word) or word in allowed or is_word(word, language):
+            continue
+        if position > 0 and raw[:1].isupper() and is_word(word, "en"):
+            continue  # a name: "Canberra", "Shakespeare"
+        return raw
+    return None
 
 
 def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = ()) -> str | None:
@@ -105,17 +170,7 @@ def nonsense(sentence: str, language: str, request: str, known: Iterable[str] = 
     stammered = said_again(tokens(sentence)) or _unelided(sentence, language)
     if stammered is not None:
         return stammered
-    for position, match in enumerate(_WORD.finditer(sentence)):
-        raw = match.group()
-        word = fold(raw)
-        if len(word) < 2 or any(ch.isdigit() for ch in word) or word in allowed:
-            continue
-        if is_word(word, language):
-            continue
-        if position > 0 and raw[:1].isupper() and is_word(word, "en"):
-            continue  # a name: "Canberra", "Shakespeare"
-        return raw
-    return None
+    return unknown_word(sentence, language, allowed)
 
 
 def said_again(words: list[str]) -> str | None:

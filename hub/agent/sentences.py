@@ -241,3 +241,13 @@ class SentenceSplitter:
         if _LIST_MARKER.fullmatch(token) and not self._done_has_words and not buffer[self._start : start].strip():
             return True  # "1. Kitchen" at the start of a line
         return self._ordinal_dot and token.isdigit() and len(token) <= 2 and next_char.isalnum()
+
+
+def first_clause(text: str, language: str, words: int) -> list[str]:
+    """`text` as its first clause (of `words` words at least, as `SentenceSplitter` ends one) and
+    the rest, which together are `text`; or `text` alone where it has no such clause."""
+    pieces = SentenceSplitter(language, first_clause_words=words).feed(text + " ")
+    if not pieces or not clause_mark(pieces[0]):
+        return [text]
+    end = text.find(pieces[0]) + len(pieces[0])
+    return [text[:end], text[end:]] if 0 < end < len(text.rstrip()) else [text]

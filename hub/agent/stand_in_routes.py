@@ -6,30 +6,33 @@ instead:
 - after every other direct route, so that whatever the hub can read (the fast path's answers)
   is answered from the home first (`StandInLimits`): a request about the weather, a calendar or
   a list, in any form, and a question of fact about the home or the world — a state, the time,
-  a quantity (`hub/locales/topics`, the 8 main languages; English and the phrases' question
-  words in the others): what the hub cannot read is said plainly ("There is no weather service
-  in this home." in a home without one), never made up by a model that would invent it; and a
+  a quantity, "who wrote Hamlet?" (`hub/locales/topics`, the 8 main languages; English and the
+  phrases' question words in the others): what the hub cannot read is said plainly ("There is
+  no weather service in this home." in a home without one), never made up by a model that
+  would invent it (SmolLM2: "The Hauptstadt von Australien.", "La luna está la luna."); a
   command the hub cannot carry out here ("read my emails", "call Liza", "order a pizza"): "I
-  can't do that here", and what it can do, never a stand-in that would pretend it did.
+  can't do that here", and what it can do, never a stand-in that would pretend it did; and a
+  request with words of no language the hub knows ("blorp the fnord"): the hub's fallback.
 
-Chit-chat (jokes, stories, "how are you?", "do you like music?", general questions) still goes
-to the stand-in, whose reply is spoken only as far as it passes the judge (`stand_in_judge`,
+Chit-chat (jokes, stories, "how are you?", "do you like music?") still goes to the stand-in,
+whose reply is spoken only as far as it passes the judge (`stand_in_judge`,
 `hub.agent.judged_release`), else `fallback`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterable
 
 from hub.agent.judge import ReplyJudge
 from hub.agent.ports import HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
+from hub.agent.relevance import asks_chit_chat, is_asked, unknown_word
 from hub.agent.turn import TurnState
 from hub.agent.utterances import is_question
 from hub.core.answer import DirectAnswer
 from hub.home.device_text import example_name
 from hub.home.entities import Entity
-from hub.home.vocabulary import speaks_of_home
 from hub.locales import UNSPACED_LANGUAGES, normalize_language, phrase
 from hub.locales.word_tables import first_said, table_words, tokens
 
@@ -38,7 +41,8 @@ _OWN_QUESTION_EXTRA_WORDS = 3  # "what can you do for me today": a question to t
 # topics asked about in any form ("weather tomorrow"), each with the domain that would answer it
 _ANY_FORM = (("weather", "weather", "missing.weather"), ("calendar", "calendar", "missing.calendar"),
              ("lists", "todo", "missing.list"))
-_FACTS = ("time", "quantity", "device")  # what a question of fact asks about, besides names
+# an elided article or preposition before the word it belongs to ("l'ombrello", "dell'Australia")
+_ELIDED = re.compile(r"\b(l|d|j|m|t|s|n|c|qu|un|dell|dall|nell|sull|all|quell)['’](?=\w)", re.IGNORECASE)
 _NO_SPACE = frozenset({"ja", "zh"})
 _QUESTION_MARKS = ("?", "？", "؟")
 
@@ -84,35 +88,46 @@ class StandInLimits(_ForStandIns):
         """The hub's own answer to `text`, or None: the stand-in may chat."""
         domains = {e.domain for e in self._entities()}
         for topic, domain, missing in _ANY_FORM:
-            if first_said(text, table_words(_TOPICS, language, topic), language):
+            if _topic_said(text, language, topic):
                 return phrase(language, missing if domain not in domains else "self.cannot_read")
-        if asks_a_fact(text, language, self._names_a_device):
+        if asks_a_fact(text, language):
             return phrase(language, "self.cannot_read")
-        if not is_question(text, language) and first_said(text, table_words(_TOPICS, language, "outside"), language):
+        if not is_question(text, language) and _topic_said(text, language, "outside"):
             return _joined(language, phrase(language, "self.cannot_do"), can_do(language, None))
         return None
 
-    def _names_a_device(self, text: str, language: str) -> bool:
-        return self._home is not None and bool(self._home.match(text, language).best)
+    async def try_answer(self, state: TurnState) -> DirectAnswer | None:
+        answer = await super().try_answer(state)
+        if answer is not None or not state.persona.home or not self._stand_in():
+            return answer
+        # words of no language it may be in ("blorp the fnord please"), said in the one it named
+        language = normalize_language(state.request.language, default=state.language)
+        names = {w for e in self._entities() for n in (e.name, e.area or "", *e.aliases) for w in tokens(n)}
+        if all(unknown_word(state.text, code, names) is not None for code in {language, state.language, *state.languages}):
+            return DirectAnswer(fallback(language, self._entities()), "hub_answer")
+        return None
 
 
-def asks_a_fact(text: str, language: str, names_a_device: Callable[[str, str], bool] | None = None) -> bool:
-    """Whether `text` is a question of fact about the home or the world, as issue 39 lists them:
-    a state (it names a device, a kind of device or a room: `names_a_device`, `speaks_of_home`),
-    the time, a quantity; not one to the assistant itself ("how are you?", "do you like music?";
-    "do you know if the lamp is on?" asks about the lamp). Other questions ("who wrote Hamlet?")
-    are chit-chat, judged like any."""
+def asks_a_fact(text: str, language: str) -> bool:
+    """Whether `text` is a question of fact, about the home or the world (a state, the time, a
+    quantity, "who wrote Hamlet?", "do you know if the lamp is on?"): any question but one to
+    the assistant itself ("do you like music?", "what's your favourite colour?") or one for
+    chit-chat ("how are you?", "can you tell me a joke?")."""
     prefix = first_said(text, table_words(_TOPICS, language, "info_prefix"), language)
     rest = " ".join(tokens(text)[len(tokens(prefix)):]) if prefix and _starts(text, prefix) else text
-    asked = text.rstrip(" .!")[-1:] in _QUESTION_MARKS or is_question(rest, language) \
-        or any(_starts(rest, w) for w in table_words(_TOPICS, language, "question"))
-    if not asked:  # "tell me a joke"
+    if not (text.rstrip(" .!")[-1:] in _QUESTION_MARKS or is_asked(rest, language)):  # "tell me a joke"
         return False
     # "comment vas-tu": the pronoun after its verb's hyphen is a word of its own
     if first_said(rest.replace("-", " "), table_words(_TOPICS, language, "about_you"), language) is not None:
         return False
-    return any(first_said(rest, table_words(_TOPICS, language, topic), language) for topic in _FACTS) \
-        or speaks_of_home(rest, language) or (names_a_device is not None and names_a_device(rest, language))
+    return not asks_chit_chat(text, language)
+
+
+def _topic_said(text: str, language: str, topic: str) -> bool:
+    """Whether `text` says a word of `topic`, after an elided article too ("l'ombrello")."""
+    words = table_words(_TOPICS, language, topic)
+    return first_said(text, words, language) is not None or first_said(
+        _ELIDED.sub(r"\1 ", text), words, language) is not None
 
 
 def _starts(text: str, prefix: str) -> bool:

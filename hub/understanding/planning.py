@@ -23,6 +23,7 @@ from hub.home.catalogue import TURN_OFF_SERVICES, TURN_ON_SERVICES
 from hub.home.colors import COLOR_MODES
 from hub.home.entities import Entity, EntityStore
 from hub.home.normalize import fold
+from hub.locales.word_tables import first_said, table_words
 from hub.understanding.device_intents import (
     DEVICE_INTENTS,
     NOT_A_PLACE,
@@ -124,6 +125,7 @@ class Planner:
                     and set(result.entities) <= {"domain"} \
                     and not all(self._resolver.group_phrase(name, language)) \
                     and set(folded.split()) - stop_words(language) \
+                    and not _to_the_assistant(name, language) \
                     and not self._resolver.resolve(name=name, language=language):
                 not_found = NotFound(result.intent.name, name)
         return not_found
@@ -249,6 +251,13 @@ def _place_said(slots: dict[str, Any]) -> tuple[str, str] | None:
 
 def _unplaced(slots: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in slots.items() if key not in ("area", "floor")}
+
+
+def _to_the_assistant(name: str, language: str) -> bool:
+    """Whether words read as a name speak to the assistant ("est-ce que tu aimes la musique":
+    "tu aimes la musique" is no device the home lacks)."""
+    return first_said(name.replace("-", " "), table_words("topics", language, "about_you", with_english=False),
+                      language) is not None
 
 
 def is_question(text: str) -> bool:

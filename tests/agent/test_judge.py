@@ -142,6 +142,22 @@ HAND_MARKED = [
     ("fr", "appelle le plombier", "Je suis le plombier.", "unrelated"),
     ("fr", "raconte-moi une histoire de dragon", "Bien sûr, les événements de la histoire de dragon sont également "
      "en fait.", "nonsense"),
+    # spoken by the hub with the judge before its rules for chit-chat's kinds (bench_unspoken, SmolLM2):
+    # a reply about the joke or story asked for, a riddle with no answer, "I am …" to a question of
+    # taste, a question about the assistant answered of the person or in no person at all
+    ("en", "tell me a joke", "What's a joke about a joke?", "unrelated"),
+    ("en", "tell me a joke", 'The answer to the question "What\'s the best joke ever?"', "unrelated"),
+    ("en", "tell me a story about a dragon", "The story of a dragon is a classic example of how a single, "
+     "seemingly insignificant detail can have far-reaching consequences.", "unrelated"),
+    ("nl", "vertel me een verhaal over een draak", "Bloem je een verhaal over een draak van deze voorbeeld.",
+     "unrelated"),
+    ("fr", "est-ce que tu aimes la musique", "Je suis le monde de la musique.", "unrelated"),
+    ("it", "qual è il tuo colore preferito", "Il tuo colore dei sui per favore.", "unrelated"),
+    ("en", "what is your favourite colour", "I'm not sure what your favourite colour is, but I can tell you that "
+     "it's a very rare and very precious colour.", "unrelated"),
+    ("fr", "comment vas-tu aujourd'hui", "Cette question avec le temps à la date est très bien.", "unrelated"),
+    ("fr", "si hier était une soupe alors", "Cette soupe est une soupe alors.", "unrelated"),
+    ("nl", "de wolk zingt onder mijn schoen", "Bloem zijn onder mijn schoen.", "unrelated"),
 ]
 
 
@@ -183,7 +199,10 @@ CLEAN = [  # replies a stand-in may speak: chit-chat in each main language
     ("pt", "porque é que o céu é azul", "O céu é azul porque o ar espalha mais a luz azul do sol."),
     ("nl", "wat is de hoofdstad van Australië", "De hoofdstad van Australië is Canberra."),
     ("de", "was ist die Hauptstadt von Australien", "Die Hauptstadt von Australien ist Canberra."),
-    ("fr", "raconte-moi une histoire de dragon", "Il était une fois un dragon qui aimait l'histoire et le chocolat."),
+    ("fr", "raconte-moi une histoire de dragon", "Il était une fois un dragon qui aimait le chocolat."),
+    ("en", "what is your favourite colour", "My favourite colour is blue, like the sky."),
+    ("fr", "comment vas-tu aujourd'hui", "Je vais bien, merci !"), ("es", "¿cómo estás?", "Estoy bien, gracias."),
+    ("en", "tell me a joke", "Here's a joke: why did the chicken cross the road? To get to the other side."),
     ("es", "¿te gusta la música?", "Sí, ¡me encanta!"), ("en", "do you like music?", "Yes, I really love music.")]
 
 
@@ -216,7 +235,7 @@ def test_the_hubs_own_answer_is_no_echo() -> None:
     confirmation of what the hub did: the turn read it."""
     answer = "Started Robot Vacuum."
     assert judge("en", "start the robot vacuum", read=(answer,)).faults(answer) == []
-    assert judge("en", "start the robot vacuum").faults(answer) == ["echo"]
+    assert "echo" in judge("en", "start the robot vacuum").faults(answer)
 
 
 def test_a_device_read_may_be_named() -> None:

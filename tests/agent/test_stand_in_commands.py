@@ -75,7 +75,7 @@ async def test_a_home_without_a_light_switch_or_fan_says_it_plainly(tmp_path) ->
 @pytest.mark.parametrize("language,chat,reply", [
     ("en", "tell me a joke", "Why did the chicken cross the road? To get to the other side."),
     ("de", "Erzähl mir einen Witz", "Was ist grün und klopft an die Tür? Ein Klopfsalat."),
-    ("fr", "quelle est la capitale de l'Italie", "La capitale de l'Italie est Rome."),
+    ("fr", "raconte-moi une histoire de chat", "Il était une fois un chat qui dormait au soleil."),
     ("en", "how are you today", "I'm fine, thanks."), ("fr", "comment vas-tu aujourd'hui", "Je vais bien, merci."),
     ("es", "¿te gusta el cine?", "Sí, me encanta el cine.")])
 async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat, reply) -> None:

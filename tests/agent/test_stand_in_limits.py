@@ -75,6 +75,11 @@ FACTS = [  # questions of fact about the home or the world (a state, the time, a
     ("es", "qué temperatura hace ahora en el salón"), ("it", "quanti gradi ci sono adesso in soggiorno"),
     ("nl", "hoeveel batterij heeft de bewegingssensor nog"), ("pt", "quanta bateria resta ao sensor de movimento"),
     ("pl", "ile baterii zostało czujnikowi ruchu"), ("en", "do you know if anybody left the front door unlocked?"),
+    # and of the world, which a stand-in would invent: SmolLM2 said "The Hauptstadt von Australien.",
+    # "Welche Sprake?", "Bola de 2020-01-28 14:12:53.", "La luna está la luna."
+    ("de", "was ist die Hauptstadt von Australien"), ("de", "welche Sprache spricht man in Brasilien"),
+    ("pt", "qual é o rio mais longo do mundo"), ("es", "a qué distancia está la luna"),
+    ("en", "who wrote Romeo and Juliet"), ("it", "mi servirà l'ombrello oggi pomeriggio"),
 ]
 
 
@@ -130,16 +135,17 @@ HEARD = [  # a stand-in's replies as issue 39 heard them, each with a fault of t
     ("en", "say something nice", "The user replied to the function in English."),
     ("en", "say something funny", "You can call this tool."),
     ("en", "how are you today", "I'm fine, and today is sunny."),
-    # SmolLM2 on CI to "qual é a montanha mais alta do mundo" (which the demo home's hub answers
-    # itself: "alta" is heard as its speaker, "alto-falante")
-    ("pt", "qual é o rio mais longo do mundo", "Bola de 2020-01-28 14:12:53."),
     # SmolLM2 through a served hub (bench_unspoken), heard by the widened judge
     ("nl", "banaan telefoon zeventien", "Baanaan telefoon zeventien."),
     ("en", "purple monkey dishwasher", "The device is a Samsung Galaxy S22, which is a smart home device."),
     ("nl", "vertel een mop", "Hello."),
     # SmolLM2 through a served hub, heard by the judge of unrelated replies and non-words
     ("en", "do you like music?", "I'm glad to hear that you're enjoying your trip to the UK."),
-    ("de", "welche Sprache spricht man in Brasilien", "Welche Sprake?"),
+    ("fr", "est-ce que tu aimes la musique", "Je suis le monde de la musique."),
+    ("it", "qual è il tuo colore preferito", "Il tuo colore dei sui per favore."),
+    ("en", "tell me a joke", "What's a joke about a joke?"),
+    ("en", "tell me a story about a dragon",
+     "The story of a dragon is a classic example of how a single detail can have far-reaching consequences."),
 ]
 
 
