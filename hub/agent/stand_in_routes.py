@@ -34,6 +34,7 @@ from hub.core.answer import DirectAnswer
 from hub.home.device_text import example_name
 from hub.home.entities import Entity
 from hub.locales import UNSPACED_LANGUAGES, normalize_language, phrase
+from hub.locales.lexicon import has_lexicon
 from hub.locales.word_tables import first_said, table_words, tokens
 
 _TOPICS = "topics"
@@ -103,7 +104,8 @@ class StandInLimits(_ForStandIns):
         # words of no language it may be in ("blorp the fnord please"), said in the one it named
         language = normalize_language(state.request.language, default=state.language)
         names = {w for e in self._entities() for n in (e.name, e.area or "", *e.aliases) for w in tokens(n)}
-        if all(unknown_word(state.text, code, names) is not None for code in {language, state.language, *state.languages}):
+        judged = [code for code in {language, state.language, *state.languages} if has_lexicon(code)]
+        if judged and all(unknown_word(state.text, code, names) is not None for code in judged):
             return DirectAnswer(fallback(language, self._entities()), "hub_answer")
         return None
 

@@ -223,3 +223,14 @@ async def test_a_stand_in_reciting_its_prompt_is_halted_there(tmp_path) -> None:
     result = await hub.ask("tell me a joke")
     assert result.reply == fallback("en", hub.store.all()) and result.path == "model"
     assert engine.requests[0].halt.is_set() and result.timings.model.completion_tokens == 2, "halted at once"
+
+
+@pytest.mark.parametrize("language,said", [("en", "blorp the fnord please"), ("fr", "blorp zibble ouat"),
+                                           ("en", "blorp zibble wat")])
+async def test_words_of_no_language_get_the_fallback_in_the_language_named(tmp_path, language, said) -> None:
+    """SmolLM2: "I'm glad to hear that you're enjoying the features of the Blorp.", "Bluetooth
+    zibble ouat."; "wat" is Dutch too, and the reply stays in the language the request named."""
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(said, language=language)
+    assert engine.requests == [] and result.reply == fallback(language, hub.store.all()), result.reply
