@@ -113,7 +113,9 @@ class QuestionReader:
         devices = [e for e in named if e.domain not in ("calendar", "todo", "weather")]
         # "what classes do I have this week?", "what do I have tomorrow?": a time, and words to look
         # for or of plans ("how are you today?" has neither)
-        if words.says(said, "topic.calendar") or (not devices and words.keys_said(said, "time.")
+        # ("right now" is no day: "how warm is it in the living room at the moment?")
+        days = [key for key in words.keys_said(said, "time.") if key != "time.now"]
+        if words.says(said, "topic.calendar") or (not devices and days
                                                   and (words.content(said) or words.says(said, "topic.plans"))):
             return self._events(said, words, calendars)
         return None

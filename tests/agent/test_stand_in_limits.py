@@ -234,3 +234,23 @@ async def test_words_of_no_language_get_the_fallback_in_the_language_named(tmp_p
     hub = TestHub(tmp_path, engine, fast_path=True)
     result = await hub.ask(said, language=language)
     assert engine.requests == [] and result.reply == fallback(language, hub.store.all()), result.reply
+
+
+@pytest.mark.parametrize("language,said,intent", [
+    # were "There is no calendar in this home." ("right now" read as a day, "away" as away from home)
+    ("en", "how warm is it in the living room at the moment", "HassClimateGetTemperature"),
+    ("en", "is any light still on in the living room", "HassGetState"),
+    ("en", "what's the speaker in the living room doing at the moment", "HubMediaState"),
+    ("de", "was macht der Lautsprecher im Wohnzimmer gerade", "HubMediaState"),
+    ("fr", "que fait l'enceinte du salon en ce moment", "HubMediaState")])
+async def test_a_question_about_now_is_read_from_the_home(tmp_path, language, said, intent) -> None:
+    engine = stand_in()
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    result = await hub.ask(said, language=language)
+    assert result.intent == intent and engine.requests == [], result.reply
+
+
+async def test_how_far_away_is_no_calendar_question(tmp_path) -> None:
+    hub = TestHub(tmp_path, stand_in(), fast_path=True)
+    result = await hub.ask("how far away is the moon")
+    assert result.reply == phrase("en", "self.cannot_read"), result.reply
