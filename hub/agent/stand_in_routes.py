@@ -12,7 +12,7 @@ instead:
   would invent it (SmolLM2: "The Hauptstadt von Australien.", "La luna está la luna."); a
   command the hub cannot carry out here ("read my emails", "call Liza", "order a pizza"): "I
   can't do that here", and what it can do, never a stand-in that would pretend it did; and a
-  request with words of no language the hub knows ("blorp the fnord"): the hub's fallback.
+  request with words of no language the hub knows ("blorp the fnord"): "I didn't understand".
 
 Chit-chat (jokes, stories, "how are you?", "do you like music?") still goes to the stand-in,
 whose reply is spoken only as far as it passes the judge (`stand_in_judge`,
@@ -28,7 +28,7 @@ from hub.agent.judge import ReplyJudge
 from hub.agent.ports import HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
 from hub.agent.relevance import asks_chit_chat, is_asked, unknown_word
-from hub.agent.turn import TurnState
+from hub.agent.turn import TurnState, not_understood_answer
 from hub.agent.utterances import is_question
 from hub.core.answer import DirectAnswer
 from hub.home.device_text import example_name
@@ -106,7 +106,7 @@ class StandInLimits(_ForStandIns):
         names = {w for e in self._entities() for n in (e.name, e.area or "", *e.aliases) for w in tokens(n)}
         judged = [code for code in {language, state.language, *state.languages} if has_lexicon(code)]
         if judged and all(unknown_word(state.text, code, names) is not None for code in judged):
-            return DirectAnswer(fallback(language, self._entities()), "hub_answer")
+            return not_understood_answer(language, example_name((), self._entities()))
         return None
 
 

@@ -97,12 +97,15 @@ def not_found(state: TurnState, text: str, name: str) -> TurnResult:
 def not_understood(state: TurnState, text: str, example_name: str | None) -> TurnResult:
     """ "I didn't understand that command; you can say, for example, …" with a command that works
     in this home (on `example_name`), or plainly "I couldn't work out how to do that"."""
+    return answered_directly(state, text, not_understood_answer(state.language, example_name), "resolution")
+
+
+def not_understood_answer(language: str, example_name: str | None) -> DirectAnswer:
+    """`not_understood`'s words, in `language`."""
     if example_name is None:
-        reply = phrase(state.language, "error.not_understood")
-    else:
-        example = phrase(state.language, "command.example_turn_on", name=example_name)
-        reply = phrase(state.language, "command.not_understood", example=example)
-    return answered_directly(state, text, DirectAnswer(reply, "not_understood"), "resolution")
+        return DirectAnswer(phrase(language, "error.not_understood"), "not_understood")
+    example = phrase(language, "command.example_turn_on", name=example_name)
+    return DirectAnswer(phrase(language, "command.not_understood", example=example), "not_understood")
 
 
 def failure(conversation_id: str, language: str, code: str) -> TurnResult:

@@ -227,13 +227,14 @@ async def test_a_stand_in_reciting_its_prompt_is_halted_there(tmp_path) -> None:
 
 @pytest.mark.parametrize("language,said", [("en", "blorp the fnord please"), ("fr", "blorp zibble ouat"),
                                            ("en", "blorp zibble wat")])
-async def test_words_of_no_language_get_the_fallback_in_the_language_named(tmp_path, language, said) -> None:
+async def test_words_of_no_language_are_not_understood_in_the_language_named(tmp_path, language, said) -> None:
     """SmolLM2: "I'm glad to hear that you're enjoying the features of the Blorp.", "Bluetooth
     zibble ouat."; "wat" is Dutch too, and the reply stays in the language the request named."""
     engine = stand_in()
     hub = TestHub(tmp_path, engine, fast_path=True)
     result = await hub.ask(said, language=language)
-    assert engine.requests == [] and result.reply == fallback(language, hub.store.all()), result.reply
+    example = phrase(language, "command.example_turn_on", name=example_name((), list(hub.store.all())))
+    assert engine.requests == [] and result.reply == phrase(language, "command.not_understood", example=example)
 
 
 @pytest.mark.parametrize("language,said,intent", [
