@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from hub.agent.utterances import is_question
+from hub.agent.utterances import is_question, polite_request
 from hub.locales import UNSPACED_LANGUAGES, normalize_language
 from hub.locales.lexicon import has_lexicon, is_common, is_word
 from hub.locales.word_tables import first_said, fold, table_words, tokens
@@ -70,7 +70,7 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
     kind = first_said(request, table_words(_REPLIES, language, "asked_free"))
     if kind is not None:  # "tell me a joke", "a story about a dragon"
         return not _free_reply(request, kind, sentences, said, language)
-    if is_asked(request, language):
+    if is_asked(request, language) or speaks_to_assistant(request, language):  # "magst du Musik"
         if all(s.rstrip().rstrip("\"'”»").endswith(("?", "？")) for s in sentences):
             return True  # a question answered with questions alone
         answer = first_said(sentences[0], table_words(_REPLIES, language, "yes_no"))
@@ -140,6 +140,13 @@ def asks_chit_chat(request: str, language: str) -> bool:
     goodbye, "how are you?", a joke, a story, a song, "something nice"."""
     keys = [asked for asked, _ in _SOCIAL] + ["asked_free", "asked_nice"]
     return any(_says(request.replace("-", " "), key, language) for key in keys)
+
+
+def speaks_to_assistant(request: str, language: str) -> bool:
+    """Whether a request speaks to the assistant of itself ("do you like music", "magst du
+    Musik"), not a polite command ("can you turn on the dishwasher")."""
+    return first_said(request.replace("-", " "), table_words("topics", language, "about_you")) is not None \
+        and not polite_request(request, language)
 
 
 def unknown_word(text: str, language: str, allowed: Iterable[str] = ()) -> str | None:

@@ -70,6 +70,12 @@ def is_question(text: str, language: str | None) -> bool:
         words, word_list(language, "question.start_words"), unspaced)
 
 
+def polite_request(text: str, language: str | None) -> bool:
+    """Whether a text asks for something politely ("Can you turn on …", "Kannst du …")."""
+    language = normalize_language(language)
+    return _starts_with(_words(text), word_list(language, "question.request_words"), language in UNSPACED_LANGUAGES)
+
+
 def asks_back(text: str, language: str | None) -> bool:
     """Whether a text ends on a question mark (of its script; ";" is one in Greek alone), closing
     quotes and brackets aside."""

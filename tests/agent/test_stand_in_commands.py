@@ -77,7 +77,10 @@ async def test_a_home_without_a_light_switch_or_fan_says_it_plainly(tmp_path) ->
     ("de", "Erzähl mir einen Witz", "Was ist grün und klopft an die Tür? Ein Klopfsalat."),
     ("fr", "raconte-moi une histoire de chat", "Il était une fois un chat qui dormait au soleil."),
     ("en", "how are you today", "I'm fine, thanks."), ("fr", "comment vas-tu aujourd'hui", "Je vais bien, merci."),
-    ("es", "¿te gusta el cine?", "Sí, me encanta el cine.")])
+    ("es", "¿te gusta el cine?", "Sí, me encanta el cine."),
+    # were "Sorry, I couldn't find like music.", "diesen Befehl habe ich nicht verstanden"
+    ("en", "do you like music", "Yes, I love music."), ("de", "magst du Musik", "Ja, ich liebe Musik."),
+    ("en", "sing me a song", "La la la, the sun is up. La la la, I drink my cup.")])
 async def test_chit_chat_still_goes_to_the_stand_in(tmp_path, language, chat, reply) -> None:
     """A reply that answers it (the judge's "unrelated" kind) is spoken."""
     engine = stand_in([text(reply)])
