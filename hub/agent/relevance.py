@@ -8,7 +8,9 @@
   two sentences of a joke to "tell me a joke", of a dragon to "a story about a dragon"). A reply
   that opens with a greeting or a "you're welcome" to anything else ("Bonjour." to a request,
   "Bem-vindo."), or that answers a question with questions alone ("Czy lubisz mamy
-  wyrażenie?"), is unrelated too.
+  wyrażenie?"), is unrelated too; and so is any reply of the model's own to a remark of no kind
+  of chit-chat, neither a question nor words to the assistant ("de wolk zingt onder mijn
+  schoen": "Bloem zijn onder mijn schoen."), but what the turn read (what its calls did).
 - "nonsense": a word in no word list of the request's language ("Welche Sprake?",
   "Frauzeleidum", `hub.locales.lexicon`), unless the request, the home or the turn's readings
   say it, or it is a name (capitalised within a sentence) English knows.
@@ -37,8 +39,7 @@ _VOWELS = frozenset("aeiouéèêàâîïôûœ")
 _CLAUSE = re.compile(r"\s*[,;:]\s*")
 _CLAUSE_WORDS = 3  # a clause of 3+ words said twice in one sentence ("je suis le plombier, je suis le plombier")
 _QUESTION_MARKS = ("?", "？", "؟")
-_FREE_WORDS = 4
-_PARROT_WORDS = 8  # a sentence this short, half of it the request's words, only says them back  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
+_FREE_WORDS = 4  # a joke, a story or a song of fewer words ("Grazie fori capi.") is none
 _DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 # the request's chit-chat kinds and the words a reply of that kind says (replies/*.yaml)
 _SOCIAL = (("asked_greeting", "greeting"), ("asked_thanks", "welcome"), ("asked_goodbye", "goodbye"),
@@ -54,8 +55,8 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
     said = [w for s in sentences for w in tokens(s)]
     for asked, answered in _SOCIAL:
         if _says(request, asked, language):
-            if asked == "asked_how_are_you" and not (_starts(sentences[0], answered, language)
-                                                     or _says(sentences[0], "first_person", language)):
+            if asked == "asked_how_are_you" and (_starts(sentences[0], "bare", language) or not (
+                    _starts(sentences[0], answered, language) or _says(sentences[0], "first_person", language))):
                 return True  # "Cette question avec le temps à la date est très bien."
             return not any(_says(s, answered, language) for s in sentences)
     greeting = first_said(sentences[0], table_words(_REPLIES, language, "greeting"))
@@ -79,8 +80,10 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
         if first_said(request.replace("-", " "), table_words("topics", language, "about_you")) is not None \
                 and (not _says(sentences[0], "first_person", language) or _yours_said_back(request, said, language)):
             return True  # "Il tuo colore dei sui per favore." to "qual è il tuo colore preferito"
-    elif any(_parrots(request, s) and not any(s.strip() in k for k in known) for s in sentences):
-        return True  # "Bloem zijn onder mijn schoen." to "de wolk zingt onder mijn schoen"
+    elif not any(s.strip() in k for k in known for s in sentences):
+        # a remark of no kind of chit-chat ("de wolk zingt onder mijn schoen"): a stand-in's own
+        # words answer none ("Bloem zijn onder mijn schoen.", "Il tavolo canta in un'altro lavoro.")
+        return True
     content = [w for w in tokens(request) if _is_content(w, language)]
     known_words = {w for text in known for w in tokens(text)}
     return not any(_same_word(a, b) for a in content for b in said) and not any(
@@ -105,14 +108,6 @@ def _free_reply(request: str, kind: str, sentences: list[str], said: list[str], 
     if subject:
         return any(_same_word(a, b) for a in subject for b in said)
     return len(sentences) >= 2
-
-
-def _parrots(request: str, sentence: str) -> bool:
-    """Whether a short sentence is half made of the request's words (a stand-in's reply to a
-    remark it did not understand: "Cette soupe est une soupe alors." to "si hier était une soupe
-    alors")."""
-    asked, said = set(tokens(request)), tokens(sentence)
-    return 0 < len(said) <= _PARROT_WORDS and 2 * sum(w in asked for w in said) >= len(said)
 
 
 def _yours_said_back(request: str, said: list[str], language: str) -> bool:

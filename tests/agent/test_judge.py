@@ -158,6 +158,8 @@ HAND_MARKED = [
     ("fr", "comment vas-tu aujourd'hui", "Cette question avec le temps à la date est très bien.", "unrelated"),
     ("fr", "si hier était une soupe alors", "Cette soupe est une soupe alors.", "unrelated"),
     ("nl", "de wolk zingt onder mijn schoen", "Bloem zijn onder mijn schoen.", "unrelated"),
+    ("it", "la nuvola canta sotto la mia scarpa", "Il tavolo canta in un'altro lavoro.", "unrelated"),
+    ("fr", "comment vas-tu aujourd'hui", "Bien sûr, bonjour!", "unrelated"),
 ]
 
 
