@@ -255,3 +255,11 @@ async def test_how_far_away_is_no_calendar_question(tmp_path) -> None:
     hub = TestHub(tmp_path, stand_in(), fast_path=True)
     result = await hub.ask("how far away is the moon")
     assert result.reply == phrase("en", "self.cannot_read"), result.reply
+
+
+
+async def test_is_it_playing_in_european_portuguese_is_no_to_do_list(tmp_path) -> None:
+    """ "está a fazer" was read as a to-do list: "Nada nas suas listas sobre sala." (bench_unspoken)."""
+    hub = TestHub(tmp_path, stand_in(), fast_path=True)
+    result = await hub.ask("o que está a fazer a coluna da sala neste momento", language="pt")
+    assert result.intent == "HubMediaState", result.reply

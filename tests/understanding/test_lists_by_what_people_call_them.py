@@ -117,7 +117,10 @@ async def test_the_word_list_of_several_lists_asks_which(home: AnsweringHome, te
 
 
 @pytest.mark.parametrize("text, language", [("was steht auf meiner Liste", "de"), ("qué hay en mi lista", "es"),
-                                            ("qu'y a-t-il sur ma liste", "fr"), ("what's on my list", "en")])
+                                            ("qu'y a-t-il sur ma liste", "fr"), ("what's on my list", "en"),
+                                            # were "No hay nada en tus listas sobre queda." (bench_unspoken)
+                                            ("qué me queda en mi lista", "es"), ("cosa resta sulla mia lista", "it"),
+                                            ("co zostało na mojej liście", "pl"), ("o que falta na minha lista", "pt")])
 async def test_what_is_on_the_list_of_several_lists_reads_them_all(home: AnsweringHome, text: str,
                                                                    language: str) -> None:
     """Not "which one?", nor "nothing about 'steht'" (a verb read as the item looked for)."""
