@@ -80,6 +80,8 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
         if first_said(request.replace("-", " "), table_words("topics", language, "about_you")) is not None \
                 and (not _says(sentences[0], "first_person", language) or _yours_said_back(request, said, language)):
             return True  # "Il tuo colore dei sui per favore." to "qual è il tuo colore preferito"
+        if _starts_with_key(request, "topics", "yes_no_question", language):
+            return True  # no yes or no: "Je suis-moi le musique." to "est-ce que tu aimes la musique"
     elif not any(s.strip() in k for k in known for s in sentences):
         # a remark of no kind of chit-chat ("de wolk zingt onder mijn schoen"): a stand-in's own
         # words answer none ("Bloem zijn onder mijn schoen.", "Il tavolo canta in un'altro lavoro.")
@@ -96,12 +98,16 @@ def _free_reply(request: str, kind: str, sentences: list[str], said: list[str], 
     fragment: "Bloem je een mop.", "Bien sûr, le débat de la rue est toujours à la rue.", or a
     riddle without its answer). One that speaks of its kind is about the request, not one
     ("What's a joke about a joke?", "The story of a dragon is a classic example of …"), but
-    for a lead-in ("Here's a joke:")."""
+    for a lead-in ("Here's a joke:"); nor is one that starts of itself ("I'm not sure what to
+    say, but …" to "say something funny")."""
     if len(said) < _FREE_WORDS:
         return False
     kind_words = tokens(kind)
-    if any(_same_word(k, w) for s in sentences if not _leads_in(s, language) for w in tokens(s) for k in kind_words):
+    told = [s for s in sentences if not _leads_in(s, language)]
+    if any(_same_word(k, w) for s in told for w in tokens(s) for k in kind_words):
         return False
+    if told and _starts(told[0], "first_person", language):
+        return False  # of itself, not a joke or a song: "I'm sorry for any confusion. I'm here to help …"
     asked = tokens(request)
     after = next((i + len(kind_words) for i in range(len(asked)) if asked[i:i + len(kind_words)] == kind_words), 0)
     subject = [w for w in asked[after:] if _is_content(w, language)]
@@ -221,8 +227,13 @@ def unread_number(sentence: str, request: str, read: str) -> str | None:
 
 
 def _starts(sentence: str, key: str, language: str) -> bool:
-    said = first_said(sentence, table_words(_REPLIES, language, key))
-    return said is not None and tokens(sentence)[:len(tokens(said))] == tokens(said)
+    return _starts_with_key(sentence, _REPLIES, key, language)
+
+
+def _starts_with_key(text: str, table: str, key: str, language: str) -> bool:
+    """Whether `text` starts with one of the words of `table`'s `key`."""
+    said = tokens(text)
+    return any(said[:len(tokens(w))] == tokens(w) for w in table_words(table, language, key))
 
 
 def _says(text: str, key: str, language: str) -> bool:

@@ -160,6 +160,11 @@ HAND_MARKED = [
     ("nl", "de wolk zingt onder mijn schoen", "Bloem zijn onder mijn schoen.", "unrelated"),
     ("it", "la nuvola canta sotto la mia scarpa", "Il tavolo canta in un'altro lavoro.", "unrelated"),
     ("fr", "comment vas-tu aujourd'hui", "Bien sûr, bonjour!", "unrelated"),
+    ("fr", "est-ce que tu aimes la musique", "Je suis-moi le musique.", "unrelated"),
+    ("en", "sing me a song", "I'm sorry for any confusion. I'm here to help you with your tasks. I'm sure you've got "
+     "everything under control.", "unrelated"),
+    ("en", "say something funny", "I'm not sure what to say, but I'm sure I can help you. I'm here to help you with "
+     "whatever you need.", "unrelated"),
 ]
 
 
