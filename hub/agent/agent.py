@@ -89,7 +89,7 @@ class Agent:
             ChosenOption(self._choices, home, fast_path, follow_ups), Confirmation(confirmations),
             FollowUp(follow_ups, fast_path, self._choices, options.fast_path),
             OwnQuestions(home, lambda: self.stand_in), FastPath(fast_path, self._choices, options.fast_path),
-            StandInLimits(home, lambda: self.stand_in))
+            StandInLimits(home, lambda: self.stand_in, lambda: self._engine.info.languages))
         # keep every persona's stable prefix and each conversation's continuation warm
         self.priming = Priming(engine, self._model.stable_request, lambda: self.personas)
         self._running = RunningTurns()

@@ -11,8 +11,10 @@ instead:
   no weather service in this home." in a home without one), never made up by a model that
   would invent it (SmolLM2: "The Hauptstadt von Australien.", "La luna está la luna."); a
   command the hub cannot carry out here ("read my emails", "call Liza", "order a pizza"): "I
-  can't do that here", and what it can do, never a stand-in that would pretend it did; and a
-  request with words of no language the hub knows ("blorp the fnord"): "I didn't understand".
+  can't do that here", and what it can do, never a stand-in that would pretend it did; a
+  request with words of no language the hub knows ("blorp the fnord"): "I didn't understand";
+  and chit-chat in a language the model's file does not list (`ModelInfo.languages`): the
+  fallback.
 
 Chit-chat (jokes, stories, "how are you?", "do you like music?") still goes to the stand-in,
 whose reply is spoken only as far as it passes the judge (`stand_in_judge`,
@@ -83,7 +85,13 @@ class OwnQuestions(_ForStandIns):
 
 
 class StandInLimits(_ForStandIns):
-    """What a stand-in must not be handed, tried after every other direct route."""
+    """What a stand-in must not be handed, tried after every other direct route (`languages`:
+    those the model's file says it speaks; none said: any)."""
+
+    def __init__(self, home: HomeView | None, stand_in: Callable[[], bool],
+                 languages: Callable[[], tuple[str, ...]] = tuple) -> None:
+        super().__init__(home, stand_in)
+        self._languages = languages
 
     def reply(self, text: str, language: str) -> str | None:
         """The hub's own answer to `text`, or None: the stand-in may chat."""
@@ -107,6 +115,11 @@ class StandInLimits(_ForStandIns):
         judged = [code for code in {language, state.language, *state.languages} if has_lexicon(code)]
         if judged and all(unknown_word(state.text, code, names) is not None for code in judged):
             return not_understood_answer(language, example_name((), self._entities()))
+        # chit-chat in a language the model's file does not say it speaks (SmolLM2: English
+        # alone; its German was "Ich habe die Lieblingsfarbe, die für die Auswahl von wasen …")
+        speaks = self._languages()
+        if speaks and normalize_language(state.language) not in speaks:
+            return DirectAnswer(fallback(state.language, self._entities()), "hub_answer")
         return None
 
 

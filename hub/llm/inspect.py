@@ -99,6 +99,12 @@ class GGUFReport:
         return self.metadata.get(f"{self.architecture}.{key}", default)
 
     @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the file says its model speaks ("en"; none said: empty)."""
+        said = self.metadata.get("general.languages")
+        return tuple(str(code).lower() for code in said) if isinstance(said, list) else ()
+
+    @property
     def architecture(self) -> str:
         return str(self.metadata.get("general.architecture", "unknown"))
 

@@ -42,7 +42,8 @@ class LoadedModel:
         llm = self.llm
         return ModelInfo(name=str(llm.metadata.get("general.name") or path.stem),
                          architecture=self.report.architecture, path=str(path), n_ctx=llm.n_ctx(),
-                         n_ctx_train=trained_context(llm), n_params=parameter_count(llm), is_stand_in=is_stand_in)
+                         n_ctx_train=trained_context(llm), n_params=parameter_count(llm), is_stand_in=is_stand_in,
+                         languages=self.report.languages)
 
 
 def _auto_threads() -> int:

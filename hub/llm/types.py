@@ -139,6 +139,7 @@ class ModelInfo:
     n_ctx_train: int
     n_params: int
     is_stand_in: bool = False  # an embedded test model standing in for Bolt E4B
+    languages: tuple[str, ...] = ()  # the languages its file says it speaks (GGUF general.languages); none: any
 
 
 def stands_in(is_stand_in: bool, n_params: int) -> bool:

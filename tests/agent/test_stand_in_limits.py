@@ -6,6 +6,7 @@ hub on its embedded defaults (SmolLM2) is `test_stand_in_served.py`."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator
 
 import pytest
@@ -16,6 +17,8 @@ from hub.home.device_text import example_name
 from hub.home.entities import Entity
 from hub.locales import SUPPORTED_LANGUAGES, phrase
 from hub.locales.word_tables import table_words
+from hub.llm.inspect import inspect_gguf
+from hub.llm.models import gemma3_270m_path, smollm2_path
 from hub.llm.types import Delta, GenerationRequest, TextDelta
 
 from async_policy.async_helpers import TestHub
@@ -263,3 +266,21 @@ async def test_is_it_playing_in_european_portuguese_is_no_to_do_list(tmp_path) -
     hub = TestHub(tmp_path, stand_in(), fast_path=True)
     result = await hub.ask("o que está a fazer a coluna da sala neste momento", language="pt")
     assert result.intent == "HubMediaState", result.reply
+
+
+async def test_chit_chat_in_a_language_the_model_does_not_speak_gets_the_fallback(tmp_path) -> None:
+    """SmolLM2's file says it speaks English alone (GGUF general.languages): its German, French
+    and Italian chit-chat was nonsense in real words ("Ich habe die Lieblingsfarbe, die für die
+    Auswahl von wasen Kommunen können.", "Je suis-moi le musique.")."""
+    engine = stand_in([text("My favourite colour is blue.")])
+    engine.info = dataclasses.replace(engine.info, languages=("en",))
+    hub = TestHub(tmp_path, engine, fast_path=True)
+    german = await hub.ask("was ist deine Lieblingsfarbe", conversation_id="de", language="de")
+    assert german.reply == fallback("de", hub.store.all()) and engine.requests == []
+    english = await hub.ask("what is your favourite colour", conversation_id="en", language="en")
+    assert english.reply == "My favourite colour is blue." and len(engine.requests) == 1
+
+
+def test_the_model_files_languages_are_read() -> None:
+    assert inspect_gguf(smollm2_path()).languages == ("en",)
+    assert inspect_gguf(gemma3_270m_path()).languages == ()  # none said: any
