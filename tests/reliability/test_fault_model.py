@@ -93,15 +93,15 @@ async def test_real_engine_failing_mid_generation(smollm: LlamaEngine) -> None:
     before = list(agent.conversations.get_or_create("m", "en").messages)
 
     with FailingDetokenizer(smollm, after=FAIL_AFTER_TOKENS) as fault:
-        _, failed = await run_turn(agent, TurnRequest("Háblame de los volcanes.", conversation_id="m",
-                                                      language="es"))
+        _, failed = await run_turn(agent, TurnRequest("Tell me a story about volcanoes.", conversation_id="m",
+                                                      language="en"))
     assert fault.failed and fault.calls > FAIL_AFTER_TOKENS, "the fault came after some tokens, mid-stream"
-    assert (failed.ok, failed.error, failed.language) == (False, "model", "es")
-    assert failed.reply == phrase("es", "error.model")
-    assert agent.conversations.get_or_create("m", "es").messages == before, "no half turn in the history"
+    assert (failed.ok, failed.error, failed.language) == (False, "model", "en")
+    assert failed.reply == phrase("en", "error.model")
+    assert agent.conversations.get_or_create("m", "en").messages == before, "no half turn in the history"
 
     engine.take()
-    _, after = await run_turn(agent, TurnRequest("What is my name?", conversation_id="m", language="en"))
+    _, after = await run_turn(agent, TurnRequest("Tell me a story about my name.", conversation_id="m", language="en"))
     assert after.ok and after.reply, after
     [generation] = engine.take()
     history = history_text(generation.request)
