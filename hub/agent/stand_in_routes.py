@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 from hub.agent.judge import ReplyJudge
 from hub.agent.ports import HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
-from hub.agent.relevance import asks_chit_chat, is_asked, unknown_word
+from hub.agent.relevance import asks_chit_chat, is_asked, speaks_to_assistant, unknown_word
 from hub.agent.turn import TurnState, not_understood_answer
 from hub.agent.utterances import is_question
 from hub.core.answer import DirectAnswer
@@ -118,7 +118,7 @@ class StandInLimits(_ForStandIns):
         # chit-chat in a language the model's file does not say it speaks (SmolLM2: English
         # alone; its German was "Ich habe die Lieblingsfarbe, die für die Auswahl von wasen …")
         speaks = self._languages()
-        if speaks and normalize_language(state.language) not in speaks:
+        if speaks and normalize_language(state.language) not in speaks and _chit_chat(state.text, state.language):
             return DirectAnswer(fallback(state.language, self._entities()), "hub_answer")
         return None
 
@@ -136,6 +136,11 @@ def asks_a_fact(text: str, language: str) -> bool:
     if first_said(rest.replace("-", " "), table_words(_TOPICS, language, "about_you"), language) is not None:
         return False
     return not asks_chit_chat(text, language)
+
+
+def _chit_chat(text: str, language: str) -> bool:
+    """Whether `text` is chit-chat (a joke, "how are you?", "magst du Musik"), not a command."""
+    return asks_chit_chat(text, language) or speaks_to_assistant(text, language) or is_asked(text, language)
 
 
 def _topic_said(text: str, language: str, topic: str) -> bool:
