@@ -26,7 +26,7 @@ from hub.agent.personas import Persona, PersonaBook
 from hub.agent.ports import ActionReading, AgentOptions, HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import RECITED, PromptEcho
 from hub.agent.model_stream import generate
-from hub.agent.relevance import asks_chit_chat, is_asked, speaks_to_assistant
+from hub.agent.relevance import is_chit_chat
 from hub.agent.reply import FIRST_CLAUSE_WORDS, ReplyBuilder
 from hub.agent.sentences import first_clause
 from hub.agent.speakable import make_speakable
@@ -132,8 +132,7 @@ class ModelTurn:
             return not_understood(state, text, self._example_name(context.match))
         elif (persona.home and not self.model_acts and not context.question and targets is None
               and (context.match.candidates or speaks_of_home(text, state.language))
-              and not asks_chit_chat(text, state.language) and not is_asked(text, state.language)
-              and not speaks_to_assistant(text, state.language)):  # "do you like music" is no device
+              and not is_chit_chat(text, state.language)):  # "do you like music" is no device
             # the model may not act, so a command about the home the fast path did not carry out
             # is answered here: "I couldn't find …", or what was not understood and what works
             fit = self._home.fit(text, state.language, context.match) if self._home is not None else None

@@ -77,8 +77,7 @@ def unrelated(request: str, sentences: list[str], language: str, known: Iterable
         answer = first_said(sentences[0], table_words(_REPLIES, language, "yes_no"))
         if answer is not None and first[:len(tokens(answer))] == tokens(answer):
             return False  # "Sí, ¡me encanta!" to "¿te gusta la música?"
-        if first_said(request.replace("-", " "), table_words("topics", language, "about_you")) is not None \
-                and (not _says(sentences[0], "first_person", language) or _yours_said_back(request, said, language)):
+        if _to_you(request, language) and (not _says(sentences[0], "first_person", language) or _yours_said_back(request, said, language)):
             return True  # "Il tuo colore dei sui per favore." to "qual è il tuo colore preferito"
         if _starts_with_key(request, "topics", "yes_no_question", language):
             return True  # no yes or no: "Je suis-moi le musique." to "est-ce que tu aimes la musique"
@@ -125,10 +124,20 @@ def _yours_said_back(request: str, said: list[str], language: str) -> bool:
     return any(pair in pairs for pair in zip(said, said[1:]))
 
 
+def ends_on_question_mark(text: str) -> bool:
+    return text.rstrip(" .!")[-1:] in _QUESTION_MARKS
+
+
 def is_asked(text: str, language: str) -> bool:
     """Whether `text` asks something: a question mark, or a question's words ("qual è …")."""
-    return text.rstrip(" .!")[-1:] in _QUESTION_MARKS or is_question(text, language) \
+    return ends_on_question_mark(text) or is_question(text, language) \
         or any(tokens(text)[:len(tokens(w))] == tokens(w) for w in table_words("topics", language, "question"))
+
+
+def is_chit_chat(text: str, language: str) -> bool:
+    """Whether `text` is chit-chat (a joke, "how are you?", "magst du Musik", a question), not a
+    command."""
+    return asks_chit_chat(text, language) or speaks_to_assistant(text, language) or is_asked(text, language)
 
 
 def _leads_in(sentence: str, language: str) -> bool:
@@ -146,8 +155,12 @@ def asks_chit_chat(request: str, language: str) -> bool:
 def speaks_to_assistant(request: str, language: str) -> bool:
     """Whether a request speaks to the assistant of itself ("do you like music", "magst du
     Musik"), not a polite command ("can you turn on the dishwasher")."""
-    return first_said(request.replace("-", " "), table_words("topics", language, "about_you")) is not None \
-        and not polite_request(request, language)
+    return _to_you(request, language) and not polite_request(request, language)
+
+
+def _to_you(text: str, language: str) -> bool:
+    """Whether `text` says a word for the assistant ("you", "du"; "vas-tu": its own word)."""
+    return first_said(text.replace("-", " "), table_words("topics", language, "about_you")) is not None
 
 
 def unknown_word(text: str, language: str, allowed: Iterable[str] = ()) -> str | None:

@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 from hub.agent.judge import ReplyJudge
 from hub.agent.ports import HomeView, LanguageIdentifier
 from hub.agent.prompt_echo import PromptEcho
-from hub.agent.relevance import asks_chit_chat, is_asked, speaks_to_assistant, unknown_word
+from hub.agent.relevance import asks_chit_chat, ends_on_question_mark, is_asked, is_chit_chat, unknown_word
 from hub.agent.turn import TurnState, not_understood_answer
 from hub.agent.utterances import is_question
 from hub.core.answer import DirectAnswer
@@ -47,7 +47,6 @@ _ANY_FORM = (("weather", "weather", "missing.weather"), ("calendar", "calendar",
 # an elided article or preposition before the word it belongs to ("l'ombrello", "dell'Australia")
 _ELIDED = re.compile(r"\b(l|d|j|m|t|s|n|c|qu|un|dell|dall|nell|sull|all|quell)['’](?=\w)", re.IGNORECASE)
 _NO_SPACE = frozenset({"ja", "zh"})
-_QUESTION_MARKS = ("?", "？", "؟")
 
 
 class _ForStandIns:
@@ -118,7 +117,7 @@ class StandInLimits(_ForStandIns):
         # chit-chat in a language the model's file does not say it speaks (SmolLM2: English
         # alone; its German was "Ich habe die Lieblingsfarbe, die für die Auswahl von wasen …")
         speaks = self._languages()
-        if speaks and normalize_language(state.language) not in speaks and _chit_chat(state.text, state.language):
+        if speaks and normalize_language(state.language) not in speaks and is_chit_chat(state.text, state.language):
             return DirectAnswer(fallback(state.language, self._entities()), "hub_answer")
         return None
 
@@ -130,17 +129,12 @@ def asks_a_fact(text: str, language: str) -> bool:
     chit-chat ("how are you?", "can you tell me a joke?")."""
     prefix = first_said(text, table_words(_TOPICS, language, "info_prefix"), language)
     rest = " ".join(tokens(text)[len(tokens(prefix)):]) if prefix and _starts(text, prefix) else text
-    if not (text.rstrip(" .!")[-1:] in _QUESTION_MARKS or is_asked(rest, language)):  # "tell me a joke"
+    if not (ends_on_question_mark(text) or is_asked(rest, language)):  # "tell me a joke"
         return False
     # "comment vas-tu": the pronoun after its verb's hyphen is a word of its own
     if first_said(rest.replace("-", " "), table_words(_TOPICS, language, "about_you"), language) is not None:
         return False
     return not asks_chit_chat(text, language)
-
-
-def _chit_chat(text: str, language: str) -> bool:
-    """Whether `text` is chit-chat (a joke, "how are you?", "magst du Musik"), not a command."""
-    return asks_chit_chat(text, language) or speaks_to_assistant(text, language) or is_asked(text, language)
 
 
 def _topic_said(text: str, language: str, topic: str) -> bool:
